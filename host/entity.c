@@ -1,0 +1,170 @@
+/* entity.c: the host's EntityManager: generation bytes, a FIFO ring of freed indices.
+ *
+ * Invariants: generation[0] is never 0, so the null entity is never alive. Every index
+ * in the ring is dead and appears there once (destroy refuses dead ids). The cursors are
+ * free-running uint32_t counters, head <= reusable_end <= announced_end <= tail, and
+ * tail - head < 2^22 because at most 2^22 - 1 indices exist; the ring has 2^22 slots.
+ */
+#include "entity.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#define INDEX_COUNT (1u << ECS_ENTITY_INDEX_BITS)
+#define RING_MASK   (INDEX_COUNT - 1u)
+
+struct host_entities {
+    uint8_t *generation; /* INDEX_COUNT bytes, reserved once */
+    uint32_t *ring;      /* INDEX_COUNT freed indices, reserved once */
+    uint32_t head, reusable_end, announced_end, tail;
+    uint32_t next_fresh; /* next index never handed out yet; 1..INDEX_COUNT */
+    uint32_t live;
+};
+
+static void *reserve(size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+host_entities *host_entities_new(void)
+{
+    host_entities *em = calloc(1, sizeof *em);
+    if (!em) return NULL;
+    em->generation = reserve(INDEX_COUNT);
+    em->ring = reserve((size_t)INDEX_COUNT * sizeof(uint32_t));
+    if (!em->generation || !em->ring) goto error;
+    em->generation[0] = 0xFF; /* index 0 is never handed out: null is never alive */
+    em->next_fresh = 1;
+    return em;
+error:
+    host_entities_free(em);
+    return NULL;
+}
+
+void host_entities_free(host_entities *em)
+{
+    if (!em) return;
+    if (em->generation) munmap(em->generation, INDEX_COUNT);
+    if (em->ring) munmap(em->ring, (size_t)INDEX_COUNT * sizeof(uint32_t));
+    free(em);
+}
+
+const uint8_t *host_entities_generations(const host_entities *em)
+{
+    return em->generation;
+}
+
+bool host_entity_alive(const host_entities *em, ecs_entity e)
+{
+    return ecs_alive_in(em->generation, e);
+}
+
+uint32_t host_entities_live(const host_entities *em)
+{
+    return em->live;
+}
+
+/* How many indices create can still hand out, queued ones included. */
+static uint32_t available(const host_entities *em)
+{
+    return (em->reusable_end - em->head) + (INDEX_COUNT - em->next_fresh);
+}
+
+/* Take the next index: from the queue while it holds more than the minimum, else a fresh
+ * one, else (the world is nearly full) from the queue anyway. The caller checked that
+ * one is available. */
+static inline uint32_t take_index(host_entities *em)
+{
+    uint32_t reusable = em->reusable_end - em->head;
+    if (reusable > ECS_MINIMUM_FREE_INDICES || em->next_fresh == INDEX_COUNT)
+        return em->ring[em->head++ & RING_MASK];
+    return em->next_fresh++;
+}
+
+ecs_status host_entity_create(host_entities *em, ecs_entity *out)
+{
+    if (available(em) == 0) { /* 2^22 - 1 alive or awaiting announcement? */
+        out->id = 0;
+        return ECS_ERR_FULL;
+    }
+    uint32_t idx = take_index(em);
+    em->live++;
+    *out = ecs_entity_make(idx, em->generation[idx]);
+    return ECS_OK;
+}
+
+ecs_status host_entity_create_many(host_entities *em, ecs_entity *out, uint32_t n)
+{
+    if (n > available(em)) return ECS_ERR_FULL;
+    uint32_t reusable = em->reusable_end - em->head;
+    uint32_t i = 0;
+    if (reusable > ECS_MINIMUM_FREE_INDICES) { /* the queue part, in one tight loop */
+        uint32_t k = reusable - ECS_MINIMUM_FREE_INDICES;
+        if (k > n) k = n;
+        for (; i < k; i++) {
+            uint32_t idx = em->ring[em->head++ & RING_MASK];
+            out[i] = ecs_entity_make(idx, em->generation[idx]);
+        }
+    }
+    uint32_t fresh = INDEX_COUNT - em->next_fresh;
+    uint32_t k = n - i < fresh ? n - i : fresh;
+    for (uint32_t j = 0; j < k; j++, i++) { /* fresh indices start at generation 0 */
+        out[i].id = em->next_fresh++;
+    }
+    for (; i < n; i++) { /* nearly full: what is left comes from the queue */
+        uint32_t idx = em->ring[em->head++ & RING_MASK];
+        out[i] = ecs_entity_make(idx, em->generation[idx]);
+    }
+    em->live += n;
+    return ECS_OK;
+}
+
+ecs_status host_entity_destroy(host_entities *em, ecs_entity e)
+{
+    if (!ecs_alive_in(em->generation, e)) return ECS_ERR_STALE_ENTITY;
+    uint32_t idx = ecs_entity_index(e);
+    em->generation[idx]++; /* wraps at 256: the FIFO margin makes that safe */
+    em->ring[em->tail++ & RING_MASK] = idx;
+    em->live--;
+    return ECS_OK;
+}
+
+ecs_status host_entity_destroy_many(host_entities *em, const ecs_entity *list, uint32_t n,
+                                    uint32_t *destroyed)
+{
+    uint32_t done = 0;
+    for (uint32_t i = 0; i < n; i++) done += host_entity_destroy(em, list[i]) == ECS_OK;
+    if (destroyed) *destroyed = done;
+    return done == n ? ECS_OK : ECS_ERR_STALE_ENTITY;
+}
+
+uint32_t host_entities_unannounced(const host_entities *em)
+{
+    return em->tail - em->announced_end;
+}
+
+uint32_t host_entities_take_destroyed(host_entities *em, ecs_entity *out, uint32_t max)
+{
+    uint32_t n = em->tail - em->announced_end;
+    if (n > max) n = max;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t idx = em->ring[em->announced_end++ & RING_MASK];
+        /* the id as it was: the generation before destroy bumped it */
+        out[i] = ecs_entity_make(idx, (uint32_t)(uint8_t)(em->generation[idx] - 1u));
+    }
+    return n;
+}
+
+void host_entities_recycle(host_entities *em)
+{
+    em->reusable_end = em->announced_end;
+}
+
+void host_entities_flush(host_entities *em)
+{
+    em->announced_end = em->tail;
+    em->reusable_end = em->tail;
+}

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# setup.sh: shared set-up of scripts/demo.sh and scripts/test.sh (sourced, not run).
+# Installs the Debian packages that are missing (one apt-get update, only when something
+# is missing), then configures build/ once and builds it incrementally.
+# Usage: source scripts/setup.sh; ecs_setup [extra meson options for a new build dir]
+
+ECS_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ECS_BUILD="${ECS_BUILD:-$ECS_ROOT/build}"
+
+# Debian packages the build, the tests and the demo need, and why:
+#   meson ninja-build pkg-config gcc g++  the build (g++: the SDK's C++ compile test)
+#   libcjson-dev    scene and manifest JSON (DESIGN.md names cJSON)
+#   libcmocka-dev   the unit-test framework
+#   python3         meson runs on it; test.sh reads meson's test log with it
+ECS_PACKAGES=(meson ninja-build pkg-config gcc g++ libcjson-dev libcmocka-dev python3)
+
+ecs_install_missing() {
+    local missing=() p
+    for p in "${ECS_PACKAGES[@]}" "$@"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+            missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    local sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    echo "setup: installing ${missing[*]}" >&2
+    $sudo apt-get update -qq >&2 &&
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+            "${missing[@]}" >&2
+}
+
+# Configure build/ if needed (release-like: -O2, NDEBUG, as bench/README.md reports), then
+# build. Extra arguments (and $ECS_MESON_OPTS) go to `meson setup` of a new build dir.
+ecs_build() {
+    if [ ! -f "$ECS_BUILD/build.ninja" ]; then
+        # an earlier setup of ours failed half-way: start that directory again
+        [ -d "$ECS_BUILD/meson-private" ] && rm -rf "$ECS_BUILD"
+        meson setup "$ECS_BUILD" "$ECS_ROOT" -Doptimization=2 -Ddebug=false \
+            -Db_ndebug=true ${ECS_MESON_OPTS:-} "$@" >&2 || return 1
+    fi
+    meson compile -C "$ECS_BUILD" >&2
+}

@@ -1,0 +1,386 @@
+/* ecs_plugin.h: the one header an ecs-host plugin needs (C11, also valid C++).
+ *
+ * A plugin is a shared object that exports exactly one symbol, ecs_plugin_entry(),
+ * declared with ECS_PLUGIN_EXPORT(desc). It returns a description of the plugin: the ABI
+ * it was built for, its name and version, the plugins it depends on, and its load /
+ * unload functions. Everything the host offers reaches the plugin as a table of function
+ * pointers (ecs_host): a plugin links no host symbol.
+ *
+ * Conventions used throughout this header:
+ *
+ * - Threading. The host calls every plugin function from one thread, the main thread,
+ *   and every host function must be called from that thread. Tags on each callback and
+ *   function say when it may be called:
+ *     [main-thread]          any time from the main thread while the plugin is loaded;
+ *     [load]                 only inside the plugin's load();
+ *     [frame]                during a frame: inside an update or a destroyed callback;
+ *     [scene-load]           only inside a manager's load_component();
+ *     [scene-save]           only inside a manager's save_component().
+ * - Ownership. Strings and structs passed to the host are copied unless a comment says
+ *   otherwise. Pointers the host returns stay valid for as long as the comment says.
+ * - Errors. Every call that can fail returns an ecs_status; ecs_status_text() turns it
+ *   into a message. The host never aborts because of a plugin: a bad call is refused,
+ *   logged with the plugin's name, and the host goes on.
+ * - Versioning. ECS_ABI_MAJOR must match the host's exactly; a host accepts plugins
+ *   built against an older or equal ECS_ABI_MINOR. A minor version may only append
+ *   fields to the structs below, which is why every struct that may grow starts with
+ *   its own size (struct_size): the receiver reads only the fields both sides know.
+ */
+#ifndef ECS_PLUGIN_H
+#define ECS_PLUGIN_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ECS_ABI_MAJOR 1
+#define ECS_ABI_MINOR 0
+
+/* The name of the one symbol a plugin exports, as a string for dlsym(). */
+#define ECS_PLUGIN_ENTRY_NAME "ecs_plugin_entry"
+
+#if defined(_WIN32)
+#define ECS_EXPORT __declspec(dllexport)
+#else
+#define ECS_EXPORT __attribute__((visibility("default")))
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define ECS_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+#define ECS_PRINTF(fmt, args)
+#endif
+
+struct cJSON; /* from <cjson/cJSON.h>: scene data is exchanged as cJSON trees */
+
+/* ---- Entities ---------------------------------------------------------------------
+ *
+ * An entity is a 32-bit id: a 22-bit index, an 8-bit generation above it, and the top
+ * two bits zero. Index 0 is never handed out, so the all-zero id (a zero-initialized
+ * ecs_entity) is the null entity and is never alive. An id is alive while the host's
+ * generation byte for its index equals its generation; destroying an entity bumps that
+ * byte, so every copy of the old id turns stale at once (a weak reference). Freed
+ * indices are reused first-in first-out and only while more than 1024 wait, so an id
+ * comes back only after at least 256 x 1024 destroys. */
+
+typedef struct ecs_entity {
+    uint32_t id;
+} ecs_entity;
+
+#define ECS_ENTITY_INDEX_BITS      22u
+#define ECS_ENTITY_INDEX_MASK      ((1u << ECS_ENTITY_INDEX_BITS) - 1u)
+#define ECS_ENTITY_GENERATION_BITS 8u
+#define ECS_ENTITY_GENERATION_MASK ((1u << ECS_ENTITY_GENERATION_BITS) - 1u)
+#define ECS_ENTITY_MAX_INDEX       ECS_ENTITY_INDEX_MASK /* highest index handed out */
+#define ECS_MINIMUM_FREE_INDICES   1024u
+
+static inline uint32_t ecs_entity_index(ecs_entity e)
+{
+    return e.id & ECS_ENTITY_INDEX_MASK;
+}
+
+static inline uint32_t ecs_entity_generation(ecs_entity e)
+{
+    return (e.id >> ECS_ENTITY_INDEX_BITS) & ECS_ENTITY_GENERATION_MASK;
+}
+
+static inline ecs_entity ecs_entity_make(uint32_t index, uint32_t generation)
+{
+    ecs_entity e;
+    e.id = ((generation & ECS_ENTITY_GENERATION_MASK) << ECS_ENTITY_INDEX_BITS) |
+           (index & ECS_ENTITY_INDEX_MASK);
+    return e;
+}
+
+static inline ecs_entity ecs_entity_null(void)
+{
+    ecs_entity e;
+    e.id = 0;
+    return e;
+}
+
+static inline bool ecs_entity_is_null(ecs_entity e)
+{
+    return e.id == 0;
+}
+static inline bool ecs_entity_eq(ecs_entity a, ecs_entity b)
+{
+    return a.id == b.id;
+}
+
+/* True when e is alive, given the host's generation array (ecs_host.generations).
+ * One byte load, no call. The unmasked shift makes an id with either top bit set
+ * compare unequal to every byte, so such ids are never alive. An id the host never
+ * handed out may read as alive: liveness is defined for ids returned by the host. */
+static inline bool ecs_alive_in(const uint8_t *generations, ecs_entity e)
+{
+    return generations[e.id & ECS_ENTITY_INDEX_MASK] == (e.id >> ECS_ENTITY_INDEX_BITS);
+}
+
+/* ---- Status ------------------------------------------------------------------------ */
+
+typedef enum ecs_status {
+    ECS_OK = 0,
+    ECS_ERR_INVALID_ARGUMENT, /* a NULL, an out-of-range or malformed argument */
+    ECS_ERR_NO_MEMORY,        /* an allocation failed */
+    ECS_ERR_FULL,             /* every entity index is in use (2^22 - 1 live) */
+    ECS_ERR_STALE_ENTITY,     /* the entity is dead, stale or null */
+    ECS_ERR_NOT_FOUND,        /* no such name, entity, component or file */
+    ECS_ERR_EXISTS,           /* the name is already registered, the component exists */
+    ECS_ERR_ABI,              /* ABI or struct version the host cannot use */
+    ECS_ERR_BAD_VALUE,        /* a value of the wrong type, length or range */
+    ECS_ERR_CYCLE,            /* the change would make a cycle (hierarchy, dependencies) */
+    ECS_ERR_IO,               /* a file could not be read or written */
+    ECS_ERR_WRONG_TIME,       /* the call is not allowed at this point (see its tag) */
+    ECS_ERR_UNSUPPORTED,      /* the operation is not offered by this manager or host */
+    ECS_ERR_PLUGIN,           /* the plugin failed (its load() or a callback) */
+    ECS_STATUS_COUNT
+} ecs_status;
+
+/* A short English message for a status; never NULL, also for values from a newer ABI. */
+static inline const char *ecs_status_text(ecs_status s)
+{
+    static const char *const text[ECS_STATUS_COUNT] = {
+        "ok",
+        "invalid argument",
+        "out of memory",
+        "no free entity index (2^22 - 1 entities alive)",
+        "entity is not alive",
+        "not found",
+        "already exists",
+        "ABI version mismatch",
+        "bad value",
+        "would create a cycle",
+        "input/output error",
+        "not allowed at this point",
+        "not supported",
+        "plugin failure",
+    };
+    return ((unsigned)s < (unsigned)ECS_STATUS_COUNT) ? text[s] : "unknown status";
+}
+
+/* ---- Logging ----------------------------------------------------------------------- */
+
+typedef enum ecs_log_level {
+    ECS_LOG_ERROR = 0,
+    ECS_LOG_WARN = 1,
+    ECS_LOG_INFO = 2,
+    ECS_LOG_DEBUG = 3
+} ecs_log_level;
+
+/* ---- Frames ------------------------------------------------------------------------ */
+
+/* Information on the current frame. The host owns it and updates it in place before
+ * each frame; a plugin may keep the pointer for as long as it is loaded. */
+typedef struct ecs_frame_info {
+    uint64_t frame; /* number of the frame being run, from 0 */
+    double dt;      /* seconds since the previous frame started (0 on frame 0) */
+    double time;    /* seconds since the first frame started */
+} ecs_frame_info;
+
+/* ---- Component managers -----------------------------------------------------------
+ *
+ * A manager owns all the data of one component type and is the only one that knows
+ * which entities have it. The host calls it through this table. `state` is the
+ * manager's own pointer, passed back as the first argument of every callback.
+ * Optional entries may be NULL. */
+
+typedef struct ecs_host ecs_host;
+
+typedef struct ecs_manager_desc {
+    uint32_t struct_size; /* sizeof(ecs_manager_desc) as the plugin was built */
+    const char *name;     /* unique among managers: the key of its data in scene files */
+    void *state;
+
+    /* [frame] Update every component in one call. Managers run in registration order. */
+    void (*update)(void *state, const ecs_frame_info *frame);
+
+    /* [frame] Entities destroyed since the last announcement, once per frame after all
+     * updates. Every manager hears of every destroyed entity exactly once; the ids are
+     * already dead (ecs_alive is false) and their indices are not yet reused. The array
+     * is the host's and valid only during the call. Optional. */
+    void (*entities_destroyed)(void *state, const ecs_entity *entities, uint32_t count);
+
+    /* [main-thread] Number of components the manager holds (for statistics). Optional. */
+    uint32_t (*count)(void *state);
+
+    /* [scene-save] Write entity e's component(s) as a new cJSON value into *out; set
+     * *out = NULL (and return ECS_OK) when e has none. Optional. */
+    ecs_status (*save_component)(void *state, ecs_entity e, struct cJSON **out);
+
+    /* [scene-load] Give entity e the component(s) described by json (not owned). On
+     * error the manager must leave e without a component of its own. Optional. */
+    ecs_status (*load_component)(void *state, ecs_entity e, const struct cJSON *json);
+} ecs_manager_desc;
+
+/* ---- The host table ---------------------------------------------------------------
+ *
+ * One table per plugin, built by the host, valid from the call to the plugin's load()
+ * until its unload() returns. Every function takes the table itself as its first
+ * argument: that is how the host knows which plugin is calling (for logs, allocation
+ * counts and ownership of what it registers). Read struct_size before using a field
+ * added in a later minor version. */
+
+struct ecs_host {
+    uint32_t struct_size; /* sizeof(ecs_host) as the host was built */
+    uint16_t abi_major;
+    uint16_t abi_minor;
+
+    /* The generation byte of every entity index, for ecs_alive(). The address never
+     * changes while the host runs. [main-thread] */
+    const uint8_t *generations;
+
+    /* The current frame. Never NULL. */
+    const ecs_frame_info *frame;
+
+    /* -- entities [main-thread] -- */
+
+    /* Create one entity into *out. ECS_ERR_FULL (and *out = null) when every index is in
+     * use. */
+    ecs_status (*entity_create)(const ecs_host *h, ecs_entity *out);
+    /* Create n entities into out[0..n). All or nothing: on ECS_ERR_FULL none is made. */
+    ecs_status (*entity_create_many)(const ecs_host *h, ecs_entity *out, uint32_t n);
+    /* Destroy e. A dead, stale or null id changes nothing: ECS_ERR_STALE_ENTITY. The
+     * entity is dead at once; managers hear of it after this frame's updates. */
+    ecs_status (*entity_destroy)(const ecs_host *h, ecs_entity e);
+    /* Destroy every live id of list[0..n); stale ones are skipped. Returns
+     * ECS_ERR_STALE_ENTITY if any was skipped, ECS_OK otherwise. */
+    ecs_status (*entity_destroy_many)(const ecs_host *h, const ecs_entity *list, uint32_t n);
+    /* The same answer as ecs_alive(), through a call. */
+    bool (*entity_alive)(const ecs_host *h, ecs_entity e);
+
+    /* -- managers -- */
+
+    /* [load] Register a component manager. The desc is copied; desc->name must be unique
+     * among loaded managers (else ECS_ERR_EXISTS). Managers are updated in the order they
+     * were registered; a reloaded plugin's managers keep their place. */
+    ecs_status (*register_manager)(const ecs_host *h, const ecs_manager_desc *desc);
+
+    /* -- named, versioned APIs: how plugins talk to each other -- */
+
+    /* [load] Publish api[0..size) under name (for example "ecs.transform") at version.
+     * The host copies the bytes into storage it owns; when the plugin is reloaded, the
+     * new version publishes again and the host rewrites that storage in place, so the
+     * pointers other plugins hold stay valid. ECS_ERR_EXISTS if another plugin publishes
+     * the name. */
+    ecs_status (*api_publish)(const ecs_host *h, const char *name, uint32_t version,
+                              const void *api, size_t size);
+    /* [main-thread] Find a published API with version >= min_version. Returns the host's
+     * copy (valid until the host exits, even across reloads of its provider) and its
+     * size in *size (may be NULL), or NULL when there is none. */
+    const void *(*api_find)(const ecs_host *h, const char *name, uint32_t min_version,
+                            size_t *size);
+
+    /* -- logging [main-thread] -- */
+
+    /* Log a message; the host prefixes the plugin's name and filters by level. */
+    void (*log)(const ecs_host *h, ecs_log_level level, const char *fmt, ...) ECS_PRINTF(3, 4);
+    void (*logv)(const ecs_host *h, ecs_log_level level, const char *fmt, va_list ap);
+
+    /* -- memory [main-thread]: counted per plugin, reported as a leak at unload -- */
+
+    /* Like malloc/realloc/free, 16-byte aligned. NULL on failure (and for size 0 in
+     * alloc). free(NULL) does nothing; freeing a pointer the host did not hand out is
+     * refused with an error log, never a crash. Memory stays counted to the plugin that
+     * allocated it, across reloads. */
+    void *(*alloc)(const ecs_host *h, size_t size);
+    void *(*realloc)(const ecs_host *h, void *ptr, size_t size);
+    void (*free)(const ecs_host *h, void *ptr);
+
+    /* -- scenes -- */
+
+    /* [scene-load] The entity a scene id refers to (for references such as a parent).
+     * ECS_ERR_NOT_FOUND if the scene has no such id; ECS_ERR_WRONG_TIME outside a load.
+     */
+    ecs_status (*scene_resolve)(const ecs_host *h, const char *scene_id, ecs_entity *out);
+    /* [scene-save] The scene id under which e is saved, valid until the save ends; NULL
+     * if e is not part of the scene being saved or outside a save. */
+    const char *(*scene_id_of)(const ecs_host *h, ecs_entity e);
+
+    /* -- the plugin itself -- */
+
+    /* The plugin's own name and its configuration object from the manifest (NULL when
+     * it has none). Valid while the plugin is loaded. */
+    const char *plugin_name;
+    const struct cJSON *config;
+};
+
+/* True when e is alive. One byte load through the host's stable generation array. */
+static inline bool ecs_alive(const ecs_host *h, ecs_entity e)
+{
+    return ecs_alive_in(h->generations, e);
+}
+
+/* ---- The plugin description ------------------------------------------------------- */
+
+/* Why unload() is called. */
+typedef enum ecs_unload_reason {
+    ECS_UNLOAD_SHUTDOWN = 0,          /* the host is exiting or the plugin is removed: free all */
+    ECS_UNLOAD_RELOAD_KEEP_STATE = 1, /* a new version with the same state_version takes
+                                         over `state`: do not free it */
+    ECS_UNLOAD_RELOAD_MIGRATED = 2    /* the new version loaded the data from JSON: free all */
+} ecs_unload_reason;
+
+/* What load() receives besides the host table. */
+typedef struct ecs_load_args {
+    uint32_t struct_size;
+    /* Non-NULL when this load replaces an older version of the same plugin whose
+     * state_version equals this one's: the plugin must adopt this state (the value the
+     * old version's load() stored in *state) instead of making a new one, and register
+     * its managers again with the same names. */
+    void *previous_state;
+} ecs_load_args;
+
+typedef struct ecs_plugin_desc {
+    uint32_t struct_size; /* sizeof(ecs_plugin_desc) as the plugin was built */
+    uint16_t abi_major;   /* ECS_ABI_MAJOR as the plugin was built */
+    uint16_t abi_minor;   /* ECS_ABI_MINOR as the plugin was built */
+    const char *name;     /* unique plugin name: [a-z0-9_]+ */
+    const char *version;  /* free text, for example "1.2.0" */
+    /* Version of the layout of the plugin's state. A reload to a build with the same
+     * value hands the old state over; a different value migrates through JSON. */
+    uint32_t state_version;
+    /* NULL-terminated list of plugin names this one needs loaded first (or NULL). */
+    const char *const *dependencies;
+
+    /* [main-thread] Set up: register managers, publish APIs, find the APIs of
+     * dependencies. Store the plugin's state pointer (may be NULL) in *state. On error,
+     * free what was allocated and return the status: the host then drops every
+     * registration the plugin made and skips it. */
+    ecs_status (*load)(const ecs_host *h, const ecs_load_args *args, void **state);
+    /* [main-thread] Tear down. Registrations are dropped by the host. */
+    void (*unload)(const ecs_host *h, void *state, ecs_unload_reason reason);
+} ecs_plugin_desc;
+
+/* Declare the plugin's entry point, the only symbol it exports:
+ *     static const ecs_plugin_desc my_plugin = { sizeof(ecs_plugin_desc), ... };
+ *     ECS_PLUGIN_EXPORT(my_plugin)
+ * Build with -fvisibility=hidden so nothing else is exported. */
+typedef const ecs_plugin_desc *(*ecs_plugin_entry_fn)(void);
+
+#ifdef __cplusplus
+#define ECS_EXTERN_C extern "C"
+#else
+#define ECS_EXTERN_C
+#endif
+
+#define ECS_PLUGIN_EXPORT(desc)                                                                    \
+    ECS_EXTERN_C ECS_EXPORT const ecs_plugin_desc *ecs_plugin_entry(void);                         \
+    ECS_EXTERN_C ECS_EXPORT const ecs_plugin_desc *ecs_plugin_entry(void)                          \
+    {                                                                                              \
+        return &(desc);                                                                            \
+    }
+
+/* The fields of a plugin description every plugin fills the same way. */
+#define ECS_PLUGIN_DESC_HEADER sizeof(ecs_plugin_desc), ECS_ABI_MAJOR, ECS_ABI_MINOR
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ECS_PLUGIN_H */
