@@ -1,14 +1,95 @@
-/* main.c: ecs-host's entry point (placeholder until the loader lands). */
+/* main.c: ecs-host's entry point: parse the options, load the plugin folder, run frames,
+ * unload. Every concern lives in its own module; this file only wires them. */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
+#include <string.h>
+#include <time.h>
 
-#include "entity.h"
+#include "cli.h"
+#include "log.h"
+#include "mem.h"
+#include "world.h"
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
+
+static void install_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+/* Sleep until *next (absolute, monotonic), then move it one period on. */
+static void pace(struct timespec *next, double fps)
+{
+    if (fps <= 0) return;
+    uint64_t period = (uint64_t)(1e9 / fps);
+    uint64_t t = (uint64_t)next->tv_sec * 1000000000ull + (uint64_t)next->tv_nsec + period;
+    uint64_t now = host_now_ns();
+    if (t < now) t = now; /* fell behind: do not try to catch up in a burst */
+    next->tv_sec = (time_t)(t / 1000000000ull);
+    next->tv_nsec = (long)(t % 1000000000ull);
+    while (!stop_requested &&
+           clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, next, NULL) == EINTR) {
+    }
+}
+
+static void run_frames(host_world *w, const host_options *opt)
+{
+    struct timespec next;
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    for (int64_t i = 0; !stop_requested && (opt->frames < 0 || i < opt->frames); i++) {
+        host_world_frame(w);
+        if (opt->frames < 0 || i + 1 < opt->frames) pace(&next, opt->fps);
+    }
+    if (stop_requested)
+        host_info(NULL, "stopping after %llu frames (signal)", (unsigned long long)w->frame.frame);
+}
 
 int main(int argc, char **argv)
 {
-    host_entities *em = host_entities_new();
-    if (!em) return 1;
-    host_entities_free(em);
-    (void)argc;
-    (void)argv;
-    return 0;
+    host_options opt;
+    int code;
+    if (host_cli_parse(argc, argv, &opt, stdout, stderr, &code) != 0) return code;
+    host_log_set_level(opt.verbosity < 0    ? ECS_LOG_ERROR
+                       : opt.verbosity == 0 ? ECS_LOG_INFO - (opt.list ? 1 : 0)
+                       : opt.verbosity == 1 ? ECS_LOG_INFO
+                                            : ECS_LOG_DEBUG);
+    host_world *w = host_world_new();
+    if (!w) {
+        host_error(NULL, "cannot reserve memory for the entity manager");
+        return HOST_EXIT_FAILURE;
+    }
+    code = HOST_EXIT_OK;
+    install_signals();
+    host_load_options lo = {.allow_insecure = opt.allow_insecure};
+    if (opt.trace_path && host_world_trace_open(w, opt.trace_path) != ECS_OK) {
+        host_error(NULL, "%s: cannot write the trace file: %s", opt.trace_path, strerror(errno));
+        code = HOST_EXIT_FAILURE;
+    } else if (host_world_load_dir(w, opt.plugin_dir, &lo) != ECS_OK) {
+        code = HOST_EXIT_FAILURE;
+    } else if (opt.list) {
+        host_world_print_list(w, stdout);
+    } else {
+        run_frames(w, &opt);
+    }
+    if (opt.strict && w->bad_plugins > 0) {
+        host_error(NULL, "--strict: %d bad plugin(s)", w->bad_plugins);
+        code = HOST_EXIT_FAILURE;
+    }
+    host_world_unload_all(w);
+    if (opt.stats && !opt.list) host_world_print_stats(w, stdout);
+    host_world_free(w);
+    host_mem_shutdown();
+    return code;
 }

@@ -1,0 +1,149 @@
+/* cli.c: ecs-host's options (getopt_long) with defaults in one place (cli.h). */
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ecs_plugin.h"
+
+#ifndef ECS_HOST_VERSION
+#define ECS_HOST_VERSION "0.0.0"
+#endif
+
+static const char usage[] =
+    "usage: ecs-host [options] PLUGIN_DIR\n"
+    "\n"
+    "Load every plugin (*.so) in PLUGIN_DIR and in its subfolders one level down, then\n"
+    "update their component managers every frame in registration order.\n"
+    "\n"
+    "options:\n"
+    "  --frames N                 run N frames, then exit (0: load, unload and exit);\n"
+    "                             default: run until SIGINT or SIGTERM\n"
+    "  --fps HZ                   frames per second (0: as fast as possible; default 60)\n"
+    "  --stats                    print each manager's update time at exit\n"
+    "  --trace FILE               write a Chrome trace-event JSON file (Perfetto opens it)\n"
+    "  --list                     list the plugins found and whether they load, then exit\n"
+    "  --strict                   exit 1 when any plugin is bad (default: skip it)\n"
+    "  --allow-insecure-plugins   load plugins that other users may write (warns)\n"
+    "  -v, --verbose              more log lines (repeat for debug)\n"
+    "  -q, --quiet                errors only\n"
+    "  -h, --help                 this text\n"
+    "  --version                  print the host and ABI versions\n"
+    "\n"
+    "exit status: 0 ok, 1 runtime failure, 2 usage error\n";
+
+enum {
+    OPT_FRAMES = 256,
+    OPT_FPS,
+    OPT_STATS,
+    OPT_TRACE,
+    OPT_LIST,
+    OPT_STRICT,
+    OPT_INSECURE,
+    OPT_VERSION
+};
+
+static const struct option long_options[] = {
+    {"frames", required_argument, NULL, OPT_FRAMES},
+    {"fps", required_argument, NULL, OPT_FPS},
+    {"stats", no_argument, NULL, OPT_STATS},
+    {"trace", required_argument, NULL, OPT_TRACE},
+    {"list", no_argument, NULL, OPT_LIST},
+    {"strict", no_argument, NULL, OPT_STRICT},
+    {"allow-insecure-plugins", no_argument, NULL, OPT_INSECURE},
+    {"verbose", no_argument, NULL, 'v'},
+    {"quiet", no_argument, NULL, 'q'},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {NULL, 0, NULL, 0},
+};
+
+/* A whole number in [0, 2^62]; -1 when s is not one. */
+static int64_t parse_count(const char *s)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || v < 0 || v > (1ll << 62)) return -1;
+    return v;
+}
+
+static double parse_rate(const char *s)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !isfinite(v) || v < 0 || v > 1e6) return -1;
+    return v;
+}
+
+static int fail(FILE *err, int *code, const char *fmt, const char *arg)
+{
+    fprintf(err, "ecs-host: ");
+    fprintf(err, fmt, arg);
+    fprintf(err, "\nTry 'ecs-host --help'.\n");
+    *code = HOST_EXIT_USAGE;
+    return -1;
+}
+
+int host_cli_parse(int argc, char **argv, host_options *opt, FILE *out, FILE *err, int *exit_code)
+{
+    *opt = (host_options){.frames = -1, .fps = 60.0};
+    *exit_code = HOST_EXIT_OK;
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":vqh", long_options, NULL)) != -1) {
+        switch (c) {
+        case OPT_FRAMES:
+            if ((opt->frames = parse_count(optarg)) < 0)
+                return fail(err, exit_code, "--frames needs a whole number >= 0, not '%s'", optarg);
+            break;
+        case OPT_FPS:
+            if ((opt->fps = parse_rate(optarg)) < 0)
+                return fail(err, exit_code, "--fps needs a number from 0 to 1e6, not '%s'", optarg);
+            break;
+        case OPT_STATS:
+            opt->stats = true;
+            break;
+        case OPT_TRACE:
+            opt->trace_path = optarg;
+            break;
+        case OPT_LIST:
+            opt->list = true;
+            break;
+        case OPT_STRICT:
+            opt->strict = true;
+            break;
+        case OPT_INSECURE:
+            opt->allow_insecure = true;
+            break;
+        case 'v':
+            opt->verbosity++;
+            break;
+        case 'q':
+            opt->verbosity = -1;
+            break;
+        case 'h':
+            fputs(usage, out);
+            return -1;
+        case OPT_VERSION:
+            fprintf(out, "ecs-host %s (plugin ABI %d.%d)\n", ECS_HOST_VERSION, ECS_ABI_MAJOR,
+                    ECS_ABI_MINOR);
+            return -1;
+        case ':':
+            return fail(err, exit_code, "option '%s' needs a value", argv[optind - 1]);
+        default:
+            return fail(err, exit_code, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind == argc) return fail(err, exit_code, "%s", "missing PLUGIN_DIR");
+    if (argc - optind > 1)
+        return fail(err, exit_code, "one PLUGIN_DIR expected, '%s' is one too many",
+                    argv[optind + 1]);
+    opt->plugin_dir = argv[optind];
+    return 0;
+}

@@ -1,0 +1,27 @@
+/* cli.h: ecs-host's command line: parsed once into host_options, errors as exit code 2. */
+#ifndef HOST_CLI_H
+#define HOST_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define HOST_EXIT_OK      0
+#define HOST_EXIT_FAILURE 1
+#define HOST_EXIT_USAGE   2
+
+typedef struct host_options {
+    const char *plugin_dir;
+    int64_t frames; /* -1: until SIGINT/SIGTERM */
+    double fps;     /* 0: as fast as possible */
+    bool stats, list, strict, allow_insecure;
+    const char *trace_path;
+    int verbosity; /* 0 default (info), <0 quiet, >0 verbose */
+    bool help, version;
+} host_options;
+
+/* Parse argv into *opt. Returns -1 when the program should exit with `*exit_code` (help,
+ * version, or a usage error already reported on err), 0 to run. */
+int host_cli_parse(int argc, char **argv, host_options *opt, FILE *out, FILE *err, int *exit_code);
+
+#endif

@@ -1,0 +1,257 @@
+/* hostapi.c: the ecs_host table each plugin receives: entities, registration, APIs,
+ * logging, memory, scenes. Every function checks what the plugin passed (ecs_check
+ * style): a bad call is refused with a status and one log line naming the plugin, and
+ * never reaches an assert. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "world.h"
+
+static host_plugin *plugin_of(const ecs_host *h)
+{
+    return (host_plugin *)(uintptr_t)h;
+}
+
+/* Refuse a call: log it with the plugin's name and return the status. */
+static ecs_status refuse(host_plugin *p, ecs_status s, const char *call, const char *what)
+{
+    host_error(p->name, "%s: %s (%s)", call, what, ecs_status_text(s));
+    return s;
+}
+
+static ecs_status entity_create(const ecs_host *h, ecs_entity *out)
+{
+    host_plugin *p = plugin_of(h);
+    if (!out) return refuse(p, ECS_ERR_INVALID_ARGUMENT, "entity_create", "out is NULL");
+    ecs_status s = host_entity_create(p->world->entities, out);
+    if (s != ECS_OK) refuse(p, s, "entity_create", "no entity created");
+    return s;
+}
+
+static ecs_status entity_create_many(const ecs_host *h, ecs_entity *out, uint32_t n)
+{
+    host_plugin *p = plugin_of(h);
+    if (!out && n) return refuse(p, ECS_ERR_INVALID_ARGUMENT, "entity_create_many", "out is NULL");
+    ecs_status s = host_entity_create_many(p->world->entities, out, n);
+    if (s != ECS_OK) refuse(p, s, "entity_create_many", "no entity created");
+    return s;
+}
+
+static ecs_status entity_destroy(const ecs_host *h, ecs_entity e)
+{
+    host_plugin *p = plugin_of(h);
+    ecs_status s = host_entity_destroy(p->world->entities, e);
+    if (s != ECS_OK)
+        host_warn(p->name, "entity_destroy: entity %u.%u is not alive: nothing done",
+                  ecs_entity_index(e), ecs_entity_generation(e));
+    return s;
+}
+
+static ecs_status entity_destroy_many(const ecs_host *h, const ecs_entity *list, uint32_t n)
+{
+    host_plugin *p = plugin_of(h);
+    if (!list && n)
+        return refuse(p, ECS_ERR_INVALID_ARGUMENT, "entity_destroy_many", "list is NULL");
+    uint32_t done = 0;
+    ecs_status s = host_entity_destroy_many(p->world->entities, list, n, &done);
+    if (s != ECS_OK)
+        host_warn(p->name, "entity_destroy_many: %u of %u entities were not alive: skipped",
+                  n - done, n);
+    return s;
+}
+
+static bool entity_alive(const ecs_host *h, ecs_entity e)
+{
+    return host_entity_alive(plugin_of(h)->world->entities, e);
+}
+
+/* Manager names are scene keys: [A-Za-z0-9_.-], 1..63 characters. */
+static bool valid_name(const char *s)
+{
+    size_t n = 0;
+    for (; s[n]; n++) {
+        char c = s[n];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '_' || c == '.' || c == '-';
+        if (!ok || n >= 63) return false;
+    }
+    return n > 0;
+}
+
+/* The manager named name, committed or pending in any plugin; NULL when none. */
+static host_manager *manager_named(host_world *w, host_plugin *self, const char *name)
+{
+    for (size_t i = 0; i < w->manager_count; i++)
+        if (strcmp(w->managers[i]->name, name) == 0) return w->managers[i];
+    for (size_t i = 0; i < self->pending_manager_count; i++)
+        if (strcmp(self->pending_managers[i]->name, name) == 0) return self->pending_managers[i];
+    return NULL;
+}
+
+#define MANAGER_DESC_V1_SIZE (offsetof(ecs_manager_desc, load_component) + sizeof(void *))
+
+static ecs_status register_manager(const ecs_host *h, const ecs_manager_desc *desc)
+{
+    host_plugin *p = plugin_of(h);
+    const char *call = "register_manager";
+    ecs_status s = ECS_OK;
+    if (!p->in_load) return refuse(p, ECS_ERR_WRONG_TIME, call, "only allowed inside load()");
+    if (!desc || !desc->name)
+        s = refuse(p, ECS_ERR_INVALID_ARGUMENT, call, "desc or name NULL");
+    else if (desc->struct_size < MANAGER_DESC_V1_SIZE)
+        s = refuse(p, ECS_ERR_ABI, call, "ecs_manager_desc.struct_size is too small");
+    else if (!valid_name(desc->name))
+        s = refuse(p, ECS_ERR_INVALID_ARGUMENT, call, "name must be 1-63 of [A-Za-z0-9_.-]");
+    else {
+        host_manager *other = manager_named(p->world, p, desc->name);
+        if (other) {
+            host_error(p->name, "%s: manager '%s' is already registered by plugin '%s' (%s)", call,
+                       desc->name, other->owner->name, other->owner->file);
+            s = ECS_ERR_EXISTS;
+        }
+    }
+    host_manager *m = NULL, **v = NULL;
+    if (s == ECS_OK &&
+        (!(m = calloc(1, sizeof *m)) || !(m->name = strdup(desc->name)) ||
+         !(v = realloc(p->pending_managers, (p->pending_manager_count + 1) * sizeof *v)))) {
+        s = refuse(p, ECS_ERR_NO_MEMORY, call, "out of memory");
+    }
+    if (s != ECS_OK) {
+        if (m) free(m->name);
+        free(m);
+        p->registration_failed = true;
+        return s;
+    }
+    size_t n = desc->struct_size < sizeof m->desc ? desc->struct_size : sizeof m->desc;
+    memcpy(&m->desc, desc, n); /* fields of a later minor than the plugin's stay zero */
+    m->desc.struct_size = sizeof m->desc;
+    m->desc.name = m->name;
+    m->owner = p;
+    p->pending_managers = v;
+    v[p->pending_manager_count++] = m;
+    return ECS_OK;
+}
+
+static ecs_status api_publish(const ecs_host *h, const char *name, uint32_t version,
+                              const void *api, size_t size)
+{
+    host_plugin *p = plugin_of(h);
+    const char *call = "api_publish";
+    if (!p->in_load) return refuse(p, ECS_ERR_WRONG_TIME, call, "only allowed inside load()");
+    ecs_status s = ECS_OK;
+    if (!name || !api || size == 0 || size > 65536)
+        s = refuse(p, ECS_ERR_INVALID_ARGUMENT, call, "need a name and 1..65536 bytes of API");
+    else if (!valid_name(name))
+        s = refuse(p, ECS_ERR_INVALID_ARGUMENT, call, "name must be 1-63 of [A-Za-z0-9_.-]");
+    const host_api_entry *e = s == ECS_OK ? host_registry_entry(&p->world->registry, name) : NULL;
+    if (e && e->owner && e->owner != p) {
+        const host_plugin *o = e->owner;
+        host_error(p->name, "%s: API '%s' is already published by plugin '%s' (%s)", call, name,
+                   o->name, o->file);
+        s = ECS_ERR_EXISTS;
+    }
+    for (size_t i = 0; s == ECS_OK && i < p->pending_api_count; i++)
+        if (strcmp(p->pending_apis[i].name, name) == 0)
+            s = refuse(p, ECS_ERR_EXISTS, call, "the plugin publishes this name twice");
+    host_pending_api *v = NULL;
+    void *bytes = NULL;
+    char *copy = NULL;
+    if (s == ECS_OK && (!(bytes = malloc(size)) || !(copy = strdup(name)) ||
+                        !(v = realloc(p->pending_apis, (p->pending_api_count + 1) * sizeof *v)))) {
+        s = refuse(p, ECS_ERR_NO_MEMORY, call, "out of memory");
+    }
+    if (s != ECS_OK) {
+        free(bytes);
+        free(copy);
+        p->registration_failed = true;
+        return s;
+    }
+    memcpy(bytes, api, size);
+    p->pending_apis = v;
+    v[p->pending_api_count++] = (host_pending_api){copy, version, bytes, size};
+    return ECS_OK;
+}
+
+static const void *api_find(const ecs_host *h, const char *name, uint32_t min_version, size_t *size)
+{
+    if (!name) return NULL;
+    return host_registry_find(&plugin_of(h)->world->registry, name, min_version, size);
+}
+
+static void plugin_logv(const ecs_host *h, ecs_log_level level, const char *fmt, va_list ap)
+{
+    if (!fmt) return;
+    host_logv(level, plugin_of(h)->name, fmt, ap);
+}
+
+static void plugin_log(const ecs_host *h, ecs_log_level level, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    plugin_logv(h, level, fmt, ap);
+    va_end(ap);
+}
+
+static void *mem_alloc(const ecs_host *h, size_t size)
+{
+    return host_mem_alloc(&plugin_of(h)->mem, size);
+}
+
+static void *mem_realloc(const ecs_host *h, void *ptr, size_t size)
+{
+    host_plugin *p = plugin_of(h);
+    int bad = 0;
+    void *out = host_mem_realloc(&p->mem, ptr, size, &bad);
+    if (bad)
+        host_error(p->name, "realloc: %p was not allocated by the host (or freed): refused", ptr);
+    return out;
+}
+
+static void mem_free(const ecs_host *h, void *ptr)
+{
+    if (host_mem_free(ptr) != 0)
+        host_error(plugin_of(h)->name,
+                   "free: %p was not allocated by the host (or freed "
+                   "already): refused",
+                   ptr);
+}
+
+static ecs_status scene_resolve(const ecs_host *h, const char *scene_id, ecs_entity *out)
+{
+    if (out) *out = ecs_entity_null();
+    return ECS_ERR_WRONG_TIME; /* scenes arrive with the scene loader */
+}
+
+static const char *scene_id_of(const ecs_host *h, ecs_entity e)
+{
+    return NULL;
+}
+
+void host_api_init(host_plugin *p)
+{
+    ecs_host *t = &p->table;
+    memset(t, 0, sizeof *t);
+    t->struct_size = sizeof *t;
+    t->abi_major = ECS_ABI_MAJOR;
+    t->abi_minor = ECS_ABI_MINOR;
+    t->generations = host_entities_generations(p->world->entities);
+    t->frame = &p->world->frame;
+    t->entity_create = entity_create;
+    t->entity_create_many = entity_create_many;
+    t->entity_destroy = entity_destroy;
+    t->entity_destroy_many = entity_destroy_many;
+    t->entity_alive = entity_alive;
+    t->register_manager = register_manager;
+    t->api_publish = api_publish;
+    t->api_find = api_find;
+    t->log = plugin_log;
+    t->logv = plugin_logv;
+    t->alloc = mem_alloc;
+    t->realloc = mem_realloc;
+    t->free = mem_free;
+    t->scene_resolve = scene_resolve;
+    t->scene_id_of = scene_id_of;
+    t->plugin_name = p->name;
+    t->config = p->config;
+}

@@ -1,0 +1,619 @@
+/* loader.c: finding, checking, ordering, loading and unloading plugins (world.h).
+ *
+ * Loading a folder: list every *.so in it and one level of subfolders (sorted by relative
+ * path) -> refuse files others may write -> open each (ELF check, dlopen RTLD_NOW |
+ * RTLD_LOCAL, entry symbol, ABI and struct sizes) -> apply manifest.json (rank, config,
+ * disabled) -> order (dependencies, rank, file) -> load each. A bad plugin is logged with
+ * its file and reason and skipped; the others go on.
+ */
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "log.h"
+#include "order.h"
+#include "world.h"
+
+#define MANIFEST_NAME       "manifest.json"
+#define PLUGIN_DESC_V1_SIZE (offsetof(ecs_plugin_desc, unload) + sizeof(void *))
+
+/* ---- plugin records ---- */
+
+/* Mark p skipped as bad: one log line naming the file and the reason. */
+static void skip(host_world *w, host_plugin *p, const char *fmt, ...) ECS_PRINTF(3, 4);
+static void skip(host_world *w, host_plugin *p, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->reason, sizeof p->reason, fmt, ap);
+    va_end(ap);
+    p->status = HOST_PLUGIN_SKIPPED;
+    w->bad_plugins++;
+    host_error("loader", "%s: skipped: %s", p->path, p->reason);
+    if (p->dl) {
+        dlclose(p->dl);
+        p->dl = NULL;
+        p->desc = NULL;
+    }
+}
+
+static char **copy_list(const char *const *list)
+{
+    size_t n = 0;
+    while (list && list[n]) n++;
+    char **out = calloc(n + 1, sizeof *out);
+    for (size_t i = 0; out && i < n; i++) {
+        if (!(out[i] = strdup(list[i]))) {
+            for (size_t j = 0; j < i; j++) free(out[j]);
+            free(out);
+            return NULL;
+        }
+    }
+    return out;
+}
+
+void host_plugin_free(host_plugin *p)
+{
+    if (!p) return;
+    if (p->dl) dlclose(p->dl);
+    for (char **d = p->deps; d && *d; d++) free(*d);
+    for (size_t i = 0; i < p->api_count; i++) free(p->api_names[i]);
+    free(p->api_names);
+    free(p->deps);
+    free(p->name);
+    free(p->version);
+    free(p->path);
+    free(p->file);
+    cJSON_Delete(p->config);
+    free(p);
+}
+
+static bool is_elf(const char *path)
+{
+    unsigned char magic[4] = {0};
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    ssize_t n = read(fd, magic, sizeof magic);
+    close(fd);
+    return n == 4 && memcmp(magic,
+                            "\x7f"
+                            "ELF",
+                            4) == 0;
+}
+
+static bool valid_plugin_name(const char *s)
+{
+    size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789_");
+    return n > 0 && n < 64 && s[n] == '\0';
+}
+
+/* Check the description the entry returned; on error write the reason and return false. */
+static bool check_desc(const ecs_plugin_desc *d, char *why, size_t len)
+{
+    if (!d)
+        snprintf(why, len, "%s() returned NULL", ECS_PLUGIN_ENTRY_NAME);
+    else if (d->struct_size < PLUGIN_DESC_V1_SIZE)
+        snprintf(why, len,
+                 "ecs_plugin_desc.struct_size is %u, at least %zu expected: the "
+                 "plugin was not built against this SDK",
+                 d->struct_size, PLUGIN_DESC_V1_SIZE);
+    else if (d->abi_major != ECS_ABI_MAJOR)
+        snprintf(why, len,
+                 "built for ABI %u.%u, this host speaks %u.%u: rebuild the plugin "
+                 "against this SDK",
+                 d->abi_major, d->abi_minor, ECS_ABI_MAJOR, ECS_ABI_MINOR);
+    else if (d->abi_minor > ECS_ABI_MINOR)
+        snprintf(why, len, "built for ABI %u.%u, newer than this host's %u.%u: update the host",
+                 d->abi_major, d->abi_minor, ECS_ABI_MAJOR, ECS_ABI_MINOR);
+    else if (!d->name || !valid_plugin_name(d->name))
+        snprintf(why, len, "its name must be 1-63 characters of [a-z0-9_]");
+    else if (!d->load)
+        snprintf(why, len, "its description has no load() function");
+    else
+        return true;
+    return false;
+}
+
+/* Open path and read its description. The record is returned even when the plugin is
+ * bad (status SKIPPED, with the reason), so --list can show it. NULL: out of memory. */
+static host_plugin *open_plugin(host_world *w, const char *path, const char *file)
+{
+    host_plugin *p = calloc(1, sizeof *p);
+    if (!p || !(p->path = strdup(path)) || !(p->file = strdup(file))) {
+        if (p) free(p->path);
+        free(p);
+        return NULL;
+    }
+    p->world = w;
+    p->rank = INT_MAX;
+    char why[400];
+    if (!is_elf(path)) {
+        skip(w, p, "not a shared object (no ELF header)");
+        return p;
+    }
+    if (!(p->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL))) {
+        skip(w, p, "dlopen failed: %s", dlerror());
+        return p;
+    }
+    union {
+        void *obj;
+        ecs_plugin_entry_fn fn;
+    } entry;
+    entry.obj = dlsym(p->dl, ECS_PLUGIN_ENTRY_NAME);
+    if (!entry.obj) {
+        skip(w, p, "no entry symbol '%s': declare it with ECS_PLUGIN_EXPORT()",
+             ECS_PLUGIN_ENTRY_NAME);
+        return p;
+    }
+    const ecs_plugin_desc *d = entry.fn();
+    if (!check_desc(d, why, sizeof why)) {
+        skip(w, p, "%s", why);
+        return p;
+    }
+    p->desc = d;
+    p->name = strdup(d->name);
+    p->version = strdup(d->version ? d->version : "");
+    p->deps = copy_list(d->dependencies);
+    if (!p->name || !p->version || !p->deps) skip(w, p, "out of memory");
+    return p;
+}
+
+/* ---- finding plugin files ---- */
+
+typedef struct path_list {
+    char **v;
+    size_t n, cap;
+} path_list;
+
+static int push_path(path_list *l, const char *path)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 16;
+        char **v = realloc(l->v, cap * sizeof *v);
+        if (!v) return -1;
+        l->v = v;
+        l->cap = cap;
+    }
+    if (!(l->v[l->n] = strdup(path))) return -1;
+    l->n++;
+    return 0;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+/* Add every *.so of dir/sub (sub "" for dir itself), recursing one level from the top. */
+static int scan(const char *dir, const char *sub, path_list *out)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s%s%s", dir, *sub ? "/" : "", sub);
+    DIR *d = opendir(path);
+    if (!d) return *sub ? 0 : -1; /* an unreadable subfolder is not fatal */
+    struct dirent *de;
+    int rc = 0;
+    while (rc == 0 && (de = readdir(d))) {
+        if (de->d_name[0] == '.') continue;
+        char rel[PATH_MAX], full[PATH_MAX];
+        int a = snprintf(rel, sizeof rel, "%s%s%s", sub, *sub ? "/" : "", de->d_name);
+        int b = snprintf(full, sizeof full, "%s/%s", dir, rel);
+        struct stat st;
+        if (a < 0 || b < 0 || (size_t)a >= sizeof rel || (size_t)b >= sizeof full) continue;
+        if (stat(full, &st) != 0) continue;
+        if (S_ISREG(st.st_mode) && ends_with(de->d_name, ".so"))
+            rc = push_path(out, rel);
+        else if (S_ISDIR(st.st_mode) && !*sub && !ends_with(de->d_name, ".p"))
+            rc = scan(dir, rel, out); /* meson's object folders end in .p */
+    }
+    closedir(d);
+    return rc;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Like ssh's StrictModes: refuse what users other than the owner (or root) may write. */
+static bool insecure(const char *path, bool allow, const char *what)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) return false; /* reported when it is opened */
+    bool others_write = (st.st_mode & (S_IWGRP | S_IWOTH)) != 0;
+    bool foreign = st.st_uid != geteuid() && st.st_uid != 0;
+    if (!others_write && !foreign) return false;
+    const char *problem =
+        others_write ? "is writable by group or others" : "is owned by another user";
+    if (allow) {
+        host_warn("loader", "%s %s %s (mode %04o): loading it anyway (--allow-insecure-plugins)",
+                  what, path, problem, (unsigned)(st.st_mode & 07777));
+        return false;
+    }
+    host_error("loader",
+               "%s %s %s (mode %04o): refusing to load plugins from it; fix with "
+               "'chmod go-w %s'%s, or pass --allow-insecure-plugins",
+               what, path, problem, (unsigned)(st.st_mode & 07777), path,
+               foreign ? " and 'chown'" : "");
+    return true;
+}
+
+/* ---- manifest ---- */
+
+static host_plugin *plugin_named(host_world *w, const char *name)
+{
+    for (size_t i = 0; i < w->plugin_count; i++)
+        if (w->plugins[i]->name && strcmp(w->plugins[i]->name, name) == 0) return w->plugins[i];
+    return NULL;
+}
+
+/* Apply dir/manifest.json when it exists: plugins[i] = {name, config?, disabled?}. */
+static ecs_status apply_manifest(host_world *w, const char *dir)
+{
+    char path[PATH_MAX], err[600];
+    snprintf(path, sizeof path, "%s/%s", dir, MANIFEST_NAME);
+    if (access(path, F_OK) != 0) return ECS_OK;
+    cJSON *root = host_json_read_file(path, err, sizeof err);
+    if (!root) {
+        host_error("manifest", "%s", err);
+        return ECS_ERR_BAD_VALUE;
+    }
+    ecs_status s = ECS_OK;
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(root, "plugins");
+    if (!cJSON_IsObject(root) || !cJSON_IsArray(list)) {
+        host_error("manifest", "%s: expected an object with an array \"plugins\"", path);
+        s = ECS_ERR_BAD_VALUE;
+    }
+    int i = 0;
+    const cJSON *item, *entries = s == ECS_OK ? list : NULL;
+    cJSON_ArrayForEach(item, entries)
+    {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(item, "name");
+        const cJSON *off = cJSON_GetObjectItemCaseSensitive(item, "disabled");
+        const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(item, "config");
+        const char *field = NULL, *expected = NULL;
+        if (!cJSON_IsObject(item))
+            field = "", expected = "an object {\"name\": ...}";
+        else if (!cJSON_IsString(name))
+            field = ".name", expected = "a string";
+        else if (off && !cJSON_IsBool(off))
+            field = ".disabled", expected = "true or false";
+        if (field) {
+            host_error("manifest", "%s: plugins[%d]%s: expected %s, found %s", path, i, field,
+                       expected,
+                       host_json_type_name(*field ? (field[1] == 'n' ? name : off) : item));
+            s = ECS_ERR_BAD_VALUE;
+            break;
+        }
+        host_plugin *p = plugin_named(w, name->valuestring);
+        if (!p)
+            host_warn("manifest", "%s: plugins[%d]: no plugin named '%s' in %s", path, i,
+                      name->valuestring, dir);
+        else {
+            p->rank = i;
+            if (cJSON_IsTrue(off) && p->status == HOST_PLUGIN_FOUND) {
+                p->status = HOST_PLUGIN_DISABLED;
+                snprintf(p->reason, sizeof p->reason, "disabled by %s", MANIFEST_NAME);
+            }
+            if (cfg && !(p->config = cJSON_Duplicate(cfg, 1))) s = ECS_ERR_NO_MEMORY;
+        }
+        i++;
+    }
+    cJSON_Delete(root);
+    return s;
+}
+
+/* ---- loading ---- */
+
+static void discard_pending(host_plugin *p)
+{
+    for (size_t i = 0; i < p->pending_manager_count; i++) {
+        free(p->pending_managers[i]->name);
+        free(p->pending_managers[i]);
+    }
+    for (size_t i = 0; i < p->pending_api_count; i++) {
+        free(p->pending_apis[i].name);
+        free(p->pending_apis[i].bytes);
+    }
+    free(p->pending_managers);
+    free(p->pending_apis);
+    p->pending_managers = NULL;
+    p->pending_apis = NULL;
+    p->pending_manager_count = p->pending_api_count = 0;
+}
+
+/* Move p's pending registrations into the world. All or nothing. */
+static ecs_status commit(host_world *w, host_plugin *p)
+{
+    size_t need = w->manager_count + p->pending_manager_count;
+    if (need > w->manager_cap) {
+        size_t cap = need * 2;
+        host_manager **v = realloc(w->managers, cap * sizeof *v);
+        if (!v) return ECS_ERR_NO_MEMORY;
+        w->managers = v;
+        w->manager_cap = cap;
+    }
+    char **names = calloc(p->pending_api_count + 1, sizeof *names);
+    if (!names) return ECS_ERR_NO_MEMORY;
+    for (size_t i = 0; i < p->pending_api_count; i++) {
+        host_pending_api *a = &p->pending_apis[i];
+        ecs_status s =
+            host_registry_publish(&w->registry, p, a->name, a->version, a->bytes, a->size);
+        if (s != ECS_OK) {
+            host_registry_withdraw(&w->registry, p);
+            free(names);
+            return s;
+        }
+        names[i] = a->name; /* ownership moves to api_names */
+        a->name = NULL;
+    }
+    for (size_t i = 0; i < p->pending_manager_count; i++) {
+        w->managers[w->manager_count++] = p->pending_managers[i];
+        p->pending_managers[i] = NULL;
+    }
+    p->manager_count = p->pending_manager_count;
+    p->pending_manager_count = 0;
+    p->api_names = names;
+    p->api_count = p->pending_api_count;
+    discard_pending(p);
+    return ECS_OK;
+}
+
+static void release_memory(host_plugin *p, const char *when)
+{
+    if (p->mem.bytes == 0) return;
+    host_warn(p->name, "leaked %zu bytes in %zu allocations %s: freed by the host", p->mem.bytes,
+              p->mem.blocks, when);
+    host_mem_release_all(&p->mem);
+}
+
+ecs_status host_plugin_load(host_world *w, host_plugin *p)
+{
+    host_api_init(p);
+    ecs_load_args args = {sizeof args, NULL};
+    p->in_load = true;
+    p->registration_failed = false;
+    ecs_status s = p->desc->load(&p->table, &args, &p->state);
+    p->in_load = false;
+    if (s == ECS_OK && p->registration_failed) {
+        p->desc->unload ? p->desc->unload(&p->table, p->state, ECS_UNLOAD_SHUTDOWN) : (void)0;
+        s = ECS_ERR_PLUGIN;
+        snprintf(p->reason, sizeof p->reason, "a registration was refused during load()");
+    } else if (s == ECS_OK && (s = commit(w, p)) != ECS_OK) {
+        p->desc->unload ? p->desc->unload(&p->table, p->state, ECS_UNLOAD_SHUTDOWN) : (void)0;
+        snprintf(p->reason, sizeof p->reason, "registering failed: %s", ecs_status_text(s));
+    } else if (s != ECS_OK) {
+        snprintf(p->reason, sizeof p->reason, "load() failed: %s", ecs_status_text(s));
+    }
+    if (s != ECS_OK) {
+        discard_pending(p);
+        release_memory(p, "after its failed load");
+        return s;
+    }
+    if (p->manager_count == 0 && p->api_count == 0)
+        host_warn("loader",
+                  "%s: plugin '%s' loaded but registered no manager and published no "
+                  "API",
+                  p->path, p->name);
+    p->status = HOST_PLUGIN_LOADED;
+    host_info("loader", "loaded %s %s from %s (%zu managers, %zu APIs)", p->name, p->version,
+              p->file, p->manager_count, p->api_count);
+    return ECS_OK;
+}
+
+void host_plugin_unload(host_world *w, host_plugin *p, ecs_unload_reason why)
+{
+    if (p->status != HOST_PLUGIN_LOADED) return;
+    if (p->desc->unload) p->desc->unload(&p->table, p->state, why);
+    size_t kept = 0;
+    for (size_t i = 0; i < w->manager_count; i++) {
+        host_manager *m = w->managers[i];
+        if (m->owner != p)
+            w->managers[kept++] = m; /* the others keep their order */
+        else {
+            free(m->name);
+            free(m);
+        }
+    }
+    w->manager_count = kept;
+    p->manager_count = 0;
+    host_registry_withdraw(&w->registry, p);
+    release_memory(p, "at unload");
+    p->state = NULL;
+    p->status = HOST_PLUGIN_UNLOADED;
+}
+
+void host_world_unload_all(host_world *w)
+{
+    for (size_t i = w->plugin_count; i-- > 0;)
+        host_plugin_unload(w, w->plugins[i], ECS_UNLOAD_SHUTDOWN);
+    host_world_announce_destroyed(w);
+}
+
+static int push_plugin(host_world *w, host_plugin *p)
+{
+    if (w->plugin_count == w->plugin_cap) {
+        size_t cap = w->plugin_cap ? w->plugin_cap * 2 : 16;
+        host_plugin **v = realloc(w->plugins, cap * sizeof *v);
+        if (!v) return -1;
+        w->plugins = v;
+        w->plugin_cap = cap;
+    }
+    w->plugins[w->plugin_count++] = p;
+    return 0;
+}
+
+/* Open every file of the folder that passes the permission check. */
+static ecs_status open_all(host_world *w, const char *dir, const host_load_options *opt)
+{
+    path_list files = {0};
+    ecs_status s = ECS_OK;
+    if (scan(dir, "", &files) != 0) {
+        host_error("loader", "%s: cannot list the plugin folder: %s", dir, strerror(errno));
+        s = ECS_ERR_IO;
+    }
+    if (files.n) qsort(files.v, files.n, sizeof *files.v, cmp_str);
+    for (size_t i = 0; s == ECS_OK && i < files.n; i++) {
+        char full[PATH_MAX];
+        snprintf(full, sizeof full, "%s/%s", dir, files.v[i]);
+        char *slash = strchr(files.v[i], '/');
+        if (slash) { /* the subfolder must be safe too */
+            char sub[PATH_MAX];
+            snprintf(sub, sizeof sub, "%s/%.*s", dir, (int)(slash - files.v[i]), files.v[i]);
+            if (insecure(sub, opt->allow_insecure, "plugin folder")) {
+                w->bad_plugins++;
+                continue;
+            }
+        }
+        if (insecure(full, opt->allow_insecure, "plugin file")) {
+            w->bad_plugins++;
+            continue;
+        }
+        host_plugin *p = open_plugin(w, full, files.v[i]);
+        if (!p || push_plugin(w, p) != 0) {
+            host_plugin_free(p);
+            s = ECS_ERR_NO_MEMORY;
+        }
+    }
+    for (size_t i = 0; i < files.n; i++) free(files.v[i]);
+    free(files.v);
+    return s;
+}
+
+/* Skip a plugin whose name an earlier file (in file order) already uses. */
+static void skip_duplicate_names(host_world *w)
+{
+    for (size_t i = 0; i < w->plugin_count; i++) {
+        host_plugin *p = w->plugins[i];
+        if (p->status != HOST_PLUGIN_FOUND) continue;
+        for (size_t j = 0; j < i; j++) {
+            host_plugin *q = w->plugins[j];
+            if (q->status == HOST_PLUGIN_FOUND && strcmp(q->name, p->name) == 0) {
+                skip(w, p, "plugin name '%s' is already used by %s", p->name, q->path);
+                break;
+            }
+        }
+    }
+}
+
+/* Put the loadable plugins in load order at the front of w->plugins, skipping those whose
+ * dependencies cannot be met. */
+static ecs_status order_plugins(host_world *w)
+{
+    size_t n = w->plugin_count, *out = calloc(n + 1, sizeof *out),
+           *idx = calloc(n + 1, sizeof *idx);
+    host_order_node *nodes = calloc(n + 1, sizeof *nodes);
+    host_order_result *res = calloc(n + 1, sizeof *res);
+    host_plugin **sorted = calloc(n + 1, sizeof *sorted);
+    ecs_status s = ECS_ERR_NO_MEMORY;
+    if (!out || !idx || !nodes || !res || !sorted) goto error;
+    size_t m = 0, k = 0;
+    for (size_t i = 0; i < n; i++) {
+        host_plugin *p = w->plugins[i];
+        if (p->status != HOST_PLUGIN_FOUND && p->status != HOST_PLUGIN_DISABLED) continue;
+        idx[m] = i; /* disabled plugins take part, so their dependents hear why */
+        nodes[m++] = (host_order_node){p->name, (const char *const *)p->deps, p->rank, p->file};
+    }
+    size_t count = host_order_sort(nodes, m, out, res);
+    if (count == (size_t)-1) goto error;
+    for (size_t i = 0; i < count; i++) sorted[k++] = w->plugins[idx[out[i]]];
+    for (size_t i = 0; i < m; i++) {
+        host_plugin *p = w->plugins[idx[i]];
+        if (res[i].status == HOST_ORDER_MISSING_DEP)
+            skip(w, p, "missing dependency '%s' (no loadable plugin of that name)", res[i].dep);
+        else if (res[i].status == HOST_ORDER_DEP_SKIPPED)
+            skip(w, p, "its dependency '%s' cannot be loaded", res[i].dep);
+        else if (res[i].status == HOST_ORDER_CYCLE)
+            skip(w, p,
+                 "dependency cycle: '%s' and '%s' depend on each other (directly or "
+                 "not)",
+                 p->name, res[i].dep ? res[i].dep : "?");
+    }
+    for (size_t i = 0; i < n; i++) { /* then every plugin not placed, in file order */
+        bool placed = false;
+        for (size_t j = 0; j < k && !placed; j++) placed = sorted[j] == w->plugins[i];
+        if (!placed) sorted[k++] = w->plugins[i];
+    }
+    memcpy(w->plugins, sorted, n * sizeof *sorted);
+    s = ECS_OK;
+error:
+    free(out);
+    free(idx);
+    free(nodes);
+    free(res);
+    free(sorted);
+    return s;
+}
+
+ecs_status host_world_load_dir(host_world *w, const char *dir, const host_load_options *opt)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        host_error("loader", "%s: plugin folder not found: %s", dir, strerror(errno));
+        return ECS_ERR_NOT_FOUND;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        host_error("loader", "%s: not a folder: give the folder that holds the plugins", dir);
+        return ECS_ERR_INVALID_ARGUMENT;
+    }
+    if (insecure(dir, opt->allow_insecure, "plugin folder")) return ECS_ERR_INVALID_ARGUMENT;
+    ecs_status s = open_all(w, dir, opt);
+    if (s == ECS_OK) skip_duplicate_names(w);
+    if (s == ECS_OK) s = apply_manifest(w, dir);
+    if (s == ECS_OK) s = order_plugins(w);
+    if (s != ECS_OK) return s;
+    for (size_t i = 0; i < w->plugin_count; i++) {
+        host_plugin *p = w->plugins[i];
+        if (p->status != HOST_PLUGIN_FOUND) continue;
+        const host_plugin *dep = NULL;
+        for (char **d = p->deps; *d && !dep; d++) {
+            const host_plugin *q = plugin_named(w, *d);
+            if (!q || q->status != HOST_PLUGIN_LOADED) dep = q;
+        }
+        if (dep && dep->status == HOST_PLUGIN_DISABLED)
+            skip(w, p, "its dependency '%s' is disabled by %s", dep->name, MANIFEST_NAME);
+        else if (dep)
+            skip(w, p, "its dependency '%s' failed to load", dep->name);
+        else if (host_plugin_load(w, p) != ECS_OK) {
+            char reason[sizeof p->reason];
+            memcpy(reason, p->reason, sizeof reason);
+            skip(w, p, "%s", reason);
+        }
+    }
+    return ECS_OK;
+}
+
+void host_world_print_list(const host_world *w, FILE *out)
+{
+    for (size_t i = 0; i < w->plugin_count; i++) {
+        const host_plugin *p = w->plugins[i];
+        fprintf(out, "%s\n", p->file);
+        if (p->name) {
+            fprintf(out, "  name: %s  version: %s  abi: %u.%u  state: %u\n", p->name, p->version,
+                    p->desc ? p->desc->abi_major : 0, p->desc ? p->desc->abi_minor : 0,
+                    p->desc ? p->desc->state_version : 0);
+            fprintf(out, "  depends on:");
+            for (char **d = p->deps; d && *d; d++) fprintf(out, " %s", *d);
+            fprintf(out, "%s\n  managers:", p->deps && *p->deps ? "" : " -");
+            size_t shown = 0;
+            for (size_t j = 0; j < w->manager_count; j++)
+                if (w->managers[j]->owner == p) fprintf(out, " %s", w->managers[j]->name), shown++;
+            fprintf(out, "%s\n  apis:", shown ? "" : " -");
+            for (size_t j = 0; j < p->api_count; j++) fprintf(out, " %s", p->api_names[j]);
+            fprintf(out, "%s\n", p->api_count ? "" : " -");
+        }
+        const char *st = p->status == HOST_PLUGIN_LOADED     ? "loads"
+                         : p->status == HOST_PLUGIN_DISABLED ? "disabled"
+                                                             : "does not load";
+        fprintf(out, "  status: %s%s%s\n", st, *p->reason ? ": " : "", p->reason);
+    }
+}

@@ -1,0 +1,44 @@
+/* mem.h: counted allocation for plugins: every block knows its account (one per plugin).
+ *
+ * Each block carries a header (owner account, size, links) in front of the 16-byte
+ * aligned pointer the plugin sees. The headers of an account form a doubly linked list,
+ * so what a plugin still holds when it is unloaded can be reported by name and freed.
+ * Every live payload pointer is also in one open-addressing set, so a pointer the host
+ * did not hand out (or already freed) is recognized without reading memory around it,
+ * and refused. The host is single-threaded: so is this module.
+ */
+#ifndef HOST_MEM_H
+#define HOST_MEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct host_mem_block host_mem_block;
+
+typedef struct host_mem_account {
+    size_t bytes;      /* currently allocated */
+    size_t blocks;     /* currently allocated blocks */
+    size_t peak_bytes; /* highest `bytes` seen */
+    uint64_t total_allocs;
+    host_mem_block *list;
+} host_mem_account;
+
+/* Allocate size bytes counted to acct. NULL on failure or size 0. */
+void *host_mem_alloc(host_mem_account *acct, size_t size);
+
+/* Resize ptr (NULL: like alloc; size 0: like free, returns NULL). The block stays with
+ * the account that allocated it. On failure NULL is returned and ptr is unchanged. A
+ * pointer that is not a live host block: NULL, *bad = 1 (bad may be NULL). */
+void *host_mem_realloc(host_mem_account *acct, void *ptr, size_t size, int *bad);
+
+/* Free ptr (NULL does nothing). Returns 0, or -1 when ptr is not a live host block
+ * (then nothing is freed). */
+int host_mem_free(void *ptr);
+
+/* Free every block still held by acct; returns the bytes that were freed. */
+size_t host_mem_release_all(host_mem_account *acct);
+
+/* Free the host's table of live blocks (at exit, after every account was released). */
+void host_mem_shutdown(void);
+
+#endif

@@ -1,0 +1,144 @@
+/* world.h: the host's world: entities, loaded plugins, their managers, the frame loop.
+ *
+ * The world owns every plugin record (host_plugin) and the ordered list of managers.
+ * Invariants: plugins[] is in load order and managers[] in registration order (a
+ * plugin's managers are registered during its load, so they follow its dependencies');
+ * a manager belongs to exactly one loaded plugin; what a plugin registers during its
+ * load() is pending until load() succeeds, then committed all at once, so a failed load
+ * leaves no trace. Frame: update every manager in order -> announce destroyed entities
+ * (one batch per round, until no manager destroys more) -> recycle their indices ->
+ * record timings.
+ */
+#ifndef HOST_WORLD_H
+#define HOST_WORLD_H
+
+#include <stdio.h>
+
+#include "ecs_plugin.h"
+#include "entity.h"
+#include "mem.h"
+#include "registry.h"
+#include "timing.h"
+
+typedef struct host_world host_world;
+typedef struct host_plugin host_plugin;
+
+typedef struct host_manager {
+    ecs_manager_desc desc; /* the plugin's desc, fields it did not know zeroed */
+    char *name;            /* desc.name points here */
+    host_plugin *owner;
+    host_timing timing;
+} host_manager;
+
+typedef struct host_pending_api {
+    char *name;
+    uint32_t version;
+    void *bytes;
+    size_t size;
+} host_pending_api;
+
+typedef enum host_plugin_status {
+    HOST_PLUGIN_FOUND = 0, /* opened and valid, not loaded yet */
+    HOST_PLUGIN_LOADED,
+    HOST_PLUGIN_SKIPPED,  /* bad: reason says why */
+    HOST_PLUGIN_DISABLED, /* the manifest disables it */
+    HOST_PLUGIN_UNLOADED
+} host_plugin_status;
+
+struct host_plugin {
+    ecs_host table; /* first: a plugin's calls pass it back, the host casts it back */
+    host_world *world;
+    char *path; /* as found in the folder */
+    char *file; /* relative to the folder: messages and ties */
+    void *dl;
+    const ecs_plugin_desc *desc; /* inside the shared object, valid while dl is open */
+    char *name, *version;        /* copies of desc's strings */
+    char **deps;                 /* copy of desc->dependencies, NULL-terminated */
+    void *state;
+    host_mem_account mem;
+    struct cJSON *config; /* owned: from the manifest */
+    int rank;             /* manifest position, INT_MAX when not listed */
+    host_plugin_status status;
+    char reason[512];
+    /* registrations during load(), committed when it succeeds */
+    bool in_load;
+    bool registration_failed;
+    host_manager **pending_managers;
+    size_t pending_manager_count;
+    host_pending_api *pending_apis;
+    size_t pending_api_count;
+    size_t manager_count, api_count; /* committed */
+    char **api_names;                /* committed, for --list */
+};
+
+typedef struct host_load_options {
+    bool allow_insecure; /* load plugins others may write (with a warning) */
+} host_load_options;
+
+struct host_world {
+    host_entities *entities;
+    host_registry registry;
+    host_plugin **plugins; /* load order */
+    size_t plugin_count, plugin_cap;
+    host_manager **managers; /* registration order */
+    size_t manager_count, manager_cap;
+    ecs_frame_info frame;
+    uint64_t start_ns, last_frame_ns;
+    ecs_entity *destroyed; /* announcement buffer */
+    size_t destroyed_cap;
+    host_timing frame_timing;
+    FILE *trace;
+    uint64_t trace_origin_ns;
+    bool trace_first;
+    int bad_plugins; /* plugins skipped as bad (for --strict) */
+};
+
+/* A new world with no plugins; NULL when memory ran out. */
+host_world *host_world_new(void);
+/* Unload every plugin (reverse load order) and free the world. NULL is allowed. */
+void host_world_free(host_world *w);
+
+/* Find, validate, order and load every plugin of dir (and of its subfolders, one level
+ * down). Bad plugins are logged, counted in w->bad_plugins and skipped. Returns ECS_OK,
+ * or an error when the folder or its manifest cannot be used (nothing is loaded then). */
+ecs_status host_world_load_dir(host_world *w, const char *dir, const host_load_options *opt);
+
+/* Unload every loaded plugin in reverse load order, reporting leaks by plugin name. */
+void host_world_unload_all(host_world *w);
+
+/* Run one frame. */
+void host_world_frame(host_world *w);
+
+/* Announce destroyed entities to every manager and recycle their indices. */
+void host_world_announce_destroyed(host_world *w);
+
+/* Print the plugins found, one block each (for --list). */
+void host_world_print_list(const host_world *w, FILE *out);
+
+/* Print the per-manager timing table (for --stats). */
+void host_world_print_stats(const host_world *w, FILE *out);
+
+/* Write a Chrome trace-event JSON file of every manager update from now on. Returns
+ * ECS_ERR_IO when the file cannot be created. */
+ecs_status host_world_trace_open(host_world *w, const char *path);
+void host_world_trace_close(host_world *w);
+
+/* -- internal, between world.c, loader.c and hostapi.c -- */
+
+/* Fill p->table for plugin p. */
+void host_api_init(host_plugin *p);
+
+/* Load p: call its load(), commit its registrations. Returns ECS_OK or the error (with
+ * p->reason set and every trace of the attempt removed). */
+ecs_status host_plugin_load(host_world *w, host_plugin *p);
+
+/* Unload p: call unload(), drop its managers and APIs, report and free leaked memory. */
+void host_plugin_unload(host_world *w, host_plugin *p, ecs_unload_reason why);
+
+/* Close the shared object and free the record. */
+void host_plugin_free(host_plugin *p);
+
+/* Monotonic time in nanoseconds. */
+uint64_t host_now_ns(void);
+
+#endif
