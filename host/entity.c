@@ -7,7 +7,6 @@
  */
 #include "entity.h"
 
-#include <assert.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 
@@ -73,26 +72,20 @@ static uint32_t available(const host_entities *em)
     return (em->reusable_end - em->head) + (INDEX_COUNT - em->next_fresh);
 }
 
-/* Take the next index: from the queue while it holds more than the minimum, else a fresh
- * one, else (the world is nearly full) from the queue anyway. The caller checked that
- * one is available. */
-static inline uint32_t take_index(host_entities *em)
-{
-    uint32_t reusable = em->reusable_end - em->head;
-    if (reusable > ECS_MINIMUM_FREE_INDICES || em->next_fresh == INDEX_COUNT)
-        return em->ring[em->head++ & RING_MASK];
-    return em->next_fresh++;
-}
-
 ecs_status host_entity_create(host_entities *em, ecs_entity *out)
 {
-    if (available(em) == 0) { /* 2^22 - 1 alive or awaiting announcement? */
-        out->id = 0;
+    uint32_t reusable = em->reusable_end - em->head;
+    if (reusable > ECS_MINIMUM_FREE_INDICES ||
+        (em->next_fresh == INDEX_COUNT && reusable > 0)) { /* nearly full: any queued one */
+        uint32_t idx = em->ring[em->head++ & RING_MASK];
+        *out = ecs_entity_make(idx, em->generation[idx]);
+    } else if (em->next_fresh < INDEX_COUNT) {
+        out->id = em->next_fresh++; /* a fresh index has generation 0: no byte to read */
+    } else {
+        out->id = 0; /* 2^22 - 1 alive or awaiting announcement */
         return ECS_ERR_FULL;
     }
-    uint32_t idx = take_index(em);
     em->live++;
-    *out = ecs_entity_make(idx, em->generation[idx]);
     return ECS_OK;
 }
 

@@ -1,0 +1,119 @@
+/* bench.h: the shared pieces of ecs-bench: a monotonic timer, the BENCH.md RNG,
+ * median/min/max, the result printer (a text table or one JSON object per row) and the
+ * registry of workloads.
+ *
+ * A workload measures its rows, each ours beside a baseline timed in the same run, and
+ * hands every row to bench_report(). To add one: write bench_<name>.c defining
+ * `const bench_workload bench_<name>_workload`, declare it in the list at the end of this
+ * file, add it to bench_workloads[] in bench.c and the file to meson.build.
+ */
+#ifndef BENCH_H
+#define BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- Method (BENCH.md "Method") ----------------------------------------------------- */
+
+#define BENCH_DEFAULT_REPS 5    /* repetitions, each from a fresh state (at least 5) */
+#define BENCH_MAX_REPS     1000 /* the most --reps accepts: sample arrays are fixed */
+#define BENCH_PASSES       20   /* passes per repetition of an iteration workload */
+#define BENCH_SEED         0x1234567u
+
+/* What the command line asked for; every workload reads it. */
+typedef struct bench_config {
+    int reps;  /* repetitions per figure, 1..BENCH_MAX_REPS */
+    bool json; /* one JSON object per row on stdout instead of the table */
+} bench_config;
+
+/* ---- Timer -------------------------------------------------------------------------- */
+
+/* Nanoseconds on the monotonic clock (an arbitrary origin). */
+uint64_t bench_now_ns(void);
+
+/* ---- RNG: xorshift64*, exactly as BENCH.md "Deterministic data" defines it ----------- */
+
+typedef struct bench_rng {
+    uint64_t state; /* never 0 */
+} bench_rng;
+
+static inline bench_rng bench_rng_seeded(uint64_t seed)
+{
+    bench_rng r;
+    r.state = seed ? seed : BENCH_SEED;
+    return r;
+}
+
+static inline uint64_t bench_rng_next(bench_rng *r)
+{
+    uint64_t x = r->state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    r->state = x;
+    return x * 0x2545F4914F6CDD1Dull;
+}
+
+/* A float in [0, 1). */
+static inline float bench_rng_float(bench_rng *r)
+{
+    return (float)(bench_rng_next(r) >> 40) * (1.0f / 16777216.0f);
+}
+
+/* An integer in [0, n). */
+static inline uint32_t bench_rng_below(bench_rng *r, uint32_t n)
+{
+    return (uint32_t)(((bench_rng_next(r) >> 32) * n) >> 32);
+}
+
+/* ---- Statistics --------------------------------------------------------------------- */
+
+typedef struct bench_stats {
+    double median, min, max;
+} bench_stats;
+
+/* Median (the mean of the middle two for an even n), min and max of v[0..n). Sorts v in
+ * place. n == 0 gives all zeros. */
+bench_stats bench_stats_of(double *v, size_t n);
+
+/* ---- Results ------------------------------------------------------------------------ */
+
+/* One row of results: ours beside the baseline, over cfg->reps repetitions. */
+typedef struct bench_row {
+    const char *id;       /* BENCH.md id: "W1" */
+    const char *name;     /* what the row measures: "create, one by one" */
+    const char *unit;     /* "ns/entity", "ns/op" */
+    const char *baseline; /* the baseline's name: "hash set" */
+    int passes;           /* passes per repetition (iteration workloads), else 1 */
+    bench_stats ours, base;
+    uint64_t checksum; /* the consumed results of ours and the baseline */
+    const char *note;  /* printed under the row; NULL for none */
+} bench_row;
+
+/* Start a workload's section: a title line (text mode only). */
+void bench_begin(const bench_config *cfg, const char *workload, const char *title);
+
+/* Print one row: a table line (and its note) or one JSON object on one line. The ratio
+ * is ours/baseline of the medians (null in JSON when the baseline median is 0). */
+void bench_report(const bench_config *cfg, const char *workload, const bench_row *row);
+
+/* ---- Workloads ---------------------------------------------------------------------- */
+
+typedef struct bench_workload {
+    const char *name;    /* the command-line name: "entities" */
+    const char *summary; /* one line for --help */
+    /* Measure and report every row. Returns 0 on success, 1 when the workload could not
+     * run (no memory) or a result failed its check (it says why on stderr). */
+    int (*run)(const bench_config *cfg);
+} bench_workload;
+
+/* Every workload, in the order `ecs-bench` with no argument runs them; NULL-terminated. */
+extern const bench_workload *const bench_workloads[];
+
+/* The workload called name, or NULL. */
+const bench_workload *bench_workload_find(const char *name);
+
+extern const bench_workload bench_entities_workload; /* bench_entities.c: W1-W4 */
+
+#endif
