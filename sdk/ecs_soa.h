@@ -1,0 +1,201 @@
+/* ecs_soa.h: header-only helpers for component managers (optional; plain C11, C++ too).
+ *
+ * Two pieces a manager composes:
+ *
+ * - ecs_soa: structure-of-arrays storage in ONE allocation from the host allocator.
+ *   Field k is an array of `count` elements of size[k] bytes (each array 16-byte
+ *   aligned). Instances are dense: 0..count-1. Removal swaps the last instance into the
+ *   hole, so every array stays packed; the caller learns which instance moved and fixes
+ *   whatever refers to it (its entity map, links between instances).
+ * - ecs_entity_map: entity index -> instance, a sparse array of uint32_t (0 means
+ *   none, else instance + 1), grown on demand. It does not check generations: keep the
+ *   entity of each instance in a field and compare (ecs_soa_lookup does).
+ *
+ * Invariants (for a manager using both with the entity in field 0): for every instance
+ * i < count, map[index(entity[i])] == i + 1; for every other index the map holds 0.
+ * Every function reports failure by a return value and changes nothing on failure.
+ * [main-thread] like everything a plugin does.
+ */
+#ifndef ECS_SOA_H
+#define ECS_SOA_H
+
+#include <string.h>
+
+#include "ecs_plugin.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ECS_SOA_MAX_FIELDS 16
+#define ECS_SOA_NONE       UINT32_MAX
+
+typedef struct ecs_soa {
+    const ecs_host *host;
+    uint32_t count, capacity;
+    uint32_t field_count;
+    size_t size[ECS_SOA_MAX_FIELDS]; /* bytes of one element of each field */
+    void *field[ECS_SOA_MAX_FIELDS]; /* the arrays, inside `buffer` */
+    void *buffer;
+} ecs_soa;
+
+static inline size_t ecs_soa_round16(size_t n)
+{
+    return (n + 15u) & ~(size_t)15u;
+}
+
+/* Set up an empty store of field_count fields of the given element sizes. Returns
+ * ECS_ERR_INVALID_ARGUMENT for 0 or more than ECS_SOA_MAX_FIELDS fields. */
+static inline ecs_status ecs_soa_init(ecs_soa *s, const ecs_host *h, uint32_t field_count,
+                                      const size_t *sizes)
+{
+    if (field_count == 0 || field_count > ECS_SOA_MAX_FIELDS) return ECS_ERR_INVALID_ARGUMENT;
+    memset(s, 0, sizeof *s);
+    s->host = h;
+    s->field_count = field_count;
+    for (uint32_t k = 0; k < field_count; k++) s->size[k] = sizes[k];
+    return ECS_OK;
+}
+
+/* Free the buffer; the store is empty afterwards and may be used again. */
+static inline void ecs_soa_free(ecs_soa *s)
+{
+    if (s->buffer) s->host->free(s->host, s->buffer);
+    s->buffer = NULL;
+    s->count = s->capacity = 0;
+    for (uint32_t k = 0; k < s->field_count; k++) s->field[k] = NULL;
+}
+
+/* Make room for at least `capacity` instances: one new allocation, every field copied.
+ * ECS_ERR_NO_MEMORY leaves the store as it was. */
+static inline ecs_status ecs_soa_reserve(ecs_soa *s, uint32_t capacity)
+{
+    if (capacity <= s->capacity) return ECS_OK;
+    size_t total = 0;
+    for (uint32_t k = 0; k < s->field_count; k++) {
+        if (s->size[k] && (size_t)capacity > SIZE_MAX / 2 / s->size[k]) return ECS_ERR_NO_MEMORY;
+        total += ecs_soa_round16(s->size[k] * capacity);
+    }
+    char *buf = (char *)s->host->alloc(s->host, total ? total : 16);
+    if (!buf) return ECS_ERR_NO_MEMORY;
+    size_t offset = 0;
+    for (uint32_t k = 0; k < s->field_count; k++) {
+        if (s->count) memcpy(buf + offset, s->field[k], s->size[k] * s->count);
+        s->field[k] = buf + offset;
+        offset += ecs_soa_round16(s->size[k] * capacity);
+    }
+    if (s->buffer) s->host->free(s->host, s->buffer);
+    s->buffer = buf;
+    s->capacity = capacity;
+    return ECS_OK;
+}
+
+/* Append one zeroed instance; returns its number, or ECS_SOA_NONE when memory ran out. */
+static inline uint32_t ecs_soa_push(ecs_soa *s)
+{
+    if (s->count == s->capacity) {
+        uint32_t cap = s->capacity < 64 ? 64 : s->capacity + s->capacity / 2;
+        if (ecs_soa_reserve(s, cap) != ECS_OK) return ECS_SOA_NONE;
+    }
+    uint32_t i = s->count++;
+    for (uint32_t k = 0; k < s->field_count; k++)
+        memset((char *)s->field[k] + s->size[k] * i, 0, s->size[k]);
+    return i;
+}
+
+/* Element i of field k. */
+static inline void *ecs_soa_at(const ecs_soa *s, uint32_t k, uint32_t i)
+{
+    return (char *)s->field[k] + s->size[k] * i;
+}
+
+/* Exchange instances a and b in every field. */
+static inline void ecs_soa_swap(ecs_soa *s, uint32_t a, uint32_t b)
+{
+    unsigned char tmp[256];
+    for (uint32_t k = 0; k < s->field_count; k++) {
+        char *pa = (char *)ecs_soa_at(s, k, a), *pb = (char *)ecs_soa_at(s, k, b);
+        for (size_t off = 0; off < s->size[k]; off += sizeof tmp) {
+            size_t n = s->size[k] - off < sizeof tmp ? s->size[k] - off : sizeof tmp;
+            memcpy(tmp, pa + off, n);
+            memcpy(pa + off, pb + off, n);
+            memcpy(pb + off, tmp, n);
+        }
+    }
+}
+
+/* Remove instance i by moving the last instance into its place. Returns the number of
+ * the instance that moved to i (the old last one), or ECS_SOA_NONE when i was the last
+ * (nothing moved). */
+static inline uint32_t ecs_soa_remove(ecs_soa *s, uint32_t i)
+{
+    uint32_t last = --s->count;
+    if (i == last) return ECS_SOA_NONE;
+    for (uint32_t k = 0; k < s->field_count; k++)
+        memcpy(ecs_soa_at(s, k, i), ecs_soa_at(s, k, last), s->size[k]);
+    return last;
+}
+
+/* ---- entity -> instance map ---- */
+
+typedef struct ecs_entity_map {
+    const ecs_host *host;
+    uint32_t *slot; /* instance + 1, 0 = none */
+    uint32_t capacity;
+} ecs_entity_map;
+
+static inline void ecs_entity_map_init(ecs_entity_map *m, const ecs_host *h)
+{
+    m->host = h;
+    m->slot = NULL;
+    m->capacity = 0;
+}
+
+static inline void ecs_entity_map_free(ecs_entity_map *m)
+{
+    if (m->slot) m->host->free(m->host, m->slot);
+    m->slot = NULL;
+    m->capacity = 0;
+}
+
+/* The instance stored for e's index, or ECS_SOA_NONE. (No generation check.) */
+static inline uint32_t ecs_entity_map_get(const ecs_entity_map *m, ecs_entity e)
+{
+    uint32_t idx = ecs_entity_index(e);
+    return idx < m->capacity ? m->slot[idx] - 1u : ECS_SOA_NONE;
+}
+
+/* Store instance for e's index (ECS_SOA_NONE clears it). ECS_ERR_NO_MEMORY on failure. */
+static inline ecs_status ecs_entity_map_set(ecs_entity_map *m, ecs_entity e, uint32_t instance)
+{
+    uint32_t idx = ecs_entity_index(e);
+    if (idx >= m->capacity) {
+        if (instance == ECS_SOA_NONE) return ECS_OK;
+        uint32_t cap = m->capacity < 1024 ? 1024 : m->capacity;
+        while (cap <= idx) cap *= 2;
+        uint32_t *slot = (uint32_t *)m->host->realloc(m->host, m->slot, cap * sizeof *slot);
+        if (!slot) return ECS_ERR_NO_MEMORY;
+        memset(slot + m->capacity, 0, (cap - m->capacity) * sizeof *slot);
+        m->slot = slot;
+        m->capacity = cap;
+    }
+    m->slot[idx] = instance + 1u; /* ECS_SOA_NONE + 1 wraps to 0: none */
+    return ECS_OK;
+}
+
+/* The instance of e in a store whose field `entity_field` holds each instance's entity
+ * (generation checked), or ECS_SOA_NONE. */
+static inline uint32_t ecs_soa_lookup(const ecs_soa *s, uint32_t entity_field,
+                                      const ecs_entity_map *m, ecs_entity e)
+{
+    uint32_t i = ecs_entity_map_get(m, e);
+    if (i >= s->count) return ECS_SOA_NONE;
+    const ecs_entity *ents = (const ecs_entity *)s->field[entity_field];
+    return ents[i].id == e.id ? i : ECS_SOA_NONE;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ECS_SOA_H */
