@@ -15,6 +15,7 @@
 
 const bench_workload *const bench_workloads[] = {
     &bench_entities_workload,
+    &bench_dispatch_workload,
     NULL,
 };
 

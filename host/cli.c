@@ -25,6 +25,8 @@ static const char usage[] =
     "  --fps HZ                   frames per second (0: as fast as possible; default 60)\n"
     "  --stats                    print each manager's update time at exit\n"
     "  --trace FILE               write a Chrome trace-event JSON file (Perfetto opens it)\n"
+    "  --no-timing                do not time each manager's update (saves ~25 ns per\n"
+    "                             manager per frame; --stats then shows frame times only)\n"
     "  --list                     list the plugins found and whether they load, then exit\n"
     "  --strict                   exit 1 when any plugin is bad (default: skip it)\n"
     "  --allow-insecure-plugins   load plugins that other users may write (warns)\n"
@@ -38,6 +40,7 @@ static const char usage[] =
 enum {
     OPT_FRAMES = 256,
     OPT_FPS,
+    OPT_NO_TIMING,
     OPT_STATS,
     OPT_TRACE,
     OPT_LIST,
@@ -52,6 +55,7 @@ static const struct option long_options[] = {
     {"stats", no_argument, NULL, OPT_STATS},
     {"trace", required_argument, NULL, OPT_TRACE},
     {"list", no_argument, NULL, OPT_LIST},
+    {"no-timing", no_argument, NULL, OPT_NO_TIMING},
     {"strict", no_argument, NULL, OPT_STRICT},
     {"allow-insecure-plugins", no_argument, NULL, OPT_INSECURE},
     {"verbose", no_argument, NULL, 'v'},
@@ -114,6 +118,9 @@ int host_cli_parse(int argc, char **argv, host_options *opt, FILE *out, FILE *er
             break;
         case OPT_LIST:
             opt->list = true;
+            break;
+        case OPT_NO_TIMING:
+            opt->no_timing = true;
             break;
         case OPT_STRICT:
             opt->strict = true;

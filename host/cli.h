@@ -14,7 +14,7 @@ typedef struct host_options {
     const char *plugin_dir;
     int64_t frames; /* -1: until SIGINT/SIGTERM */
     double fps;     /* 0: as fast as possible */
-    bool stats, list, strict, allow_insecure;
+    bool stats, list, strict, allow_insecure, no_timing;
     const char *trace_path;
     int verbosity; /* 0 default (info), <0 quiet, >0 verbose */
     bool help, version;

@@ -71,6 +71,7 @@ int main(int argc, char **argv)
         return HOST_EXIT_FAILURE;
     }
     code = HOST_EXIT_OK;
+    w->time_managers = !opt.no_timing;
     install_signals();
     host_load_options lo = {.allow_insecure = opt.allow_insecure};
     if (opt.trace_path && host_world_trace_open(w, opt.trace_path) != ECS_OK) {

@@ -87,6 +87,7 @@ struct host_world {
     ecs_entity *destroyed; /* announcement buffer */
     size_t destroyed_cap;
     host_timing frame_timing;
+    bool time_managers; /* time each manager's update (default); off: a bare dispatch loop */
     FILE *trace;
     uint64_t trace_origin_ns;
     bool trace_first;
