@@ -88,8 +88,8 @@ int main(int argc, char **argv)
         host_error(NULL, "--strict: %d bad plugin(s)", w->bad_plugins);
         code = HOST_EXIT_FAILURE;
     }
+    if (opt.stats && !opt.list) host_world_print_stats(w, stdout);  /* managers still there */
     host_world_unload_all(w);
-    if (opt.stats && !opt.list) host_world_print_stats(w, stdout);
     host_world_free(w);
     host_mem_shutdown();
     return code;
