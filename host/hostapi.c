@@ -42,9 +42,11 @@ static ecs_status entity_destroy(const ecs_host *h, ecs_entity e)
 {
     host_plugin *p = plugin_of(h);
     ecs_status s = host_entity_destroy(p->world->entities, e);
-    if (s != ECS_OK)
-        host_warn(p->name, "entity_destroy: entity %u.%u is not alive: nothing done",
-                  ecs_entity_index(e), ecs_entity_generation(e));
+    if (s != ECS_OK) {
+        char text[300];
+        host_warn(p->name, "entity_destroy: entity %s is not alive: nothing done",
+                  host_world_entity_text(p->world, e, text, sizeof text));
+    }
     return s;
 }
 

@@ -88,7 +88,7 @@ int main(int argc, char **argv)
         host_error(NULL, "--strict: %d bad plugin(s)", w->bad_plugins);
         code = HOST_EXIT_FAILURE;
     }
-    if (opt.stats && !opt.list) host_world_print_stats(w, stdout);  /* managers still there */
+    if (opt.stats && !opt.list) host_world_print_stats(w, stdout); /* managers still there */
     host_world_unload_all(w);
     host_world_free(w);
     host_mem_shutdown();

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "debug_name_api.h" /* the host names entities through it when loaded */
 
 uint64_t host_now_ns(void)
 {
@@ -136,6 +137,15 @@ void host_world_frame(host_world *w)
         host_timing_record(&w->frame_timing, end - start);
     }
     w->frame.frame++;
+}
+
+const char *host_world_entity_text(const host_world *w, ecs_entity e, char *buf, size_t size)
+{
+    const ecs_debug_name_api *names =
+        host_registry_find(&w->registry, ECS_DEBUG_NAME_API_NAME, ECS_DEBUG_NAME_API_VERSION, NULL);
+    if (names && names->format) return names->format(names->self, e, buf, size);
+    snprintf(buf, size, "#%u.%u", ecs_entity_index(e), ecs_entity_generation(e));
+    return buf;
 }
 
 void host_world_print_stats(const host_world *w, FILE *out)

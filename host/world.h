@@ -139,6 +139,10 @@ void host_plugin_unload(host_world *w, host_plugin *p, ecs_unload_reason why);
 /* Close the shared object and free the record. */
 void host_plugin_free(host_plugin *p);
 
+/* Write e for a log line into buf: "name#index.gen" through the debug_name plugin's API
+ * when it is loaded and e has a name, else "#index.gen". Returns buf. */
+const char *host_world_entity_text(const host_world *w, ecs_entity e, char *buf, size_t size);
+
 /* Monotonic time in nanoseconds. */
 uint64_t host_now_ns(void);
 
