@@ -1,9 +1,11 @@
 /* entity.c: the host's EntityManager: generation bytes, a FIFO ring of freed indices.
  *
- * Invariants: generation[0] is never 0, so the null entity is never alive. Every index
- * in the ring is dead and appears there once (destroy refuses dead ids). The cursors are
- * free-running uint32_t counters, head <= reusable_end <= announced_end <= tail, and
- * tail - head < 2^22 because at most 2^22 - 1 indices exist; the ring has 2^22 slots.
+ * Invariants: generation[0] is never 0, so the null entity is never alive. live_bits
+ * holds exactly the indices of live entities. Every index in the ring is dead and appears
+ * there once: destroy refuses an index whose live bit is clear, which also covers an id
+ * never handed out and a stale id whose generation byte wrapped around to its value. The cursors
+ * are free-running uint32_t counters, head <= reusable_end <= announced_end <= tail, and tail -
+ * head < 2^22 because at most 2^22 - 1 indices exist; the ring has 2^22 slots.
  */
 #include "entity.h"
 
@@ -15,6 +17,7 @@
 
 struct host_entities {
     uint8_t *generation; /* INDEX_COUNT bytes, reserved once */
+    uint8_t *live_bits;  /* INDEX_COUNT bits: set while the index belongs to a live entity */
     uint32_t *ring;      /* INDEX_COUNT freed indices, reserved once */
     uint32_t head, reusable_end, announced_end, tail;
     uint32_t next_fresh; /* next index never handed out yet; 1..INDEX_COUNT */
@@ -34,7 +37,8 @@ host_entities *host_entities_new(void)
     if (!em) return NULL;
     em->generation = reserve(INDEX_COUNT);
     em->ring = reserve((size_t)INDEX_COUNT * sizeof(uint32_t));
-    if (!em->generation || !em->ring) goto error;
+    em->live_bits = reserve(INDEX_COUNT / 8);
+    if (!em->generation || !em->ring || !em->live_bits) goto error;
     em->generation[0] = 0xFF; /* index 0 is never handed out: null is never alive */
     em->next_fresh = 1;
     return em;
@@ -48,7 +52,17 @@ void host_entities_free(host_entities *em)
     if (!em) return;
     if (em->generation) munmap(em->generation, INDEX_COUNT);
     if (em->ring) munmap(em->ring, (size_t)INDEX_COUNT * sizeof(uint32_t));
+    if (em->live_bits) munmap(em->live_bits, INDEX_COUNT / 8);
     free(em);
+}
+
+static inline void set_live(host_entities *em, uint32_t i)
+{
+    em->live_bits[i >> 3] |= (uint8_t)(1u << (i & 7));
+}
+static inline bool is_live(const host_entities *em, uint32_t i)
+{
+    return em->live_bits[i >> 3] >> (i & 7) & 1;
 }
 
 const uint8_t *host_entities_generations(const host_entities *em)
@@ -58,7 +72,7 @@ const uint8_t *host_entities_generations(const host_entities *em)
 
 bool host_entity_alive(const host_entities *em, ecs_entity e)
 {
-    return ecs_alive_in(em->generation, e);
+    return is_live(em, ecs_entity_index(e)) && ecs_alive_in(em->generation, e);
 }
 
 uint32_t host_entities_live(const host_entities *em)
@@ -72,14 +86,22 @@ static uint32_t available(const host_entities *em)
     return (em->reusable_end - em->head) + (INDEX_COUNT - em->next_fresh);
 }
 
+/* Hand out the queued index at the head (the caller checked there is one). */
+static inline ecs_entity pop_queued(host_entities *em)
+{
+    uint32_t idx = em->ring[em->head++ & RING_MASK];
+    set_live(em, idx);
+    return ecs_entity_make(idx, em->generation[idx]);
+}
+
 ecs_status host_entity_create(host_entities *em, ecs_entity *out)
 {
     uint32_t reusable = em->reusable_end - em->head;
     if (reusable > ECS_MINIMUM_FREE_INDICES ||
         (em->next_fresh == INDEX_COUNT && reusable > 0)) { /* nearly full: any queued one */
-        uint32_t idx = em->ring[em->head++ & RING_MASK];
-        *out = ecs_entity_make(idx, em->generation[idx]);
+        *out = pop_queued(em);
     } else if (em->next_fresh < INDEX_COUNT) {
+        set_live(em, em->next_fresh);
         out->id = em->next_fresh++; /* a fresh index has generation 0: no byte to read */
     } else {
         out->id = 0; /* 2^22 - 1 alive or awaiting announcement */
@@ -97,28 +119,24 @@ ecs_status host_entity_create_many(host_entities *em, ecs_entity *out, uint32_t 
     if (reusable > ECS_MINIMUM_FREE_INDICES) { /* the queue part, in one tight loop */
         uint32_t k = reusable - ECS_MINIMUM_FREE_INDICES;
         if (k > n) k = n;
-        for (; i < k; i++) {
-            uint32_t idx = em->ring[em->head++ & RING_MASK];
-            out[i] = ecs_entity_make(idx, em->generation[idx]);
-        }
+        for (; i < k; i++) out[i] = pop_queued(em);
     }
     uint32_t fresh = INDEX_COUNT - em->next_fresh;
     uint32_t k = n - i < fresh ? n - i : fresh;
     for (uint32_t j = 0; j < k; j++, i++) { /* fresh indices start at generation 0 */
+        set_live(em, em->next_fresh);
         out[i].id = em->next_fresh++;
     }
-    for (; i < n; i++) { /* nearly full: what is left comes from the queue */
-        uint32_t idx = em->ring[em->head++ & RING_MASK];
-        out[i] = ecs_entity_make(idx, em->generation[idx]);
-    }
+    for (; i < n; i++) out[i] = pop_queued(em); /* nearly full: the rest from the queue */
     em->live += n;
     return ECS_OK;
 }
 
 ecs_status host_entity_destroy(host_entities *em, ecs_entity e)
 {
-    if (!ecs_alive_in(em->generation, e)) return ECS_ERR_STALE_ENTITY;
     uint32_t idx = ecs_entity_index(e);
+    if (!is_live(em, idx) || !ecs_alive_in(em->generation, e)) return ECS_ERR_STALE_ENTITY;
+    em->live_bits[idx >> 3] &= (uint8_t) ~(1u << (idx & 7));
     em->generation[idx]++; /* wraps at 256: the FIFO margin makes that safe */
     em->ring[em->tail++ & RING_MASK] = idx;
     em->live--;

@@ -28,7 +28,9 @@ void host_entities_free(host_entities *em);
 /* The stable generation array: ecs_alive_in(host_entities_generations(em), e). */
 const uint8_t *host_entities_generations(const host_entities *em);
 
-/* True when e is alive (the null entity never is). */
+/* True when e is alive (the null entity never is). Exact: unlike the one-load inline
+ * check, also false for an id never handed out and for a stale id whose index's
+ * generation byte wrapped around to its value. */
 bool host_entity_alive(const host_entities *em, ecs_entity e);
 
 /* Create one entity into *out. On exhaustion *out is the null entity and ECS_ERR_FULL is

@@ -65,8 +65,14 @@ struct cJSON; /* from <cjson/cJSON.h>: scene data is exchanged as cJSON trees */
  * ecs_entity) is the null entity and is never alive. An id is alive while the host's
  * generation byte for its index equals its generation; destroying an entity bumps that
  * byte, so every copy of the old id turns stale at once (a weak reference). Freed
- * indices are reused first-in first-out and only while more than 1024 wait, so an id
- * comes back only after at least 256 x 1024 destroys. */
+ * indices are reused first-in first-out and only while more than 1024 wait, so an id is
+ * handed out again only after at least 256 x 1024 destroys.
+ *
+ * The inline check (ecs_alive) reads one byte, so it has a horizon: after 256 destroys
+ * of the same index (at least 255 x 1025 = 261,375 destroys in all) the byte shows a
+ * long-dead id's generation again, and the inline check says alive for it. Do not keep
+ * ids that long without hearing of their destruction (managers hear every destroy);
+ * host->entity_alive() is exact and never fooled. */
 
 typedef struct ecs_entity {
     uint32_t id;
@@ -116,7 +122,8 @@ static inline bool ecs_entity_eq(ecs_entity a, ecs_entity b)
 /* True when e is alive, given the host's generation array (ecs_host.generations).
  * One byte load, no call. The unmasked shift makes an id with either top bit set
  * compare unequal to every byte, so such ids are never alive. An id the host never
- * handed out may read as alive: liveness is defined for ids returned by the host. */
+ * handed out, or one beyond the horizon above, may read as alive: use
+ * host->entity_alive() where that matters. */
 static inline bool ecs_alive_in(const uint8_t *generations, ecs_entity e)
 {
     return generations[e.id & ECS_ENTITY_INDEX_MASK] == (e.id >> ECS_ENTITY_INDEX_BITS);
@@ -251,7 +258,8 @@ struct ecs_host {
     /* Destroy every live id of list[0..n); stale ones are skipped. Returns
      * ECS_ERR_STALE_ENTITY if any was skipped, ECS_OK otherwise. */
     ecs_status (*entity_destroy_many)(const ecs_host *h, const ecs_entity *list, uint32_t n);
-    /* The same answer as ecs_alive(), through a call. */
+    /* Exact liveness, through a call: also false for ids the inline ecs_alive() may
+     * mistake (never handed out, or beyond its horizon: see "Entities" above). */
     bool (*entity_alive)(const ecs_host *h, ecs_entity e);
 
     /* -- managers -- */
