@@ -1,6 +1,7 @@
 /* cli.c: ecs-host's options (getopt_long) with defaults in one place (cli.h). */
 #include "cli.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -65,9 +66,10 @@ static const struct option long_options[] = {
     {NULL, 0, NULL, 0},
 };
 
-/* A whole number in [0, 2^62]; -1 when s is not one. */
+/* A whole number in [0, 2^62] (digits only); -1 when s is not one. */
 static int64_t parse_count(const char *s)
 {
+    if (!isdigit((unsigned char)s[0])) return -1; /* strtoll would take " 5" and "+5" */
     char *end;
     errno = 0;
     long long v = strtoll(s, &end, 10);

@@ -2,6 +2,7 @@
  * logging, memory, scenes. Every function checks what the plugin passed (ecs_check
  * style): a bad call is refused with a status and one log line naming the plugin, and
  * never reaches an assert. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,9 +15,13 @@ static host_plugin *plugin_of(const ecs_host *h)
 }
 
 /* Refuse a call: log it with the plugin's name and return the status. */
+/* Refuse a call: log it with the plugin's name and return the status. During load() the
+ * first refusal is also kept as the plugin's reason, so the loader's skip line says it. */
 static ecs_status refuse(host_plugin *p, ecs_status s, const char *call, const char *what)
 {
     host_error(p->name, "%s: %s (%s)", call, what, ecs_status_text(s));
+    if (p->in_load && !p->registration_failed)
+        snprintf(p->reason, sizeof p->reason, "%s: %s", call, what);
     return s;
 }
 
@@ -108,9 +113,10 @@ static ecs_status register_manager(const ecs_host *h, const ecs_manager_desc *de
     else {
         host_manager *other = manager_named(p->world, p, desc->name);
         if (other) {
-            host_error(p->name, "%s: manager '%s' is already registered by plugin '%s' (%s)", call,
-                       desc->name, other->owner->name, other->owner->file);
-            s = ECS_ERR_EXISTS;
+            char what[300];
+            snprintf(what, sizeof what, "manager '%s' is already registered by plugin '%s' (%s)",
+                     desc->name, other->owner->name, other->owner->file);
+            s = refuse(p, ECS_ERR_EXISTS, call, what);
         }
     }
     host_manager *m = NULL, **v = NULL;
@@ -149,9 +155,10 @@ static ecs_status api_publish(const ecs_host *h, const char *name, uint32_t vers
     const host_api_entry *e = s == ECS_OK ? host_registry_entry(&p->world->registry, name) : NULL;
     if (e && e->owner && e->owner != p) {
         const host_plugin *o = e->owner;
-        host_error(p->name, "%s: API '%s' is already published by plugin '%s' (%s)", call, name,
-                   o->name, o->file);
-        s = ECS_ERR_EXISTS;
+        char what[300];
+        snprintf(what, sizeof what, "API '%s' is already published by plugin '%s' (%s)", name,
+                 o->name, o->file);
+        s = refuse(p, ECS_ERR_EXISTS, call, what);
     }
     for (size_t i = 0; s == ECS_OK && i < p->pending_api_count; i++)
         if (strcmp(p->pending_apis[i].name, name) == 0)

@@ -88,8 +88,17 @@ cJSON *host_json_read_file(const char *path, char *err, size_t errlen)
         if (!at || at < text || at > text + len) at = text + len;
         int line, col;
         host_json_position(text, at, &line, &col);
-        snprintf(err, errlen, "%s:%d:%d: JSON syntax error near '%.20s'", path, line, col,
-                 *at ? at : "end of file");
+        int n = (int)strcspn(at, "\r\n"); /* one log line: stop at the line's end */
+        if (n > 20) n = 20;
+        if (*at == '\0')
+            snprintf(err, errlen, "%s:%d:%d: JSON syntax error at the end of the file", path, line,
+                     col);
+        else if (n == 0)
+            snprintf(err, errlen, "%s:%d:%d: JSON syntax error at the end of the line", path, line,
+                     col);
+        else
+            snprintf(err, errlen, "%s:%d:%d: JSON syntax error near '%.*s'", path, line, col, n,
+                     at);
     } else if (end && end[strspn(end, " \t\r\n")] != '\0') {
         int line, col;
         end += strspn(end, " \t\r\n");

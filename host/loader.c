@@ -27,6 +27,16 @@
 
 /* ---- plugin records ---- */
 
+/* snprintf for messages, where cutting a long one short is the right outcome. */
+static void format_cut(char *buf, size_t size, const char *fmt, ...) ECS_PRINTF(3, 4);
+static void format_cut(char *buf, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, size, fmt, ap);
+    va_end(ap);
+}
+
 /* Mark p skipped as bad: one log line naming the file and the reason. */
 static void skip(host_world *w, host_plugin *p, const char *fmt, ...) ECS_PRINTF(3, 4);
 static void skip(host_world *w, host_plugin *p, const char *fmt, ...)
@@ -122,9 +132,8 @@ static bool check_desc(const ecs_plugin_desc *d, char *why, size_t len)
     return false;
 }
 
-/* Open path and read its description. The record is returned even when the plugin is
- * bad (status SKIPPED, with the reason), so --list can show it. NULL: out of memory. */
-static host_plugin *open_plugin(host_world *w, const char *path, const char *file)
+/* A record for the plugin file at path, not opened yet. NULL: out of memory. */
+static host_plugin *new_record(host_world *w, const char *path, const char *file)
 {
     host_plugin *p = calloc(1, sizeof *p);
     if (!p || !(p->path = strdup(path)) || !(p->file = strdup(file))) {
@@ -134,6 +143,16 @@ static host_plugin *open_plugin(host_world *w, const char *path, const char *fil
     }
     p->world = w;
     p->rank = INT_MAX;
+    p->listed_at = -1;
+    return p;
+}
+
+/* Open path and read its description. The record is returned even when the plugin is
+ * bad (status SKIPPED, with the reason), so --list can show it. NULL: out of memory. */
+static host_plugin *open_plugin(host_world *w, const char *path, const char *file)
+{
+    host_plugin *p = new_record(w, path, file);
+    if (!p) return NULL;
     char why[400];
     if (!is_elf(path)) {
         skip(w, p, "not a shared object (no ELF header)");
@@ -159,6 +178,9 @@ static host_plugin *open_plugin(host_world *w, const char *path, const char *fil
         return p;
     }
     p->desc = d;
+    p->abi_major = d->abi_major;
+    p->abi_minor = d->abi_minor;
+    p->state_version = d->state_version;
     p->name = strdup(d->name);
     p->version = strdup(d->version ? d->version : "");
     p->deps = copy_list(d->dependencies);
@@ -224,8 +246,10 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Like ssh's StrictModes: refuse what users other than the owner (or root) may write. */
-static bool insecure(const char *path, bool allow, const char *what)
+/* Like ssh's StrictModes: may users other than the owner (or root) write path? When so
+ * and `allow`, warn and return false; when so and not allowed, write the reason (with the
+ * fix) into why and return true. */
+static bool insecure(const char *what, const char *path, bool allow, char *why, size_t len)
 {
     struct stat st;
     if (stat(path, &st) != 0) return false; /* reported when it is opened */
@@ -234,16 +258,16 @@ static bool insecure(const char *path, bool allow, const char *what)
     if (!others_write && !foreign) return false;
     const char *problem =
         others_write ? "is writable by group or others" : "is owned by another user";
+    unsigned mode = (unsigned)(st.st_mode & 07777);
     if (allow) {
         host_warn("loader", "%s %s %s (mode %04o): loading it anyway (--allow-insecure-plugins)",
-                  what, path, problem, (unsigned)(st.st_mode & 07777));
+                  what, path, problem, mode);
         return false;
     }
-    host_error("loader",
-               "%s %s %s (mode %04o): refusing to load plugins from it; fix with "
-               "'chmod go-w %s'%s, or pass --allow-insecure-plugins",
-               what, path, problem, (unsigned)(st.st_mode & 07777), path,
-               foreign ? " and 'chown'" : "");
+    snprintf(why, len,
+             "%s (mode %04o): refusing it; fix with 'chmod go-w %s'%s, or pass "
+             "--allow-insecure-plugins",
+             problem, mode, path, foreign ? " and 'chown'" : "");
     return true;
 }
 
@@ -257,11 +281,15 @@ static host_plugin *plugin_named(host_world *w, const char *name)
 }
 
 /* Apply dir/manifest.json when it exists: plugins[i] = {name, config?, disabled?}. */
-static ecs_status apply_manifest(host_world *w, const char *dir)
+static ecs_status apply_manifest(host_world *w, const char *dir, bool allow_insecure)
 {
     char path[PATH_MAX], err[600];
     snprintf(path, sizeof path, "%s/%s", dir, MANIFEST_NAME);
     if (access(path, F_OK) != 0) return ECS_OK;
+    if (insecure("manifest", path, allow_insecure, err, sizeof err)) { /* it decides what loads */
+        host_error("manifest", "%s %s", path, err);
+        return ECS_ERR_INVALID_ARGUMENT;
+    }
     cJSON *root = host_json_read_file(path, err, sizeof err);
     if (!root) {
         host_error("manifest", "%s", err);
@@ -295,11 +323,18 @@ static ecs_status apply_manifest(host_world *w, const char *dir)
             break;
         }
         host_plugin *p = plugin_named(w, name->valuestring);
+        if (p && p->listed_at >= 0) {
+            host_error("manifest", "%s: plugins[%d]: '%s' is already listed at plugins[%d]", path,
+                       i, name->valuestring, p->listed_at);
+            s = ECS_ERR_BAD_VALUE;
+            break;
+        }
         if (!p)
             host_warn("manifest", "%s: plugins[%d]: no plugin named '%s' in %s", path, i,
                       name->valuestring, dir);
         else {
             p->rank = i;
+            p->listed_at = i;
             if (cJSON_IsTrue(off) && p->status == HOST_PLUGIN_FOUND) {
                 p->status = HOST_PLUGIN_DISABLED;
                 snprintf(p->reason, sizeof p->reason, "disabled by %s", MANIFEST_NAME);
@@ -384,15 +419,19 @@ ecs_status host_plugin_load(host_world *w, host_plugin *p)
     p->registration_failed = false;
     ecs_status s = p->desc->load(&p->table, &args, &p->state);
     p->in_load = false;
+    char refusal[sizeof p->reason];
+    snprintf(refusal, sizeof refusal, "%s", p->registration_failed ? p->reason : "");
     if (s == ECS_OK && p->registration_failed) {
         p->desc->unload ? p->desc->unload(&p->table, p->state, ECS_UNLOAD_SHUTDOWN) : (void)0;
         s = ECS_ERR_PLUGIN;
-        snprintf(p->reason, sizeof p->reason, "a registration was refused during load()");
+        format_cut(p->reason, sizeof p->reason, "load() went on after a refused registration: %s",
+                   refusal);
     } else if (s == ECS_OK && (s = commit(w, p)) != ECS_OK) {
         p->desc->unload ? p->desc->unload(&p->table, p->state, ECS_UNLOAD_SHUTDOWN) : (void)0;
         snprintf(p->reason, sizeof p->reason, "registering failed: %s", ecs_status_text(s));
     } else if (s != ECS_OK) {
-        snprintf(p->reason, sizeof p->reason, "load() failed: %s", ecs_status_text(s));
+        format_cut(p->reason, sizeof p->reason, "load() failed: %s%s%s", ecs_status_text(s),
+                   *refusal ? " after " : "", refusal);
     }
     if (s != ECS_OK) {
         discard_pending(p);
@@ -465,20 +504,20 @@ static ecs_status open_all(host_world *w, const char *dir, const host_load_optio
     for (size_t i = 0; s == ECS_OK && i < files.n; i++) {
         char full[PATH_MAX];
         snprintf(full, sizeof full, "%s/%s", dir, files.v[i]);
+        char why[sizeof((host_plugin *)0)->reason] = "";
         char *slash = strchr(files.v[i], '/');
         if (slash) { /* the subfolder must be safe too */
             char sub[PATH_MAX];
             snprintf(sub, sizeof sub, "%s/%.*s", dir, (int)(slash - files.v[i]), files.v[i]);
-            if (insecure(sub, opt->allow_insecure, "plugin folder")) {
-                w->bad_plugins++;
-                continue;
+            if (insecure("plugin folder", sub, opt->allow_insecure, why, sizeof why)) {
+                char folder_why[sizeof why];
+                format_cut(folder_why, sizeof folder_why, "its folder %s %s", sub, why);
+                memcpy(why, folder_why, sizeof why);
             }
         }
-        if (insecure(full, opt->allow_insecure, "plugin file")) {
-            w->bad_plugins++;
-            continue;
-        }
-        host_plugin *p = open_plugin(w, full, files.v[i]);
+        if (!*why) insecure("plugin file", full, opt->allow_insecure, why, sizeof why);
+        host_plugin *p = *why ? new_record(w, full, files.v[i]) : open_plugin(w, full, files.v[i]);
+        if (p && *why) skip(w, p, "%s", why); /* listed by --list, never opened */
         if (!p || push_plugin(w, p) != 0) {
             host_plugin_free(p);
             s = ECS_ERR_NO_MEMORY;
@@ -565,10 +604,14 @@ ecs_status host_world_load_dir(host_world *w, const char *dir, const host_load_o
         host_error("loader", "%s: not a folder: give the folder that holds the plugins", dir);
         return ECS_ERR_INVALID_ARGUMENT;
     }
-    if (insecure(dir, opt->allow_insecure, "plugin folder")) return ECS_ERR_INVALID_ARGUMENT;
+    char why[600];
+    if (insecure("plugin folder", dir, opt->allow_insecure, why, sizeof why)) {
+        host_error("loader", "plugin folder %s %s", dir, why);
+        return ECS_ERR_INVALID_ARGUMENT;
+    }
     ecs_status s = open_all(w, dir, opt);
     if (s == ECS_OK) skip_duplicate_names(w);
-    if (s == ECS_OK) s = apply_manifest(w, dir);
+    if (s == ECS_OK) s = apply_manifest(w, dir, opt->allow_insecure);
     if (s == ECS_OK) s = order_plugins(w);
     if (s != ECS_OK) return s;
     for (size_t i = 0; i < w->plugin_count; i++) {
@@ -599,8 +642,7 @@ void host_world_print_list(const host_world *w, FILE *out)
         fprintf(out, "%s\n", p->file);
         if (p->name) {
             fprintf(out, "  name: %s  version: %s  abi: %u.%u  state: %u\n", p->name, p->version,
-                    p->desc ? p->desc->abi_major : 0, p->desc ? p->desc->abi_minor : 0,
-                    p->desc ? p->desc->state_version : 0);
+                    p->abi_major, p->abi_minor, p->state_version);
             fprintf(out, "  depends on:");
             for (char **d = p->deps; d && *d; d++) fprintf(out, " %s", *d);
             fprintf(out, "%s\n  managers:", p->deps && *p->deps ? "" : " -");

@@ -1,6 +1,8 @@
 /* timing.c: update-time statistics in a fixed log-linear histogram (timing.h). */
 #include "timing.h"
 
+#include <math.h>
+
 static unsigned bucket_of(uint64_t ns)
 {
     if (ns < 16) return (unsigned)ns; /* exact below 16 ns */
@@ -28,7 +30,8 @@ void host_timing_record(host_timing *t, uint64_t ns)
 uint64_t host_timing_quantile(const host_timing *t, double q)
 {
     if (t->count == 0) return 0;
-    uint64_t want = (uint64_t)(q * (double)t->count + 0.5), seen = 0;
+    /* the smallest rank with at least a fraction q of the samples at or below it */
+    uint64_t want = (uint64_t)ceil(q * (double)t->count - 1e-9), seen = 0;
     if (want == 0) want = 1;
     for (unsigned b = 0; b < HOST_TIMING_BUCKETS; b++) {
         seen += t->bucket[b];

@@ -131,11 +131,9 @@ void host_world_frame(host_world *w)
     bool timed = w->time_managers || w->trace;
     uint64_t t0 = timed ? update_timed(w, start) : (update_untimed(w), start);
     host_world_announce_destroyed(w);
-    if (timed) { /* the frame's own time: one more clock read */
-        uint64_t end = host_now_ns();
-        if (w->trace) trace_slice(w, "destroyed", "announce", t0, end);
-        host_timing_record(&w->frame_timing, end - start);
-    }
+    uint64_t end = host_now_ns(); /* the frame's own time, timed or not */
+    if (w->trace) trace_slice(w, "destroyed", "announce", t0, end);
+    host_timing_record(&w->frame_timing, end - start);
     w->frame.frame++;
 }
 

@@ -51,13 +51,16 @@ struct host_plugin {
     char *path; /* as found in the folder */
     char *file; /* relative to the folder: messages and ties */
     void *dl;
-    const ecs_plugin_desc *desc; /* inside the shared object, valid while dl is open */
-    char *name, *version;        /* copies of desc's strings */
-    char **deps;                 /* copy of desc->dependencies, NULL-terminated */
+    const ecs_plugin_desc *desc;   /* inside the shared object, valid while dl is open */
+    char *name, *version;          /* copies of desc's strings */
+    uint16_t abi_major, abi_minor; /* copies: --list shows them after a skip */
+    uint32_t state_version;
+    char **deps; /* copy of desc->dependencies, NULL-terminated */
     void *state;
     host_mem_account mem;
     struct cJSON *config; /* owned: from the manifest */
     int rank;             /* manifest position, INT_MAX when not listed */
+    int listed_at;        /* manifest entry that named it, -1 when none */
     host_plugin_status status;
     char reason[512];
     /* registrations during load(), committed when it succeeds */
