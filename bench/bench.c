@@ -16,6 +16,7 @@
 const bench_workload *const bench_workloads[] = {
     &bench_entities_workload,
     &bench_dispatch_workload,
+    &bench_mesh_workload,
     NULL,
 };
 

@@ -116,5 +116,6 @@ const bench_workload *bench_workload_find(const char *name);
 
 extern const bench_workload bench_entities_workload; /* bench_entities.c: W1-W4 */
 extern const bench_workload bench_dispatch_workload; /* bench_dispatch.c: D1 */
+extern const bench_workload bench_mesh_workload;     /* bench_mesh.c: M1 */
 
 #endif

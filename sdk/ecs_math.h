@@ -152,6 +152,89 @@ static inline bool ecs_finite3(ecs_vec3 v)
     return isfinite(v.x) && isfinite(v.y) && isfinite(v.z);
 }
 
+/* The unit quaternion of the rotation matrix whose columns are the unit, orthogonal,
+ * right-handed vectors x, y, z (Shepperd's method: the largest of w, x, y, z is taken
+ * from the diagonal, the others from the off-diagonal sums, so no square root of a small
+ * number is taken). */
+static inline ecs_quat ecs_quat_from_axes(ecs_vec3 x, ecs_vec3 y, ecs_vec3 z)
+{
+    float tr = x.x + y.y + z.z;
+    ecs_quat q;
+    if (tr > 0.0f) {
+        float s = sqrtf(tr + 1.0f) * 2.0f; /* 4w */
+        q.w = 0.25f * s;
+        q.x = (y.z - z.y) / s;
+        q.y = (z.x - x.z) / s;
+        q.z = (x.y - y.x) / s;
+    } else if (x.x > y.y && x.x > z.z) {
+        float s = sqrtf(1.0f + x.x - y.y - z.z) * 2.0f; /* 4x */
+        q.w = (y.z - z.y) / s;
+        q.x = 0.25f * s;
+        q.y = (y.x + x.y) / s;
+        q.z = (z.x + x.z) / s;
+    } else if (y.y > z.z) {
+        float s = sqrtf(1.0f + y.y - x.x - z.z) * 2.0f; /* 4y */
+        q.w = (z.x - x.z) / s;
+        q.x = (y.x + x.y) / s;
+        q.y = 0.25f * s;
+        q.z = (z.y + y.z) / s;
+    } else {
+        float s = sqrtf(1.0f + z.z - x.x - y.y) * 2.0f; /* 4z */
+        q.w = (x.y - y.x) / s;
+        q.x = (z.x + x.z) / s;
+        q.y = (z.y + y.z) / s;
+        q.z = 0.25f * s;
+    }
+    return ecs_quat_normalize(q);
+}
+
+static inline float ecs_vec3_dot(ecs_vec3 a, ecs_vec3 b)
+{
+    return a.x * b.x + a.y * b.y + a.z * b.z;
+}
+
+static inline ecs_vec3 ecs_vec3_cross(ecs_vec3 a, ecs_vec3 b)
+{
+    return ecs_vec3_make(a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x);
+}
+
+/* v / |v|, or `fallback` when v is too short to give a direction. */
+static inline ecs_vec3 ecs_vec3_normalize_or(ecs_vec3 v, ecs_vec3 fallback)
+{
+    float n = sqrtf(ecs_vec3_dot(v, v));
+    if (!(n > 1e-20f)) return fallback;
+    return ecs_vec3_make(v.x / n, v.y / n, v.z / n);
+}
+
+/* Split an affine matrix m into *p, *q, *s with TRS(p, q, s) as close to m as a TRS can
+ * be: p is the translation, s the lengths of the three basis columns (s.x negated when m
+ * mirrors), q the rotation of the basis made orthonormal by Gram-Schmidt from the x
+ * column on. Exact (up to rounding) when m is a TRS, i.e. has no shear: a product of TRS
+ * matrices with non-uniform scales may have some, which no TRS can hold. A zero column
+ * gets a direction perpendicular to the others. */
+static inline void ecs_mat4_decompose(const ecs_mat4 *m, ecs_vec3 *p, ecs_quat *q, ecs_vec3 *s)
+{
+    ecs_vec3 c0 = ecs_vec3_make(m->m[0], m->m[1], m->m[2]);
+    ecs_vec3 c1 = ecs_vec3_make(m->m[4], m->m[5], m->m[6]);
+    ecs_vec3 c2 = ecs_vec3_make(m->m[8], m->m[9], m->m[10]);
+    *p = ecs_vec3_make(m->m[12], m->m[13], m->m[14]);
+    *s = ecs_vec3_make(sqrtf(ecs_vec3_dot(c0, c0)), sqrtf(ecs_vec3_dot(c1, c1)),
+                       sqrtf(ecs_vec3_dot(c2, c2)));
+    if (ecs_vec3_dot(c0, ecs_vec3_cross(c1, c2)) < 0.0f) { /* a mirror: flip x */
+        s->x = -s->x;
+        c0 = ecs_vec3_make(-c0.x, -c0.y, -c0.z);
+    }
+    ecs_vec3 x = ecs_vec3_normalize_or(
+        c0, ecs_vec3_normalize_or(ecs_vec3_cross(c1, c2), ecs_vec3_make(1, 0, 0)));
+    float d = ecs_vec3_dot(c1, x);
+    ecs_vec3 y1 = ecs_vec3_make(c1.x - d * x.x, c1.y - d * x.y, c1.z - d * x.z);
+    ecs_vec3 other = fabsf(x.x) < 0.9f ? ecs_vec3_make(1, 0, 0) : ecs_vec3_make(0, 1, 0);
+    ecs_vec3 y = ecs_vec3_normalize_or(
+        y1, ecs_vec3_normalize_or(ecs_vec3_cross(c2, x), ecs_vec3_cross(x, other)));
+    y = ecs_vec3_normalize_or(y, ecs_vec3_make(0, 1, 0));
+    *q = ecs_quat_from_axes(x, y, ecs_vec3_cross(x, y));
+}
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,454 @@
+/* debug_name.c: the debug_name plugin: at most one name per entity (the seed's
+ * DebugNameComponentManager), as the manager "debug_name" (scene value: a string) and the
+ * API "ecs.debug_name" v1 (debug_name_api.h).
+ *
+ * Data: one ecs_soa (one allocation) holding, per instance i:
+ *   entity[i]  the named entity          name[i]  its name: a copy from host->alloc
+ *   hash[i]    FNV-1a of the name        next[i]  next instance in the same hash chain
+ *   seq[i]     when the name was given (a counter that only grows)
+ * an ecs_entity_map (entity index -> instance) and a chained hash table: bucket[b] is
+ * the first instance whose hash & (bucket_count - 1) == b, ECS_SOA_NONE ending a chain.
+ *
+ * Invariants: every instance i < count is in exactly one chain, the one of hash[i];
+ * map[index(entity[i])] == i + 1; bucket_count is 0 or a power of two >= count (load
+ * factor <= 1, so chains are short). Several entities may share a name: find() takes
+ * the highest seq among the live ones, i.e. the entity that most recently received the
+ * name and still has it. Removal unlinks the instance, swaps the last instance into the
+ * hole and re-points the two links that named the moved one (map slot; bucket head or
+ * chain predecessor).
+ */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "debug_name_api.h"
+#include "ecs_plugin.h"
+#include "ecs_soa.h"
+
+#define STATE_LAYOUT  1u /* == state_version: checked when a state is adopted */
+#define MIN_BUCKETS   64u
+#define MANAGER_NAME  "debug_name"
+#define NAME_EXPECTED "a name of 1-255 bytes of UTF-8 without control characters"
+
+enum { F_ENTITY, F_NAME, F_HASH, F_NEXT, F_SEQ, F_COUNT };
+
+typedef struct dn_state {
+    uint32_t layout; /* STATE_LAYOUT */
+    const ecs_host *host;
+    ecs_soa soa;
+    ecs_entity_map map;
+    uint32_t *bucket; /* bucket_count heads, from host->alloc */
+    uint32_t bucket_count;
+    uint64_t next_seq;
+} dn_state;
+
+/* ---- field access ---- */
+
+static ecs_entity *ents(const dn_state *s)
+{
+    return (ecs_entity *)s->soa.field[F_ENTITY];
+}
+static char **names(const dn_state *s)
+{
+    return (char **)s->soa.field[F_NAME];
+}
+static uint32_t *hashes(const dn_state *s)
+{
+    return (uint32_t *)s->soa.field[F_HASH];
+}
+static uint32_t *nexts(const dn_state *s)
+{
+    return (uint32_t *)s->soa.field[F_NEXT];
+}
+static uint64_t *seqs(const dn_state *s)
+{
+    return (uint64_t *)s->soa.field[F_SEQ];
+}
+
+/* ---- names: validation and hashing ---- */
+
+/* Decode the UTF-8 sequence at p into *cp. Returns its length, or 0 when it is malformed
+ * (bad lead or continuation byte, overlong, a surrogate, above U+10FFFF). */
+static size_t utf8_decode(const unsigned char *p, uint32_t *cp)
+{
+    size_t n;
+    uint32_t v, min;
+    if (p[0] < 0x80) return *cp = p[0], 1;
+    if (p[0] >= 0xC2 && p[0] <= 0xDF)
+        n = 2, v = p[0] & 0x1Fu, min = 0x80;
+    else if (p[0] >= 0xE0 && p[0] <= 0xEF)
+        n = 3, v = p[0] & 0x0Fu, min = 0x800;
+    else if (p[0] >= 0xF0 && p[0] <= 0xF4)
+        n = 4, v = p[0] & 0x07u, min = 0x10000;
+    else
+        return 0;
+    for (size_t k = 1; k < n; k++) {
+        if ((p[k] & 0xC0u) != 0x80u) return 0; /* also stops at the terminating NUL */
+        v = (v << 6) | (p[k] & 0x3Fu);
+    }
+    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) return 0;
+    *cp = v;
+    return n;
+}
+
+/* What is wrong with name as a debug name, or NULL when it is good: 1 to
+ * ECS_DEBUG_NAME_MAX - 1 bytes of UTF-8, no control character (C0, DEL, C1). */
+static const char *name_problem(const char *name)
+{
+    if (!name) return "the name is NULL";
+    size_t len = strnlen(name, ECS_DEBUG_NAME_MAX);
+    if (len == 0) return "the name is empty";
+    if (len >= ECS_DEBUG_NAME_MAX) return "the name is longer than 255 bytes";
+    const unsigned char *p = (const unsigned char *)name;
+    for (size_t i = 0, n; i < len; i += n) {
+        uint32_t cp = 0;
+        if (!(n = utf8_decode(p + i, &cp))) return "the name is not valid UTF-8";
+        if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F)) return "the name has a control character";
+    }
+    return NULL;
+}
+
+static uint32_t name_hash(const char *name)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++) h = (h ^ *p) * 16777619u;
+    return h;
+}
+
+/* A host-allocated copy of name; NULL when memory ran out. */
+static char *copy_name(const dn_state *s, const char *name)
+{
+    size_t len = strlen(name);
+    char *copy = (char *)s->host->alloc(s->host, len + 1);
+    if (copy) memcpy(copy, name, len + 1);
+    return copy;
+}
+
+/* ---- the hash chains ---- */
+
+/* The link (bucket head or chain successor) that holds instance i in the chain of hash
+ * h. i must be in that chain. */
+static uint32_t *link_to(dn_state *s, uint32_t h, uint32_t i)
+{
+    uint32_t *link = &s->bucket[h & (s->bucket_count - 1)];
+    while (*link != i) link = &nexts(s)[*link];
+    return link;
+}
+
+static void chain_insert(dn_state *s, uint32_t i)
+{
+    uint32_t *head = &s->bucket[hashes(s)[i] & (s->bucket_count - 1)];
+    nexts(s)[i] = *head;
+    *head = i;
+}
+
+static void chain_unlink(dn_state *s, uint32_t i)
+{
+    *link_to(s, hashes(s)[i], i) = nexts(s)[i];
+}
+
+/* Make the table hold at least `need` instances at load factor <= 1. Rebuilds every
+ * chain into a new bucket array. ECS_ERR_NO_MEMORY leaves everything as it was. */
+static ecs_status buckets_reserve(dn_state *s, uint32_t need)
+{
+    if (need <= s->bucket_count) return ECS_OK;
+    uint32_t count = s->bucket_count ? s->bucket_count : MIN_BUCKETS;
+    while (count < need) {
+        if (count > UINT32_MAX / 2) return ECS_ERR_NO_MEMORY;
+        count *= 2;
+    }
+    uint32_t *bucket = (uint32_t *)s->host->alloc(s->host, (size_t)count * sizeof *bucket);
+    if (!bucket) return ECS_ERR_NO_MEMORY;
+    memset(bucket, 0xFF, (size_t)count * sizeof *bucket); /* every head ECS_SOA_NONE */
+    if (s->bucket) s->host->free(s->host, s->bucket);
+    s->bucket = bucket;
+    s->bucket_count = count;
+    for (uint32_t i = 0; i < s->soa.count; i++) chain_insert(s, i);
+    return ECS_OK;
+}
+
+/* ---- instances ---- */
+
+/* e's instance (e alive and named), or ECS_SOA_NONE. */
+static uint32_t instance_of(const dn_state *s, ecs_entity e)
+{
+    if (!ecs_alive(s->host, e)) return ECS_SOA_NONE;
+    return ecs_soa_lookup(&s->soa, F_ENTITY, &s->map, e);
+}
+
+/* Remove instance i: unlink it, free its name, move the last instance into its place. */
+static void remove_instance(dn_state *s, uint32_t i)
+{
+    chain_unlink(s, i);
+    s->host->free(s->host, names(s)[i]);
+    ecs_entity_map_set(&s->map, ents(s)[i], ECS_SOA_NONE);
+    uint32_t moved = ecs_soa_remove(&s->soa, i);
+    if (moved == ECS_SOA_NONE) return;          /* i was the last one */
+    *link_to(s, hashes(s)[i], moved) = i;       /* its chain still names the old slot */
+    ecs_entity_map_set(&s->map, ents(s)[i], i); /* an existing slot: cannot fail */
+}
+
+/* A new instance for e (its other fields zero, not chained yet). ECS_SOA_NONE when
+ * memory ran out (then nothing changed). */
+static uint32_t add_instance(dn_state *s, ecs_entity e)
+{
+    if (buckets_reserve(s, s->soa.count + 1) != ECS_OK) return ECS_SOA_NONE;
+    uint32_t i = ecs_soa_push(&s->soa);
+    if (i == ECS_SOA_NONE) return ECS_SOA_NONE;
+    if (ecs_entity_map_set(&s->map, e, i) != ECS_OK) {
+        s->soa.count--; /* the pushed instance was the last one */
+        return ECS_SOA_NONE;
+    }
+    ents(s)[i] = e;
+    return i;
+}
+
+/* Log a refused call and return its status. */
+static ecs_status refuse(const dn_state *s, ecs_status st, const char *call, ecs_entity e,
+                         const char *why)
+{
+    s->host->log(s->host, ECS_LOG_ERROR, "%s: entity %u.%u: %s (%s)", call, ecs_entity_index(e),
+                 ecs_entity_generation(e), why, ecs_status_text(st));
+    return st;
+}
+
+/* ---- the API ---- */
+
+/* Name e, replacing its name. ECS_ERR_STALE_ENTITY (dead e), ECS_ERR_INVALID_ARGUMENT
+ * (NULL name), ECS_ERR_BAD_VALUE (bad name), ECS_ERR_NO_MEMORY; on error nothing changes
+ * and one line is logged. */
+static ecs_status dn_set(void *self, ecs_entity e, const char *name)
+{
+    dn_state *s = (dn_state *)self;
+    if (!ecs_alive(s->host, e)) return refuse(s, ECS_ERR_STALE_ENTITY, "set", e, "not alive");
+    const char *problem = name_problem(name);
+    if (problem)
+        return refuse(s, name ? ECS_ERR_BAD_VALUE : ECS_ERR_INVALID_ARGUMENT, "set", e, problem);
+    char *copy = copy_name(s, name);
+    if (!copy) return refuse(s, ECS_ERR_NO_MEMORY, "set", e, "out of memory");
+    uint32_t i = ecs_soa_lookup(&s->soa, F_ENTITY, &s->map, e);
+    if (i != ECS_SOA_NONE) { /* replacing: leave the old name's chain */
+        chain_unlink(s, i);
+        s->host->free(s->host, names(s)[i]);
+    } else if ((i = add_instance(s, e)) == ECS_SOA_NONE) {
+        s->host->free(s->host, copy);
+        return refuse(s, ECS_ERR_NO_MEMORY, "set", e, "out of memory");
+    }
+    names(s)[i] = copy;
+    hashes(s)[i] = name_hash(copy);
+    seqs(s)[i] = s->next_seq++;
+    chain_insert(s, i);
+    return ECS_OK;
+}
+
+/* e's name, or NULL (no name, dead e). Valid until e's name changes or e is destroyed. */
+static const char *dn_get(void *self, ecs_entity e)
+{
+    dn_state *s = (dn_state *)self;
+    uint32_t i = instance_of(s, e);
+    return i == ECS_SOA_NONE ? NULL : names(s)[i];
+}
+
+/* Remove e's name. ECS_ERR_STALE_ENTITY for a dead e, ECS_ERR_NOT_FOUND without one. */
+static ecs_status dn_clear(void *self, ecs_entity e)
+{
+    dn_state *s = (dn_state *)self;
+    if (!ecs_alive(s->host, e)) return ECS_ERR_STALE_ENTITY;
+    uint32_t i = ecs_soa_lookup(&s->soa, F_ENTITY, &s->map, e);
+    if (i == ECS_SOA_NONE) return ECS_ERR_NOT_FOUND;
+    remove_instance(s, i);
+    return ECS_OK;
+}
+
+/* The live entity that most recently received name and still has it; the null entity
+ * when there is none (also for a NULL or invalid name). One chain walk: O(1) expected. */
+static ecs_entity dn_find(void *self, const char *name)
+{
+    dn_state *s = (dn_state *)self;
+    ecs_entity best = ecs_entity_null();
+    if (!name || s->bucket_count == 0) return best;
+    uint32_t h = name_hash(name);
+    uint64_t best_seq = 0;
+    for (uint32_t i = s->bucket[h & (s->bucket_count - 1)]; i != ECS_SOA_NONE; i = nexts(s)[i]) {
+        if (hashes(s)[i] != h || strcmp(names(s)[i], name) != 0) continue;
+        if (!ecs_alive(s->host, ents(s)[i])) continue; /* destroyed, not yet announced */
+        if (ecs_entity_is_null(best) || seqs(s)[i] > best_seq) {
+            best = ents(s)[i];
+            best_seq = seqs(s)[i];
+        }
+    }
+    return best;
+}
+
+/* Write "name#index.gen" ("#index.gen" without a name) into buf, truncated to size
+ * bytes (always terminated when size > 0). Returns buf. */
+static const char *dn_format(void *self, ecs_entity e, char *buf, size_t size)
+{
+    if (!buf || size == 0) return buf;
+    const char *name = dn_get(self, e);
+    snprintf(buf, size, "%s#%u.%u", name ? name : "", ecs_entity_index(e),
+             ecs_entity_generation(e));
+    return buf;
+}
+
+static uint32_t dn_count(void *self)
+{
+    return ((const dn_state *)self)->soa.count;
+}
+
+/* ---- the manager ---- */
+
+/* Forget the names of destroyed entities (their ids are already dead). */
+static void dn_entities_destroyed(void *state, const ecs_entity *list, uint32_t count)
+{
+    dn_state *s = (dn_state *)state;
+    for (uint32_t k = 0; k < count; k++) {
+        uint32_t i = ecs_soa_lookup(&s->soa, F_ENTITY, &s->map, list[k]);
+        if (i != ECS_SOA_NONE) remove_instance(s, i);
+    }
+}
+
+/* e's name as a JSON string in *out (NULL when e has none). ECS_ERR_INVALID_ARGUMENT
+ * for a NULL out, ECS_ERR_STALE_ENTITY for a dead e, ECS_ERR_NO_MEMORY. */
+static ecs_status dn_save(void *state, ecs_entity e, struct cJSON **out)
+{
+    dn_state *s = (dn_state *)state;
+    if (!out) return ECS_ERR_INVALID_ARGUMENT;
+    *out = NULL;
+    if (!ecs_alive(s->host, e)) return ECS_ERR_STALE_ENTITY;
+    uint32_t i = ecs_soa_lookup(&s->soa, F_ENTITY, &s->map, e);
+    if (i == ECS_SOA_NONE) return ECS_OK;
+    *out = cJSON_CreateString(names(s)[i]);
+    return *out ? ECS_OK : ECS_ERR_NO_MEMORY;
+}
+
+static const char *json_type(const cJSON *v)
+{
+    if (cJSON_IsString(v)) return "a string";
+    if (cJSON_IsNumber(v)) return "a number";
+    if (cJSON_IsBool(v)) return "a boolean";
+    if (cJSON_IsNull(v)) return "null";
+    if (cJSON_IsArray(v)) return "an array";
+    if (cJSON_IsObject(v)) return "an object";
+    return "an invalid value";
+}
+
+/* Name e from a scene value: a JSON string. On error e is left without a name and one
+ * line names the key and what was expected: ECS_ERR_BAD_VALUE, ECS_ERR_STALE_ENTITY,
+ * ECS_ERR_INVALID_ARGUMENT (NULL json), ECS_ERR_NO_MEMORY. */
+static ecs_status dn_load_component(void *state, ecs_entity e, const struct cJSON *json)
+{
+    dn_state *s = (dn_state *)state;
+    const char *call = "load_component";
+    if (!ecs_alive(s->host, e)) return refuse(s, ECS_ERR_STALE_ENTITY, call, e, "not alive");
+    if (!json) return refuse(s, ECS_ERR_INVALID_ARGUMENT, call, e, "json is NULL");
+    const char *problem = cJSON_IsString(json) ? name_problem(json->valuestring) : "";
+    ecs_status st = ECS_ERR_BAD_VALUE;
+    if (problem) {
+        s->host->log(s->host, ECS_LOG_ERROR,
+                     "%s: entity %u.%u: \"" MANAGER_NAME "\": expected " NAME_EXPECTED
+                     ", found %s%s%s",
+                     call, ecs_entity_index(e), ecs_entity_generation(e), json_type(json),
+                     *problem ? ": " : "", problem);
+    } else {
+        st = dn_set(s, e, json->valuestring);
+    }
+    if (st != ECS_OK) dn_clear(s, e); /* the contract: no component after an error */
+    return st;
+}
+
+/* ---- plugin life ---- */
+
+/* Point every stored host pointer at h (a reload hands the state to a new table). */
+static void bind_host(dn_state *s, const ecs_host *h)
+{
+    s->host = h;
+    s->soa.host = h;
+    s->map.host = h;
+}
+
+static void state_free(dn_state *s, const ecs_host *h)
+{
+    bind_host(s, h);
+    for (uint32_t i = 0; i < s->soa.count; i++) h->free(h, names(s)[i]);
+    ecs_soa_free(&s->soa);
+    ecs_entity_map_free(&s->map);
+    if (s->bucket) h->free(h, s->bucket);
+    h->free(h, s);
+}
+
+/* A new, empty state; NULL when memory ran out. */
+static dn_state *state_new(const ecs_host *h)
+{
+    dn_state *s = (dn_state *)h->alloc(h, sizeof *s);
+    if (!s) return NULL;
+    memset(s, 0, sizeof *s);
+    s->layout = STATE_LAYOUT;
+    s->host = h;
+    const size_t sizes[F_COUNT] = {sizeof(ecs_entity), sizeof(char *), sizeof(uint32_t),
+                                   sizeof(uint32_t), sizeof(uint64_t)};
+    ecs_soa_init(&s->soa, h, F_COUNT, sizes);
+    ecs_entity_map_init(&s->map, h);
+    return s;
+}
+
+/* The previous version's state when this load is a reload that hands it over; NULL for
+ * a fresh load. */
+static dn_state *previous_state(const ecs_load_args *args)
+{
+    size_t need = offsetof(ecs_load_args, previous_state) + sizeof(void *);
+    if (!args || args->struct_size < need) return NULL;
+    return (dn_state *)args->previous_state;
+}
+
+/* Register the manager and publish the API for state s. */
+static ecs_status register_all(const ecs_host *h, dn_state *s)
+{
+    ecs_manager_desc m = {sizeof m, MANAGER_NAME,     s, NULL, dn_entities_destroyed, dn_count,
+                          dn_save,  dn_load_component};
+    ecs_debug_name_api api = {sizeof api, s,       dn_set,    dn_get,
+                              dn_clear,   dn_find, dn_format, dn_count};
+    ecs_status st = h->register_manager(h, &m);
+    if (st == ECS_OK)
+        st = h->api_publish(h, ECS_DEBUG_NAME_API_NAME, ECS_DEBUG_NAME_API_VERSION, &api,
+                            sizeof api);
+    return st;
+}
+
+/* [main-thread] Make (or adopt) the state, register "debug_name", publish the API. On
+ * error a new state is freed; an adopted one is left untouched for the old version. */
+static ecs_status dn_load(const ecs_host *h, const ecs_load_args *args, void **state)
+{
+    dn_state *s = previous_state(args);
+    bool adopted = s != NULL;
+    if (adopted && s->layout != STATE_LAYOUT) {
+        h->log(h, ECS_LOG_ERROR, "load: the previous state has layout %u, expected %u", s->layout,
+               STATE_LAYOUT);
+        return ECS_ERR_ABI;
+    }
+    if (!adopted && !(s = state_new(h))) return ECS_ERR_NO_MEMORY;
+    ecs_status st = register_all(h, s);
+    if (st != ECS_OK) {
+        if (!adopted) state_free(s, h);
+        return st;
+    }
+    bind_host(s, h); /* only now: a failed reload leaves the old version's pointers */
+    *state = s;
+    return ECS_OK;
+}
+
+/* [main-thread] Free everything, except for a reload that keeps the state. */
+static void dn_unload(const ecs_host *h, void *state, ecs_unload_reason why)
+{
+    if (!state || why == ECS_UNLOAD_RELOAD_KEEP_STATE) return; /* the next version adopts it */
+    state_free((dn_state *)state, h);
+}
+
+static const char *const no_dependencies[] = {NULL};
+
+static const ecs_plugin_desc debug_name_plugin = {
+    ECS_PLUGIN_DESC_HEADER, "debug_name", "1.0.0",   STATE_LAYOUT,
+    no_dependencies,        dn_load,      dn_unload,
+};
+
+ECS_PLUGIN_EXPORT(debug_name_plugin)

@@ -1,0 +1,753 @@
+/* mesh.c: the mesh plugin: several meshes per entity (the seed's MeshComponentManager), as
+ * the manager "mesh" (scene value: an array of mesh objects) and the API "ecs.mesh" v1
+ * (mesh_api.h). Its update recomputes every mesh's world bounds from its entity's world
+ * matrix, read through the transform plugin's API.
+ *
+ * Data: one ecs_soa (one allocation) holding, per instance i: entity[i]; next[i] and
+ * prev[i], links among the meshes of the same entity; mesh[i] and material[i], copies
+ * from host->alloc (material NULL: none); visible[i]; local[i] and world[i] bounds. An
+ * ecs_entity_map gives each entity's first mesh (its head).
+ *
+ * Invariants: the meshes of an entity form one list in the order they were added:
+ * map[index(e)] == head + 1; next[] runs head -> tail and ends with ECS_SOA_NONE; prev[]
+ * runs backwards and prev[head] == tail, so appending is O(1). Hence an instance is a
+ * head exactly when next[prev[i]] != i. Removal unlinks the mesh, then swaps the last
+ * instance into the hole and re-points the links that named the moved one (the map or
+ * its predecessor's next; its successor's prev or, for a tail, its head's prev).
+ */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ecs_math.h"
+#include "ecs_plugin.h"
+#include "ecs_soa.h"
+#include "mesh_api.h"
+#include "transform_api.h"
+
+#define STATE_LAYOUT 1u /* == state_version: checked when a state is adopted */
+#define MANAGER_NAME "mesh"
+#define NONE         ECS_SOA_NONE
+
+enum { F_ENTITY, F_NEXT, F_PREV, F_MESH, F_MATERIAL, F_VISIBLE, F_LOCAL, F_WORLD, F_COUNT };
+
+typedef struct mesh_state {
+    uint32_t layout; /* STATE_LAYOUT */
+    const ecs_host *host;
+    /* The host's copy of the transform API: valid while the host runs, rewritten in place
+     * when transform reloads (zeroed while it is away), so always call through it. */
+    const ecs_transform_api *tf;
+    ecs_soa soa;
+    ecs_entity_map map; /* entity -> head */
+} mesh_state;
+
+/* ---- field access ---- */
+
+static ecs_entity *ents(const mesh_state *s)
+{
+    return (ecs_entity *)s->soa.field[F_ENTITY];
+}
+static uint32_t *nexts(const mesh_state *s)
+{
+    return (uint32_t *)s->soa.field[F_NEXT];
+}
+static uint32_t *prevs(const mesh_state *s)
+{
+    return (uint32_t *)s->soa.field[F_PREV];
+}
+static char **meshes(const mesh_state *s)
+{
+    return (char **)s->soa.field[F_MESH];
+}
+static char **materials(const mesh_state *s)
+{
+    return (char **)s->soa.field[F_MATERIAL];
+}
+static bool *visibles(const mesh_state *s)
+{
+    return (bool *)s->soa.field[F_VISIBLE];
+}
+static ecs_aabb *locals(const mesh_state *s)
+{
+    return (ecs_aabb *)s->soa.field[F_LOCAL];
+}
+static ecs_aabb *worlds(const mesh_state *s)
+{
+    return (ecs_aabb *)s->soa.field[F_WORLD];
+}
+
+/* ---- checking values ---- */
+
+/* Decode the UTF-8 sequence at p into *cp. Returns its length, or 0 when it is malformed
+ * (bad lead or continuation byte, overlong, a surrogate, above U+10FFFF). The same rules
+ * as debug_name.c: plugins share no code but the SDK's headers. */
+static size_t utf8_decode(const unsigned char *p, uint32_t *cp)
+{
+    size_t n;
+    uint32_t v, min;
+    if (p[0] < 0x80) return *cp = p[0], 1;
+    if (p[0] >= 0xC2 && p[0] <= 0xDF)
+        n = 2, v = p[0] & 0x1Fu, min = 0x80;
+    else if (p[0] >= 0xE0 && p[0] <= 0xEF)
+        n = 3, v = p[0] & 0x0Fu, min = 0x800;
+    else if (p[0] >= 0xF0 && p[0] <= 0xF4)
+        n = 4, v = p[0] & 0x07u, min = 0x10000;
+    else
+        return 0;
+    for (size_t k = 1; k < n; k++) {
+        if ((p[k] & 0xC0u) != 0x80u) return 0; /* also stops at the terminating NUL */
+        v = (v << 6) | (p[k] & 0x3Fu);
+    }
+    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) return 0;
+    *cp = v;
+    return n;
+}
+
+/* What is wrong with a resource or material name, or NULL when it is good: up to
+ * ECS_MESH_NAME_MAX - 1 bytes of UTF-8 without control characters, empty only when
+ * allowed. */
+static const char *text_problem(const char *text, bool allow_empty)
+{
+    if (!text) return "it is NULL";
+    size_t len = strnlen(text, ECS_MESH_NAME_MAX);
+    if (len == 0 && !allow_empty) return "it is empty";
+    if (len >= ECS_MESH_NAME_MAX) return "it is longer than 255 bytes";
+    const unsigned char *p = (const unsigned char *)text;
+    for (size_t i = 0, n; i < len; i += n) {
+        uint32_t cp = 0;
+        if (!(n = utf8_decode(p + i, &cp))) return "it is not valid UTF-8";
+        if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F)) return "it has a control character";
+    }
+    return NULL;
+}
+
+/* What is wrong with box as local bounds, or NULL: finite, min <= max on every axis. */
+static const char *bounds_problem(ecs_aabb b)
+{
+    if (!ecs_finite3(b.min) || !ecs_finite3(b.max)) return "a coordinate is not finite";
+    if (b.min.x > b.max.x || b.min.y > b.max.y || b.min.z > b.max.z)
+        return "min is above max on an axis";
+    return NULL;
+}
+
+/* Check desc: ECS_OK, ECS_ERR_INVALID_ARGUMENT for a NULL desc or mesh name,
+ * ECS_ERR_BAD_VALUE for a bad name or bounds; what is wrong written into why. */
+static ecs_status desc_check(const ecs_mesh_desc *desc, char *why, size_t size)
+{
+    const char *p;
+    if (!desc || !desc->mesh) {
+        snprintf(why, size, "%s is NULL", desc ? "desc->mesh" : "desc");
+        return ECS_ERR_INVALID_ARGUMENT;
+    }
+    if ((p = text_problem(desc->mesh, false)))
+        snprintf(why, size, "desc->mesh: %s", p);
+    else if (desc->material && (p = text_problem(desc->material, true)))
+        snprintf(why, size, "desc->material: %s", p);
+    else if ((p = bounds_problem(desc->local_bounds)))
+        snprintf(why, size, "desc->local_bounds: %s", p);
+    return p ? ECS_ERR_BAD_VALUE : ECS_OK;
+}
+
+/* A host-allocated copy of text, NULL for NULL or "" (and *failed = true when memory ran
+ * out). */
+static char *copy_text(const mesh_state *s, const char *text, bool *failed)
+{
+    if (!text || !*text) return NULL;
+    size_t len = strlen(text);
+    char *copy = (char *)s->host->alloc(s->host, len + 1);
+    if (copy)
+        memcpy(copy, text, len + 1);
+    else
+        *failed = true;
+    return copy;
+}
+
+/* Log a refused call and return its status. */
+static ecs_status refuse(const mesh_state *s, ecs_status st, const char *call, ecs_entity e,
+                         const char *why)
+{
+    s->host->log(s->host, ECS_LOG_ERROR, "%s: entity %u.%u: %s (%s)", call, ecs_entity_index(e),
+                 ecs_entity_generation(e), why, ecs_status_text(st));
+    return st;
+}
+
+/* ---- world matrices ---- */
+
+/* e's world matrix through the transform API into *m. False when e has no transform (or
+ * the transform plugin is away): then the identity applies. */
+static bool world_of(const mesh_state *s, ecs_entity e, ecs_mat4 *m)
+{
+    const ecs_transform_api *tf = s->tf;
+    return tf && tf->get_world && tf->get_world(tf->self, e, m) == ECS_OK;
+}
+
+/* Recompute the world bounds of the meshes head, next[head], ... under matrix m (NULL:
+ * the identity). */
+static void update_list(mesh_state *s, uint32_t head, const ecs_mat4 *m)
+{
+    const uint32_t *next = nexts(s);
+    const ecs_aabb *local = locals(s);
+    ecs_aabb *world = worlds(s);
+    if (m)
+        for (uint32_t i = head; i != NONE; i = next[i]) world[i] = ecs_aabb_transform(m, local[i]);
+    else
+        for (uint32_t i = head; i != NONE; i = next[i]) world[i] = local[i];
+}
+
+/* ---- instances and per-entity lists ---- */
+
+/* e's first mesh (e alive), or NONE. */
+static uint32_t head_of(const mesh_state *s, ecs_entity e)
+{
+    if (!ecs_alive(s->host, e)) return NONE;
+    return ecs_soa_lookup(&s->soa, F_ENTITY, &s->map, e);
+}
+
+/* The k-th mesh of the list starting at head, or NONE. */
+static uint32_t nth(const mesh_state *s, uint32_t head, uint32_t k)
+{
+    uint32_t i = head;
+    while (i != NONE && k-- > 0) i = nexts(s)[i];
+    return i;
+}
+
+/* Take instance i out of its entity's list (head: the list's head). */
+static void list_unlink(mesh_state *s, uint32_t head, uint32_t i)
+{
+    uint32_t *next = nexts(s), *prev = prevs(s);
+    if (i == head) {
+        uint32_t second = next[i];
+        if (second != NONE) prev[second] = prev[i];      /* the tail */
+        ecs_entity_map_set(&s->map, ents(s)[i], second); /* existing slot: cannot fail */
+        return;
+    }
+    next[prev[i]] = next[i];
+    if (next[i] != NONE)
+        prev[next[i]] = prev[i];
+    else
+        prev[head] = prev[i]; /* i was the tail */
+}
+
+/* The instance that lived at `from` now lives at `to` (its fields already copied): point
+ * the links that named `from` at `to`. */
+static void list_moved(mesh_state *s, uint32_t from, uint32_t to)
+{
+    uint32_t *next = nexts(s), *prev = prevs(s);
+    uint32_t head = ecs_entity_map_get(&s->map, ents(s)[to]);
+    if (head == from) {
+        ecs_entity_map_set(&s->map, ents(s)[to], to); /* existing slot: cannot fail */
+        head = to;
+    } else {
+        next[prev[to]] = to;
+    }
+    if (next[to] != NONE)
+        prev[next[to]] = to;
+    else
+        prev[head] = to; /* a tail (for a lone mesh: prev[to] = to) */
+}
+
+/* Remove instance i (of the list starting at head): free its names, fill its slot with
+ * the last instance. */
+static void remove_instance(mesh_state *s, uint32_t head, uint32_t i)
+{
+    list_unlink(s, head, i);
+    s->host->free(s->host, meshes(s)[i]);
+    if (materials(s)[i]) s->host->free(s->host, materials(s)[i]);
+    uint32_t moved = ecs_soa_remove(&s->soa, i);
+    if (moved != NONE) list_moved(s, moved, i);
+}
+
+/* Remove every mesh of the list starting at head. */
+static void remove_list(mesh_state *s, ecs_entity e, uint32_t head)
+{
+    while (head != NONE) {
+        remove_instance(s, head, head);
+        head = ecs_soa_lookup(&s->soa, F_ENTITY, &s->map, e);
+    }
+}
+
+/* Append a zeroed instance to e's list; its position in *k (may be NULL). NONE when
+ * memory ran out (then nothing changed). */
+static uint32_t append_instance(mesh_state *s, ecs_entity e, uint32_t *k)
+{
+    uint32_t head = ecs_soa_lookup(&s->soa, F_ENTITY, &s->map, e);
+    uint32_t i = ecs_soa_push(&s->soa);
+    if (i == NONE) return NONE;
+    if (head == NONE && ecs_entity_map_set(&s->map, e, i) != ECS_OK) {
+        s->soa.count--; /* the pushed instance was the last one */
+        return NONE;
+    }
+    ents(s)[i] = e;
+    nexts(s)[i] = NONE;
+    if (k) *k = 0;
+    if (head == NONE) {
+        prevs(s)[i] = i;
+        return i;
+    }
+    for (uint32_t j = head; k && j != NONE; j = nexts(s)[j]) ++*k; /* only when asked */
+    uint32_t tail = prevs(s)[head];
+    nexts(s)[tail] = i;
+    prevs(s)[i] = tail;
+    prevs(s)[head] = i;
+    return i;
+}
+
+/* ---- the API ---- */
+
+/* Add a mesh to e after its others; its position in *k (may be NULL). On error nothing
+ * changes and one line is logged: ECS_ERR_STALE_ENTITY, ECS_ERR_INVALID_ARGUMENT (NULL
+ * desc or mesh), ECS_ERR_BAD_VALUE (bad name, bounds), ECS_ERR_NO_MEMORY. */
+static ecs_status mesh_add(void *self, ecs_entity e, const ecs_mesh_desc *desc, uint32_t *k)
+{
+    mesh_state *s = (mesh_state *)self;
+    char why[96];
+    if (!ecs_alive(s->host, e)) return refuse(s, ECS_ERR_STALE_ENTITY, "add", e, "not alive");
+    ecs_status st = desc_check(desc, why, sizeof why);
+    if (st != ECS_OK) return refuse(s, st, "add", e, why);
+    bool failed = false;
+    char *mesh = copy_text(s, desc->mesh, &failed);
+    char *material = copy_text(s, desc->material, &failed);
+    uint32_t i = failed ? NONE : append_instance(s, e, k);
+    if (i == NONE) {
+        if (mesh) s->host->free(s->host, mesh);
+        if (material) s->host->free(s->host, material);
+        return refuse(s, ECS_ERR_NO_MEMORY, "add", e, "out of memory");
+    }
+    meshes(s)[i] = mesh;
+    materials(s)[i] = material;
+    visibles(s)[i] = desc->visible;
+    locals(s)[i] = desc->local_bounds;
+    ecs_mat4 m; /* world bounds are right from the start, not only after an update */
+    worlds(s)[i] =
+        world_of(s, e, &m) ? ecs_aabb_transform(&m, desc->local_bounds) : desc->local_bounds;
+    return ECS_OK;
+}
+
+/* Remove e's mesh k; the later ones move down by one. ECS_ERR_STALE_ENTITY,
+ * ECS_ERR_NOT_FOUND when k >= count_of(e). */
+static ecs_status mesh_remove(void *self, ecs_entity e, uint32_t k)
+{
+    mesh_state *s = (mesh_state *)self;
+    if (!ecs_alive(s->host, e)) return ECS_ERR_STALE_ENTITY;
+    uint32_t head = head_of(s, e), i = nth(s, head, k);
+    if (i == NONE) return ECS_ERR_NOT_FOUND;
+    remove_instance(s, head, i);
+    return ECS_OK;
+}
+
+/* Remove every mesh of e (ECS_OK also when it had none). ECS_ERR_STALE_ENTITY. */
+static ecs_status mesh_remove_all(void *self, ecs_entity e)
+{
+    mesh_state *s = (mesh_state *)self;
+    if (!ecs_alive(s->host, e)) return ECS_ERR_STALE_ENTITY;
+    remove_list(s, e, head_of(s, e));
+    return ECS_OK;
+}
+
+/* How many meshes e has (0 for a dead entity). */
+static uint32_t mesh_count_of(void *self, ecs_entity e)
+{
+    const mesh_state *s = (const mesh_state *)self;
+    uint32_t n = 0;
+    for (uint32_t i = head_of(s, e); i != NONE; i = nexts(s)[i]) n++;
+    return n;
+}
+
+/* e's mesh k into *out (material "" when it has none; strings valid until e's meshes
+ * change). ECS_ERR_INVALID_ARGUMENT (NULL out), ECS_ERR_STALE_ENTITY, ECS_ERR_NOT_FOUND. */
+static ecs_status mesh_get(void *self, ecs_entity e, uint32_t k, ecs_mesh_info *out)
+{
+    const mesh_state *s = (const mesh_state *)self;
+    if (!out) return ECS_ERR_INVALID_ARGUMENT;
+    if (!ecs_alive(s->host, e)) return ECS_ERR_STALE_ENTITY;
+    uint32_t i = nth(s, head_of(s, e), k);
+    if (i == NONE) return ECS_ERR_NOT_FOUND;
+    out->mesh = meshes(s)[i];
+    out->material = materials(s)[i] ? materials(s)[i] : "";
+    out->visible = visibles(s)[i];
+    out->local_bounds = locals(s)[i];
+    out->world_bounds = worlds(s)[i];
+    return ECS_OK;
+}
+
+/* Show or hide e's mesh k. ECS_ERR_STALE_ENTITY, ECS_ERR_NOT_FOUND. */
+static ecs_status mesh_set_visible(void *self, ecs_entity e, uint32_t k, bool visible)
+{
+    mesh_state *s = (mesh_state *)self;
+    if (!ecs_alive(s->host, e)) return ECS_ERR_STALE_ENTITY;
+    uint32_t i = nth(s, head_of(s, e), k);
+    if (i == NONE) return ECS_ERR_NOT_FOUND;
+    visibles(s)[i] = visible;
+    return ECS_OK;
+}
+
+static uint32_t mesh_count(void *self)
+{
+    return ((const mesh_state *)self)->soa.count;
+}
+
+/* ---- the manager ---- */
+
+/* [frame] World bounds of every mesh: one get_world per entity, at its head; the other
+ * meshes of the entity are done with it. */
+static void mesh_update(void *state, const ecs_frame_info *frame)
+{
+    mesh_state *s = (mesh_state *)state;
+    const uint32_t *next = nexts(s), *prev = prevs(s);
+    const ecs_entity *ent = ents(s);
+    for (uint32_t i = 0, n = s->soa.count; i < n; i++) {
+        if (next[prev[i]] == i) continue; /* not a head: done with its head */
+        ecs_mat4 m;
+        update_list(s, i, world_of(s, ent[i], &m) ? &m : NULL);
+    }
+}
+
+/* [frame] Drop the meshes of destroyed entities (their ids are already dead). */
+static void mesh_entities_destroyed(void *state, const ecs_entity *list, uint32_t count)
+{
+    mesh_state *s = (mesh_state *)state;
+    for (uint32_t k = 0; k < count; k++)
+        remove_list(s, list[k], ecs_soa_lookup(&s->soa, F_ENTITY, &s->map, list[k]));
+}
+
+/* ---- JSON: "mesh": [{"mesh", "material", "visible", "bounds": {"min", "max"}}] ---- */
+
+static const char *json_type(const cJSON *v)
+{
+    if (!v) return "nothing";
+    if (cJSON_IsString(v)) return "a string";
+    if (cJSON_IsNumber(v)) return "a number";
+    if (cJSON_IsBool(v)) return "a boolean";
+    if (cJSON_IsNull(v)) return "null";
+    if (cJSON_IsArray(v)) return "an array";
+    if (cJSON_IsObject(v)) return "an object";
+    return "an invalid value";
+}
+
+/* The double with the fewest decimal digits that converts back to f, so 0.1f is
+ * written 0.1 rather than 0.10000000149011612. */
+static double short_double(float f)
+{
+    char buf[32];
+    for (int digits = 1; digits < 9; digits++) {
+        snprintf(buf, sizeof buf, "%.*g", digits, (double)f);
+        double d = strtod(buf, NULL);
+        if ((float)d == f) return d;
+    }
+    return f; /* 9 significant digits always round-trip a float */
+}
+
+static cJSON *vec3_json(ecs_vec3 v)
+{
+    const double d[3] = {short_double(v.x), short_double(v.y), short_double(v.z)};
+    return cJSON_CreateDoubleArray(d, 3);
+}
+
+/* Instance i as a JSON object; NULL when memory ran out. */
+static cJSON *mesh_json(const mesh_state *s, uint32_t i)
+{
+    cJSON *o = cJSON_CreateObject(), *b = cJSON_CreateObject();
+    bool ok = o && b && cJSON_AddStringToObject(o, "mesh", meshes(s)[i]) &&
+              cJSON_AddStringToObject(o, "material", materials(s)[i] ? materials(s)[i] : "") &&
+              cJSON_AddBoolToObject(o, "visible", visibles(s)[i]) &&
+              cJSON_AddItemToObject(o, "bounds", b);
+    if (!ok) {
+        cJSON_Delete(b);
+        cJSON_Delete(o);
+        return NULL;
+    }
+    cJSON *min = vec3_json(locals(s)[i].min), *max = vec3_json(locals(s)[i].max);
+    if (min) cJSON_AddItemToObject(b, "min", min);
+    if (max) cJSON_AddItemToObject(b, "max", max);
+    if (!min || !max) cJSON_Delete(o);
+    return min && max ? o : NULL;
+}
+
+/* e's meshes as a JSON array in *out (NULL when e has none). ECS_ERR_INVALID_ARGUMENT,
+ * ECS_ERR_STALE_ENTITY, ECS_ERR_NO_MEMORY (then *out is NULL). */
+static ecs_status mesh_save(void *state, ecs_entity e, struct cJSON **out)
+{
+    const mesh_state *s = (const mesh_state *)state;
+    if (!out) return ECS_ERR_INVALID_ARGUMENT;
+    *out = NULL;
+    if (!ecs_alive(s->host, e)) return ECS_ERR_STALE_ENTITY;
+    uint32_t head = head_of(s, e);
+    if (head == NONE) return ECS_OK;
+    cJSON *list = cJSON_CreateArray();
+    for (uint32_t i = head; list && i != NONE; i = nexts(s)[i]) {
+        cJSON *item = mesh_json(s, i);
+        if (!item || !cJSON_AddItemToArray(list, item)) {
+            cJSON_Delete(item);
+            cJSON_Delete(list);
+            list = NULL;
+        }
+    }
+    *out = list;
+    return list ? ECS_OK : ECS_ERR_NO_MEMORY;
+}
+
+/* Where a scene value is being read, for error lines: entity e, mesh k. */
+typedef struct json_where {
+    const mesh_state *s;
+    ecs_entity e;
+    int k;
+} json_where;
+
+/* Log "expected X, found Y" for key (of mesh [k]) and return ECS_ERR_BAD_VALUE. */
+static ecs_status json_bad(const json_where *at, const char *key, const char *expected,
+                           const char *found)
+{
+    const ecs_host *h = at->s->host;
+    char path[80];
+    if (at->k < 0)
+        snprintf(path, sizeof path, "\"%s\"", MANAGER_NAME);
+    else
+        snprintf(path, sizeof path, "\"%s\"[%d]%s%s", MANAGER_NAME, at->k, *key ? "." : "", key);
+    h->log(h, ECS_LOG_ERROR, "load_component: entity %u.%u: %s: expected %s, found %s",
+           ecs_entity_index(at->e), ecs_entity_generation(at->e), path, expected, found);
+    return ECS_ERR_BAD_VALUE;
+}
+
+/* Read v, an array of 3 finite numbers (as floats), into *out. */
+static ecs_status json_vec3(const json_where *at, const char *key, const cJSON *v, ecs_vec3 *out)
+{
+    const char *expected = "an array of 3 finite numbers";
+    char found[64];
+    if (!cJSON_IsArray(v)) return json_bad(at, key, expected, json_type(v));
+    int n = cJSON_GetArraySize(v);
+    if (n != 3) {
+        snprintf(found, sizeof found, "an array of %d", n);
+        return json_bad(at, key, expected, found);
+    }
+    float f[3];
+    for (int c = 0; c < 3; c++) {
+        const cJSON *x = cJSON_GetArrayItem(v, c);
+        if (!cJSON_IsNumber(x)) {
+            snprintf(found, sizeof found, "%s at [%d]", json_type(x), c);
+            return json_bad(at, key, expected, found);
+        }
+        f[c] = (float)x->valuedouble;
+        if (!isfinite(f[c])) { /* also a finite double beyond the float range */
+            snprintf(found, sizeof found, "%g at [%d] (not a finite float)", x->valuedouble, c);
+            return json_bad(at, key, expected, found);
+        }
+    }
+    *out = ecs_vec3_make(f[0], f[1], f[2]);
+    return ECS_OK;
+}
+
+/* Read the optional string key of o into *out (absent: fallback). */
+static ecs_status json_text(const json_where *at, const cJSON *o, const char *key, bool allow_empty,
+                            const char *fallback, const char **out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    const char *expected = allow_empty ? "a string of 0-255 bytes of UTF-8 without control "
+                                         "characters"
+                                       : "a string of 1-255 bytes of UTF-8 without control "
+                                         "characters";
+    if (!v && fallback) return *out = fallback, ECS_OK;
+    if (!cJSON_IsString(v)) return json_bad(at, key, expected, json_type(v));
+    const char *why = text_problem(v->valuestring, allow_empty);
+    if (why) {
+        char found[64];
+        snprintf(found, sizeof found, "a string where %s", why);
+        return json_bad(at, key, expected, found);
+    }
+    *out = v->valuestring;
+    return ECS_OK;
+}
+
+/* Read the "bounds" object of o into *out. */
+static ecs_status json_bounds(const json_where *at, const cJSON *o, ecs_aabb *out)
+{
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, "bounds");
+    if (!cJSON_IsObject(b))
+        return json_bad(at, "bounds", "an object {\"min\": [x,y,z], \"max\": [x,y,z]}",
+                        json_type(b));
+    ecs_status st =
+        json_vec3(at, "bounds.min", cJSON_GetObjectItemCaseSensitive(b, "min"), &out->min);
+    if (st == ECS_OK)
+        st = json_vec3(at, "bounds.max", cJSON_GetObjectItemCaseSensitive(b, "max"), &out->max);
+    if (st == ECS_OK && bounds_problem(*out))
+        st = json_bad(at, "bounds", "min <= max on every axis", "min above max");
+    return st;
+}
+
+/* Warn about keys of mesh object o this version does not know (a typo loses data). */
+static void json_unknown_keys(const json_where *at, const cJSON *o)
+{
+    static const char *const known[] = {"mesh", "material", "visible", "bounds"};
+    const cJSON *v;
+    cJSON_ArrayForEach(v, o)
+    {
+        bool found = false;
+        for (size_t j = 0; j < sizeof known / sizeof known[0] && !found; j++)
+            found = v->string && strcmp(v->string, known[j]) == 0;
+        if (!found)
+            at->s->host->log(at->s->host, ECS_LOG_WARN,
+                             "load_component: entity %u.%u: \"%s\"[%d]: unknown key \"%s\" "
+                             "ignored (known: mesh, material, visible, bounds)",
+                             ecs_entity_index(at->e), ecs_entity_generation(at->e), MANAGER_NAME,
+                             at->k, v->string ? v->string : "");
+    }
+}
+
+/* Read one mesh object into *d (its strings point into o). Keys: "mesh" (required),
+ * "material" (default none), "visible" (default true), "bounds" (required); others are
+ * ignored with a warning. */
+static ecs_status json_mesh(const json_where *at, const cJSON *o, ecs_mesh_desc *d)
+{
+    if (!cJSON_IsObject(o))
+        return json_bad(at, "", "an object {\"mesh\": ..., \"bounds\": ...}", json_type(o));
+    json_unknown_keys(at, o);
+    const cJSON *vis = cJSON_GetObjectItemCaseSensitive(o, "visible");
+    ecs_status st = json_text(at, o, "mesh", false, NULL, &d->mesh);
+    if (st == ECS_OK) st = json_text(at, o, "material", true, "", &d->material);
+    if (st == ECS_OK && vis && !cJSON_IsBool(vis))
+        st = json_bad(at, "visible", "true or false", json_type(vis));
+    d->visible = !vis || cJSON_IsTrue(vis);
+    if (st == ECS_OK) st = json_bounds(at, o, &d->local_bounds);
+    return st;
+}
+
+/* Give e the meshes of a scene value, replacing those it had: an array of mesh objects.
+ * On error e is left without meshes and one line names the key and what was expected:
+ * ECS_ERR_BAD_VALUE, ECS_ERR_STALE_ENTITY, ECS_ERR_INVALID_ARGUMENT, ECS_ERR_NO_MEMORY. */
+static ecs_status mesh_load_component(void *state, ecs_entity e, const struct cJSON *json)
+{
+    mesh_state *s = (mesh_state *)state;
+    json_where at = {s, e, -1};
+    if (!ecs_alive(s->host, e))
+        return refuse(s, ECS_ERR_STALE_ENTITY, "load_component", e, "not alive");
+    if (!json) return refuse(s, ECS_ERR_INVALID_ARGUMENT, "load_component", e, "json is NULL");
+    remove_list(s, e, head_of(s, e));
+    if (!cJSON_IsArray(json)) return json_bad(&at, "", "an array of mesh objects", json_type(json));
+    ecs_status st = ECS_OK;
+    const cJSON *item;
+    cJSON_ArrayForEach(item, json)
+    {
+        ecs_mesh_desc d;
+        at.k++;
+        st = json_mesh(&at, item, &d);
+        if (st == ECS_OK) st = mesh_add(s, e, &d, NULL);
+        if (st != ECS_OK) break;
+    }
+    if (st != ECS_OK) remove_list(s, e, head_of(s, e)); /* all or nothing */
+    return st;
+}
+
+/* ---- plugin life ---- */
+
+/* Point every stored host pointer at h (a reload hands the state to a new table). */
+static void bind_host(mesh_state *s, const ecs_host *h, const ecs_transform_api *tf)
+{
+    s->host = h;
+    s->soa.host = h;
+    s->map.host = h;
+    s->tf = tf;
+}
+
+static void state_free(mesh_state *s, const ecs_host *h)
+{
+    bind_host(s, h, s->tf);
+    for (uint32_t i = 0; i < s->soa.count; i++) {
+        h->free(h, meshes(s)[i]);
+        if (materials(s)[i]) h->free(h, materials(s)[i]);
+    }
+    ecs_soa_free(&s->soa);
+    ecs_entity_map_free(&s->map);
+    h->free(h, s);
+}
+
+/* A new, empty state; NULL when memory ran out. */
+static mesh_state *state_new(const ecs_host *h, const ecs_transform_api *tf)
+{
+    mesh_state *s = (mesh_state *)h->alloc(h, sizeof *s);
+    if (!s) return NULL;
+    memset(s, 0, sizeof *s);
+    s->layout = STATE_LAYOUT;
+    const size_t sizes[F_COUNT] = {sizeof(ecs_entity), sizeof(uint32_t), sizeof(uint32_t),
+                                   sizeof(char *),     sizeof(char *),   sizeof(bool),
+                                   sizeof(ecs_aabb),   sizeof(ecs_aabb)};
+    ecs_soa_init(&s->soa, h, F_COUNT, sizes);
+    ecs_entity_map_init(&s->map, h);
+    bind_host(s, h, tf);
+    return s;
+}
+
+/* The transform API (version 1, large enough to hold get_world), or NULL with a log line. */
+static const ecs_transform_api *find_transform(const ecs_host *h)
+{
+    size_t size = 0;
+    const ecs_transform_api *tf = (const ecs_transform_api *)h->api_find(
+        h, ECS_TRANSFORM_API_NAME, ECS_TRANSFORM_API_VERSION, &size);
+    if (tf && size >= offsetof(ecs_transform_api, get_world) + sizeof tf->get_world) return tf;
+    h->log(h, ECS_LOG_ERROR, "load: no API \"%s\" v%u%s: is the transform plugin loaded?",
+           ECS_TRANSFORM_API_NAME, ECS_TRANSFORM_API_VERSION, tf ? " large enough" : "");
+    return NULL;
+}
+
+/* The previous version's state when this load is a reload that hands it over; NULL for
+ * a fresh load. */
+static mesh_state *previous_state(const ecs_load_args *args)
+{
+    size_t need = offsetof(ecs_load_args, previous_state) + sizeof(void *);
+    if (!args || args->struct_size < need) return NULL;
+    return (mesh_state *)args->previous_state;
+}
+
+/* Register the manager and publish the API for state s. */
+static ecs_status register_all(const ecs_host *h, mesh_state *s)
+{
+    ecs_manager_desc m = {
+        sizeof m,  MANAGER_NAME,       s, mesh_update, mesh_entities_destroyed, mesh_count,
+        mesh_save, mesh_load_component};
+    ecs_mesh_api api = {sizeof api,    s,        mesh_add,         mesh_remove, mesh_remove_all,
+                        mesh_count_of, mesh_get, mesh_set_visible, mesh_count};
+    ecs_status st = h->register_manager(h, &m);
+    if (st == ECS_OK)
+        st = h->api_publish(h, ECS_MESH_API_NAME, ECS_MESH_API_VERSION, &api, sizeof api);
+    return st;
+}
+
+/* [main-thread] Find the transform API, make (or adopt) the state, register "mesh",
+ * publish the API. On error a new state is freed; an adopted one is left untouched for
+ * the old version. */
+static ecs_status mesh_load(const ecs_host *h, const ecs_load_args *args, void **state)
+{
+    const ecs_transform_api *tf = find_transform(h);
+    if (!tf) return ECS_ERR_NOT_FOUND;
+    mesh_state *s = previous_state(args);
+    bool adopted = s != NULL;
+    if (adopted && s->layout != STATE_LAYOUT) {
+        h->log(h, ECS_LOG_ERROR, "load: the previous state has layout %u, expected %u", s->layout,
+               STATE_LAYOUT);
+        return ECS_ERR_ABI;
+    }
+    if (!adopted && !(s = state_new(h, tf))) return ECS_ERR_NO_MEMORY;
+    ecs_status st = register_all(h, s);
+    if (st != ECS_OK) {
+        if (!adopted) state_free(s, h);
+        return st;
+    }
+    bind_host(s, h, tf); /* only now: a failed reload leaves the old version's pointers */
+    *state = s;
+    return ECS_OK;
+}
+
+/* [main-thread] Free everything, except for a reload that keeps the state. */
+static void mesh_unload(const ecs_host *h, void *state, ecs_unload_reason why)
+{
+    if (!state || why == ECS_UNLOAD_RELOAD_KEEP_STATE) return; /* the next version adopts it */
+    state_free((mesh_state *)state, h);
+}
+
+static const char *const dependencies[] = {"transform", NULL};
+
+static const ecs_plugin_desc mesh_plugin = {
+    ECS_PLUGIN_DESC_HEADER, "mesh", "1.0.0", STATE_LAYOUT, dependencies, mesh_load, mesh_unload,
+};
+
+ECS_PLUGIN_EXPORT(mesh_plugin)

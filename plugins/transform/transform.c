@@ -1,0 +1,978 @@
+/* transform.c: the transform plugin: one component manager ("transform") holding a local
+ * transform (position, unit rotation, scale), a world matrix and hierarchy links per
+ * entity (the seed's TransformComponentManager), and the API "ecs.transform" v1
+ * (transform_api.h).
+ *
+ * Data: one ecs_soa (one allocation, grown by reallocation) with, per instance i:
+ *   entity[i]  the owner            local[i]  position, rotation, scale
+ *   world[i]   world matrix         parent[i], first_child[i], next_sibling[i],
+ *   dirty[i]   0 between calls      prev_sibling[i]: instance numbers, ECS_SOA_NONE if none
+ *   flags[i]   FLAG_IMPLICIT: made as the parent a scene named before its own component
+ * and an ecs_entity_map (entity index -> instance). Children form a doubly linked list.
+ *
+ * Invariants, true whenever no call of this file is running:
+ *   1. parents before children: parent[i] == NONE or parent[i] < i. It is what lets one
+ *      linear pass over [lo, count) recompute every changed world matrix: a parent is
+ *      final before any of its children is read (flush). It also makes the last instance
+ *      a leaf.
+ *   2. world[i] == TRS(local[i]) for a root, world[parent[i]] * TRS(local[i]) otherwise.
+ *   3. the links agree: c is in p's child list iff parent[c] == p; map[index(entity[i])]
+ *      == i + 1; dirty[] is all zero.
+ * How each change keeps invariant 1:
+ *   - add appends, after its parent.
+ *   - set_parent under a parent p that comes after e: the members of e's subtree in
+ *     [e, p] move behind the rest of that range, both groups keeping their order (a stable
+ *     partition): O(subtree + distance between e and p). Under an earlier parent nothing
+ *     moves, the common case (a parent made before its child).
+ *   - removal swaps the last instance (a leaf) into the hole. If that puts it before its
+ *     parent, it swaps places with its parent, and so up the ancestor chain while the
+ *     node at the hole comes before its own parent (sift_up): every swap keeps all other
+ *     pairs in order, so a removal costs O(depth) swaps, not a shift of the arrays.
+ * Every move of instances rewrites each link that names a moved instance (relink) before
+ * the data moves.
+ */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <string.h>
+
+#if defined(__SSE2__)
+#include <xmmintrin.h>
+#endif
+
+#include "ecs_math.h"
+#include "ecs_plugin.h"
+#include "ecs_soa.h"
+#include "transform_api.h"
+
+#define STATE_LAYOUT  1u /* == state_version: checked when a state is adopted */
+#define MANAGER_NAME  "transform"
+#define NONE          ECS_SOA_NONE
+#define FLAG_IMPLICIT 1u
+#define SCRATCH_KEEP  65536u /* scratch bytes kept between calls; more is freed after use */
+
+enum { F_ENTITY, F_LOCAL, F_WORLD, F_PARENT, F_FIRST, F_NEXT, F_PREV, F_DIRTY, F_FLAGS, F_COUNT };
+
+typedef struct tf_state {
+    uint32_t layout; /* STATE_LAYOUT */
+    const ecs_host *host;
+    ecs_soa soa;
+    ecs_entity_map map;
+    uint32_t dirty_lo; /* lowest instance marked dirty, NONE when none (inside calls only) */
+    void *scratch;     /* from host->alloc: instance reordering */
+    size_t scratch_size;
+} tf_state;
+
+/* ---- field access ---- */
+
+static ecs_entity *ents(const tf_state *t)
+{
+    return (ecs_entity *)t->soa.field[F_ENTITY];
+}
+static ecs_transform_local *locals(const tf_state *t)
+{
+    return (ecs_transform_local *)t->soa.field[F_LOCAL];
+}
+static ecs_mat4 *worlds(const tf_state *t)
+{
+    return (ecs_mat4 *)t->soa.field[F_WORLD];
+}
+static uint32_t *parents(const tf_state *t)
+{
+    return (uint32_t *)t->soa.field[F_PARENT];
+}
+static uint32_t *firsts(const tf_state *t)
+{
+    return (uint32_t *)t->soa.field[F_FIRST];
+}
+static uint32_t *nexts(const tf_state *t)
+{
+    return (uint32_t *)t->soa.field[F_NEXT];
+}
+static uint32_t *prevs(const tf_state *t)
+{
+    return (uint32_t *)t->soa.field[F_PREV];
+}
+static uint8_t *dirties(const tf_state *t)
+{
+    return (uint8_t *)t->soa.field[F_DIRTY];
+}
+static uint8_t *flags(const tf_state *t)
+{
+    return (uint8_t *)t->soa.field[F_FLAGS];
+}
+
+/* The instance of e, or NONE (no generation check beyond the stored id). */
+static uint32_t lookup(const tf_state *t, ecs_entity e)
+{
+    return ecs_soa_lookup(&t->soa, F_ENTITY, &t->map, e);
+}
+
+/* e's instance into *i: ECS_ERR_STALE_ENTITY when e is dead, ECS_ERR_NOT_FOUND when it has
+ * no transform. */
+static ecs_status find(const tf_state *t, ecs_entity e, uint32_t *i)
+{
+    if (!ecs_alive(t->host, e)) return ECS_ERR_STALE_ENTITY;
+    *i = lookup(t, e);
+    return *i == NONE ? ECS_ERR_NOT_FOUND : ECS_OK;
+}
+
+/* ---- values ---- */
+
+static ecs_transform_local identity_local(void)
+{
+    ecs_transform_local l;
+    l.position = ecs_vec3_make(0, 0, 0);
+    l.rotation = ecs_quat_identity();
+    l.scale = ecs_vec3_make(1, 1, 1);
+    return l;
+}
+
+/* |q|^2 in double (no overflow for any finite float). */
+static double quat_norm2(ecs_quat q)
+{
+    return (double)q.x * q.x + (double)q.y * q.y + (double)q.z * q.z + (double)q.w * q.w;
+}
+
+/* True when every number of l is finite and its rotation is not zero. */
+static bool local_ok(const ecs_transform_local *l)
+{
+    const ecs_quat q = l->rotation;
+    if (!ecs_finite3(l->position) || !ecs_finite3(l->scale)) return false;
+    if (!isfinite(q.x) || !isfinite(q.y) || !isfinite(q.z) || !isfinite(q.w)) return false;
+    return quat_norm2(q) > 0.0;
+}
+
+/* *out = *in with a unit rotation: one off by more than rounding is normalized (a unit one
+ * is kept bit for bit). Precondition: local_ok(in). */
+static void local_store(ecs_transform_local *out, const ecs_transform_local *in)
+{
+    *out = *in;
+    double n = quat_norm2(in->rotation);
+    if (fabs(n - 1.0) > 4e-6) { /* not unit beyond float rounding? */
+        double inv = 1.0 / sqrt(n);
+        out->rotation.x = (float)(in->rotation.x * inv);
+        out->rotation.y = (float)(in->rotation.y * inv);
+        out->rotation.z = (float)(in->rotation.z * inv);
+        out->rotation.w = (float)(in->rotation.w * inv);
+    }
+}
+
+/* ---- world matrices ---- */
+
+/* *out = *a * *b for affine a and b (bottom rows 0 0 0 1). The same operation order as
+ * ecs_mat4_mul without its terms that are products with b's zeros: the same bits, but for
+ * the sign of a zero. SSE when the target has it (every x86-64). */
+static inline void affine_mul(ecs_mat4 *out, const ecs_mat4 *a, const ecs_mat4 *b)
+{
+#if defined(__SSE2__)
+    const __m128 a0 = _mm_loadu_ps(a->m), a1 = _mm_loadu_ps(a->m + 4);
+    const __m128 a2 = _mm_loadu_ps(a->m + 8), a3 = _mm_loadu_ps(a->m + 12);
+    for (int c = 0; c < 4; c++) {
+        const float *bc = b->m + 4 * c;
+        __m128 r =
+            _mm_add_ps(_mm_mul_ps(a0, _mm_set1_ps(bc[0])), _mm_mul_ps(a1, _mm_set1_ps(bc[1])));
+        r = _mm_add_ps(r, _mm_mul_ps(a2, _mm_set1_ps(bc[2])));
+        if (c == 3) r = _mm_add_ps(r, a3); /* b[15] == 1 */
+        _mm_storeu_ps(out->m + 4 * c, r);
+    }
+#else
+    for (int c = 0; c < 4; c++)
+        for (int r = 0; r < 4; r++)
+            out->m[c * 4 + r] = a->m[r] * b->m[c * 4] + a->m[4 + r] * b->m[c * 4 + 1] +
+                                a->m[8 + r] * b->m[c * 4 + 2] + (c == 3 ? a->m[12 + r] : 0.0f);
+#endif
+}
+
+/* world[i] from its local and its parent's world (which must be up to date). */
+static inline void compute_world(ecs_mat4 *world, const ecs_transform_local *local,
+                                 const uint32_t *parent, uint32_t i)
+{
+    const ecs_transform_local *l = &local[i];
+    ecs_mat4 trs = ecs_mat4_trs(l->position, l->rotation, l->scale);
+    if (parent[i] == NONE)
+        world[i] = trs;
+    else
+        affine_mul(&world[i], &world[parent[i]], &trs);
+}
+
+/* Recompute the world matrices of root's subtree, root included, in pre-order (a parent
+ * before its children): O(subtree). */
+static void update_subtree(tf_state *t, uint32_t root)
+{
+    ecs_mat4 *w = worlds(t);
+    const ecs_transform_local *l = locals(t);
+    const uint32_t *par = parents(t), *first = firsts(t), *next = nexts(t);
+    compute_world(w, l, par, root);
+    uint32_t x = first[root];
+    while (x != NONE) {
+        compute_world(w, l, par, x);
+        if (first[x] != NONE) { /* down first */
+            x = first[x];
+            continue;
+        }
+        while (x != root && next[x] == NONE) x = par[x]; /* up to an unvisited sibling */
+        x = x == root ? NONE : next[x];
+    }
+}
+
+/* Recompute every dirty instance and everything below one, in one linear pass from the
+ * lowest dirty instance on (invariant 1 makes each parent final before its children), and
+ * clear the marks. */
+static void flush(tf_state *t)
+{
+    uint32_t lo = t->dirty_lo, n = t->soa.count;
+    if (lo == NONE) return;
+    ecs_mat4 *w = worlds(t);
+    const ecs_transform_local *l = locals(t);
+    const uint32_t *par = parents(t);
+    uint8_t *dirty = dirties(t);
+    for (uint32_t i = lo; i < n; i++) {
+        uint32_t p = par[i];
+        if (!dirty[i] && (p == NONE || p < lo || !dirty[p])) continue; /* nothing changed? */
+        /* changed: so are its children, which come later */
+        dirty[i] = 1;
+        compute_world(w, l, par, i);
+    }
+    memset(dirty + lo, 0, n - lo);
+    t->dirty_lo = NONE;
+}
+
+/* ---- links ---- */
+
+/* Make c the first child of p (c has no parent). */
+static void link_child(tf_state *t, uint32_t c, uint32_t p)
+{
+    uint32_t *first = firsts(t), *next = nexts(t), *prev = prevs(t);
+    parents(t)[c] = p;
+    prev[c] = NONE;
+    next[c] = first[p];
+    if (first[p] != NONE) prev[first[p]] = c;
+    first[p] = c;
+}
+
+/* Take c out of its parent's child list; c becomes a root (its world is left as it is). */
+static void unlink_child(tf_state *t, uint32_t c)
+{
+    uint32_t *par = parents(t), *first = firsts(t), *next = nexts(t), *prev = prevs(t);
+    if (par[c] == NONE) return;
+    if (prev[c] != NONE)
+        next[prev[c]] = next[c];
+    else
+        first[par[c]] = next[c];
+    if (next[c] != NONE) prev[next[c]] = prev[c];
+    par[c] = next[c] = prev[c] = NONE;
+}
+
+/* True when a is b or one of b's ancestors. O(depth of b). */
+static bool is_ancestor_or_self(const tf_state *t, uint32_t a, uint32_t b)
+{
+    const uint32_t *par = parents(t);
+    for (uint32_t x = b; x != NONE; x = par[x])
+        if (x == a) return true;
+    return false;
+}
+
+/* ---- moving instances ----
+ *
+ * A remap says where instances go: either a range [lo, lo + n) permuted by new_of
+ * (old - lo -> new - lo), or a pair a <-> b. relink() rewrites every link that names a
+ * moved instance, while the data is still in place; the caller then moves the data. */
+
+typedef struct remap {
+    uint32_t lo, n;
+    const uint32_t *new_of; /* NULL: the pair a, b */
+    uint32_t a, b;
+} remap;
+
+static bool remap_moves(const remap *r, uint32_t o)
+{
+    if (r->new_of) return o - r->lo < r->n; /* wraps for o < lo */
+    return o == r->a || o == r->b;
+}
+
+/* Where instance o goes (NONE stays NONE). */
+static uint32_t remap_to(const remap *r, uint32_t o)
+{
+    if (o == NONE || !remap_moves(r, o)) return o;
+    if (r->new_of) return r->lo + r->new_of[o - r->lo];
+    return o == r->a ? r->b : r->a;
+}
+
+/* The k-th instance r moves. */
+static uint32_t remap_nth(const remap *r, uint32_t k)
+{
+    return r->new_of ? r->lo + k : (k == 0 ? r->a : r->b);
+}
+
+static uint32_t remap_size(const remap *r)
+{
+    return r->new_of ? r->n : 2;
+}
+
+/* Rewrite the links that name an instance r moves. Three steps, so that no list is walked
+ * after a link in it was rewritten and no slot is rewritten twice: the parent link of
+ * children that stay; the first-child and sibling slots of neighbours that stay (each
+ * names exactly one moved instance); the moved instances' own links. */
+static void relink(tf_state *t, const remap *r)
+{
+    uint32_t *par = parents(t), *first = firsts(t), *next = nexts(t), *prev = prevs(t);
+    uint32_t n = remap_size(r);
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t o = remap_nth(r, k);
+        for (uint32_t c = first[o]; c != NONE; c = next[c])
+            if (!remap_moves(r, c)) par[c] = remap_to(r, o);
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t o = remap_nth(r, k), to = remap_to(r, o);
+        if (par[o] != NONE && prev[o] == NONE && !remap_moves(r, par[o])) first[par[o]] = to;
+        if (next[o] != NONE && !remap_moves(r, next[o])) prev[next[o]] = to;
+        if (prev[o] != NONE && !remap_moves(r, prev[o])) next[prev[o]] = to;
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t o = remap_nth(r, k);
+        par[o] = remap_to(r, par[o]);
+        first[o] = remap_to(r, first[o]);
+        next[o] = remap_to(r, next[o]);
+        prev[o] = remap_to(r, prev[o]);
+    }
+}
+
+/* Point the map of instance i's entity at i (its slot exists: no allocation). */
+static void map_fix(tf_state *t, uint32_t i)
+{
+    (void)ecs_entity_map_set(&t->map, ents(t)[i], i);
+}
+
+/* Exchange instances a and b, links and map included. */
+static void swap_instances(tf_state *t, uint32_t a, uint32_t b)
+{
+    remap r = {0, 0, NULL, a, b};
+    relink(t, &r);
+    ecs_soa_swap(&t->soa, a, b);
+    map_fix(t, a);
+    map_fix(t, b);
+}
+
+/* Restore invariant 1 at instance i, the one place it may be broken (i before its
+ * parent): swap i with its parent, then the node now at i with its own parent, and so on.
+ * Each swap puts a parent at i, before the node it replaces, whose children all come after
+ * the old parent's place, so every other pair stays in order. O(depth) swaps. */
+static void sift_up(tf_state *t, uint32_t i)
+{
+    const uint32_t *par = parents(t);
+    while (par[i] != NONE && par[i] > i) swap_instances(t, i, par[i]);
+}
+
+/* Remove instance i, which has no children: swap the last instance into its place and
+ * restore the order there. */
+static void remove_instance(tf_state *t, uint32_t i)
+{
+    uint32_t last = t->soa.count - 1;
+    ecs_entity gone = ents(t)[i];
+    unlink_child(t, i);
+    if (i != last) {
+        remap r = {0, 0, NULL, i, last}; /* i has no links left: only last's are rewritten */
+        relink(t, &r);
+    }
+    ecs_soa_remove(&t->soa, i);
+    (void)ecs_entity_map_set(&t->map, gone, NONE);
+    if (i != last) {
+        map_fix(t, i);
+        sift_up(t, i);
+    }
+}
+
+/* At least bytes of scratch memory, or NULL when out of memory. */
+static void *scratch(tf_state *t, size_t bytes)
+{
+    if (bytes <= t->scratch_size) return t->scratch;
+    void *p = t->host->realloc(t->host, t->scratch, bytes);
+    if (!p) return NULL;
+    t->scratch = p;
+    t->scratch_size = bytes;
+    return p;
+}
+
+static void scratch_trim(tf_state *t)
+{
+    if (t->scratch_size <= SCRATCH_KEEP) return;
+    t->host->free(t->host, t->scratch);
+    t->scratch = NULL;
+    t->scratch_size = 0;
+}
+
+/* The bytes move_after() needs for the range [lo, hi]. */
+static size_t move_after_bytes(const tf_state *t, uint32_t lo, uint32_t hi)
+{
+    size_t n = (size_t)hi - lo + 1, widest = 0;
+    for (uint32_t k = 0; k < F_COUNT; k++)
+        if (t->soa.size[k] > widest) widest = t->soa.size[k];
+    return n * (sizeof(uint32_t) + widest);
+}
+
+/* Move every field of [lo, lo + n) to the places new_of gives, through tmp. */
+static void permute_fields(tf_state *t, uint32_t lo, uint32_t n, const uint32_t *new_of, char *tmp)
+{
+    for (uint32_t k = 0; k < F_COUNT; k++) {
+        size_t size = t->soa.size[k];
+        char *base = (char *)t->soa.field[k];
+        memcpy(tmp, base + (size_t)lo * size, n * size);
+        for (uint32_t j = 0; j < n; j++)
+            memcpy(base + (size_t)(lo + new_of[j]) * size, tmp + (size_t)j * size, size);
+    }
+    for (uint32_t j = 0; j < n; j++) map_fix(t, lo + j);
+}
+
+/* e, at instance lo, was just linked under the instance hi > lo: move the members of e's
+ * subtree that lie in [lo, hi] behind the other instances of that range, both groups in
+ * their order (a stable partition), which restores invariant 1. Scratch must hold
+ * move_after_bytes(lo, hi). Returns e's new instance. */
+static uint32_t move_after(tf_state *t, uint32_t lo, uint32_t hi)
+{
+    uint32_t n = hi - lo + 1, members = 0, stay = 0;
+    uint32_t *new_of = (uint32_t *)t->scratch;
+    const uint32_t *first = firsts(t), *next = nexts(t), *par = parents(t);
+    memset(new_of, 0, n * sizeof *new_of);
+    for (uint32_t x = lo; x != NONE;) { /* mark the subtree's members in range */
+        if (x <= hi) new_of[x - lo] = 1, members++;
+        if (first[x] != NONE) {
+            x = first[x];
+            continue;
+        }
+        while (x != lo && next[x] == NONE) x = par[x];
+        x = x == lo ? NONE : next[x];
+    }
+    uint32_t moved = n - members;
+    for (uint32_t j = 0; j < n; j++) new_of[j] = new_of[j] ? moved++ : stay++;
+    remap r = {lo, n, new_of, 0, 0};
+    relink(t, &r);
+    permute_fields(t, lo, n, new_of, (char *)(new_of + n));
+    return lo + (n - members);
+}
+
+/* ---- the operations, shared by the API and the manager callbacks ---- */
+
+/* Append a transform for e (alive, without one) under instance p (NONE: a root). */
+static ecs_status add_instance(tf_state *t, ecs_entity e, const ecs_transform_local *l, uint32_t p,
+                               uint8_t flag, uint32_t *out)
+{
+    uint32_t i = ecs_soa_push(&t->soa);
+    if (i == NONE) return ECS_ERR_NO_MEMORY;
+    if (ecs_entity_map_set(&t->map, e, i) != ECS_OK) {
+        t->soa.count--;
+        return ECS_ERR_NO_MEMORY;
+    }
+    ents(t)[i] = e;
+    local_store(&locals(t)[i], l);
+    parents(t)[i] = firsts(t)[i] = nexts(t)[i] = prevs(t)[i] = NONE;
+    flags(t)[i] = flag;
+    if (p != NONE) link_child(t, i, p);
+    compute_world(worlds(t), locals(t), parents(t), i);
+    if (out) *out = i;
+    return ECS_OK;
+}
+
+/* Move instance i under instance p (NONE: make it a root), keeping its local; refuses a
+ * cycle. On error nothing changes. Returns i's new instance in *out (may be NULL). */
+static ecs_status reparent(tf_state *t, uint32_t i, uint32_t p, uint32_t *out)
+{
+    if (out) *out = i;
+    if (p != NONE && is_ancestor_or_self(t, i, p)) return ECS_ERR_CYCLE;
+    if (parents(t)[i] == p) return ECS_OK;
+    if (p != NONE && p > i && !scratch(t, move_after_bytes(t, i, p))) return ECS_ERR_NO_MEMORY;
+    unlink_child(t, i);
+    if (p != NONE) link_child(t, i, p);
+    if (p != NONE && p > i) {
+        i = move_after(t, i, p);
+        scratch_trim(t);
+    }
+    update_subtree(t, i);
+    if (out) *out = i;
+    return ECS_OK;
+}
+
+/* Remove instance i; its children become roots that keep their world matrices (their
+ * locals are set from them: exact unless the world has shear, see ecs_mat4_decompose). */
+static void remove_keeping_children(tf_state *t, uint32_t i)
+{
+    uint32_t c;
+    while ((c = firsts(t)[i]) != NONE) {
+        unlink_child(t, c);
+        ecs_transform_local *l = &locals(t)[c];
+        ecs_mat4_decompose(&worlds(t)[c], &l->position, &l->rotation, &l->scale);
+        update_subtree(t, c);
+    }
+    remove_instance(t, i);
+}
+
+/* ---- the API (transform_api.h) ---- */
+
+static ecs_status api_add(void *self, ecs_entity e, const ecs_transform_local *local,
+                          ecs_entity parent)
+{
+    tf_state *t = (tf_state *)self;
+    uint32_t p = NONE;
+    ecs_transform_local id = identity_local();
+    if (!t) return ECS_ERR_INVALID_ARGUMENT;
+    if (!ecs_alive(t->host, e)) return ECS_ERR_STALE_ENTITY;
+    if (lookup(t, e) != NONE) return ECS_ERR_EXISTS;
+    if (local && !local_ok(local)) return ECS_ERR_BAD_VALUE;
+    if (!ecs_entity_is_null(parent)) {
+        ecs_status s = find(t, parent, &p);
+        if (s != ECS_OK) return s;
+    }
+    return add_instance(t, e, local ? local : &id, p, 0, NULL);
+}
+
+static ecs_status api_remove(void *self, ecs_entity e)
+{
+    tf_state *t = (tf_state *)self;
+    uint32_t i;
+    if (!t) return ECS_ERR_INVALID_ARGUMENT;
+    ecs_status s = find(t, e, &i);
+    if (s == ECS_OK) remove_keeping_children(t, i);
+    return s;
+}
+
+static bool api_has(void *self, ecs_entity e)
+{
+    const tf_state *t = (const tf_state *)self;
+    return t && ecs_alive(t->host, e) && lookup(t, e) != NONE;
+}
+
+static ecs_status api_get_local(void *self, ecs_entity e, ecs_transform_local *out)
+{
+    tf_state *t = (tf_state *)self;
+    uint32_t i;
+    if (!t || !out) return ECS_ERR_INVALID_ARGUMENT;
+    ecs_status s = find(t, e, &i);
+    if (s == ECS_OK) *out = locals(t)[i];
+    return s;
+}
+
+static ecs_status api_get_world(void *self, ecs_entity e, ecs_mat4 *out)
+{
+    tf_state *t = (tf_state *)self;
+    uint32_t i;
+    if (!t || !out) return ECS_ERR_INVALID_ARGUMENT;
+    ecs_status s = find(t, e, &i);
+    if (s == ECS_OK) *out = worlds(t)[i];
+    return s;
+}
+
+static ecs_status api_set_local(void *self, ecs_entity e, const ecs_transform_local *local)
+{
+    tf_state *t = (tf_state *)self;
+    uint32_t i;
+    if (!t || !local) return ECS_ERR_INVALID_ARGUMENT;
+    ecs_status s = find(t, e, &i);
+    if (s != ECS_OK) return s;
+    if (!local_ok(local)) return ECS_ERR_BAD_VALUE;
+    local_store(&locals(t)[i], local);
+    update_subtree(t, i);
+    return ECS_OK;
+}
+
+/* Check every entry before anything changes (all or nothing), then store the locals,
+ * marking their instances, and recompute in one pass. */
+static ecs_status api_set_local_many(void *self, const ecs_entity *entities,
+                                     const ecs_transform_local *locals_in, uint32_t n,
+                                     uint32_t *bad)
+{
+    tf_state *t = (tf_state *)self;
+    uint32_t i;
+    if (!t || (n && (!entities || !locals_in))) {
+        if (bad) *bad = 0;
+        return ECS_ERR_INVALID_ARGUMENT;
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        ecs_status s = find(t, entities[k], &i);
+        if (s == ECS_OK && !local_ok(&locals_in[k])) s = ECS_ERR_BAD_VALUE;
+        if (s != ECS_OK) {
+            if (bad) *bad = k;
+            return s;
+        }
+    }
+    ecs_transform_local *l = locals(t);
+    uint8_t *dirty = dirties(t);
+    uint32_t lo = t->dirty_lo;
+    for (uint32_t k = 0; k < n; k++) {
+        i = lookup(t, entities[k]);
+        local_store(&l[i], &locals_in[k]);
+        dirty[i] = 1;
+        if (i < lo) lo = i;
+    }
+    t->dirty_lo = lo;
+    flush(t);
+    return ECS_OK;
+}
+
+static ecs_status api_set_parent(void *self, ecs_entity e, ecs_entity parent)
+{
+    tf_state *t = (tf_state *)self;
+    uint32_t i, p = NONE;
+    if (!t) return ECS_ERR_INVALID_ARGUMENT;
+    ecs_status s = find(t, e, &i);
+    if (s == ECS_OK && !ecs_entity_is_null(parent)) s = find(t, parent, &p);
+    return s == ECS_OK ? reparent(t, i, p, NULL) : s;
+}
+
+static ecs_status api_detach(void *self, ecs_entity e)
+{
+    return api_set_parent(self, e, ecs_entity_null());
+}
+
+/* The entity of the instance in link field k of e's instance; null when none. */
+static ecs_entity link_of(void *self, ecs_entity e, uint32_t k)
+{
+    const tf_state *t = (const tf_state *)self;
+    if (!t || !ecs_alive(t->host, e)) return ecs_entity_null();
+    uint32_t i = lookup(t, e);
+    if (i == NONE) return ecs_entity_null();
+    uint32_t j = ((const uint32_t *)t->soa.field[k])[i];
+    return j == NONE ? ecs_entity_null() : ents(t)[j];
+}
+
+static ecs_entity api_parent(void *self, ecs_entity e)
+{
+    return link_of(self, e, F_PARENT);
+}
+static ecs_entity api_first_child(void *self, ecs_entity e)
+{
+    return link_of(self, e, F_FIRST);
+}
+static ecs_entity api_next_sibling(void *self, ecs_entity e)
+{
+    return link_of(self, e, F_NEXT);
+}
+static ecs_entity api_prev_sibling(void *self, ecs_entity e)
+{
+    return link_of(self, e, F_PREV);
+}
+
+static uint32_t api_count(void *self)
+{
+    return self ? ((const tf_state *)self)->soa.count : 0;
+}
+
+static uint32_t api_instances(void *self, const ecs_entity **entities, const ecs_mat4 **world)
+{
+    const tf_state *t = (const tf_state *)self;
+    if (entities) *entities = t ? ents(t) : NULL;
+    if (world) *world = t ? worlds(t) : NULL;
+    return t ? t->soa.count : 0;
+}
+
+/* ---- the manager ---- */
+
+/* [frame] Recompute whatever a batch left marked (every call recomputes before it returns,
+ * so this normally finds nothing). */
+static void mgr_update(void *state, const ecs_frame_info *frame)
+{
+    (void)frame;
+    flush((tf_state *)state);
+}
+
+/* [frame] Each destroyed entity's children are destroyed too (they come back in the next
+ * batch of this frame's announcement, so every manager hears of them), then its instance
+ * goes. The children are unlinked without recomputing: they are dead already. */
+static void mgr_entities_destroyed(void *state, const ecs_entity *list, uint32_t n)
+{
+    tf_state *t = (tf_state *)state;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t i = lookup(t, list[k]), c;
+        if (i == NONE) continue;
+        while ((c = firsts(t)[i]) != NONE) {
+            ecs_entity child = ents(t)[c];
+            if (ecs_alive(t->host, child)) t->host->entity_destroy(t->host, child);
+            unlink_child(t, c);
+        }
+        remove_instance(t, i);
+    }
+}
+
+static uint32_t mgr_count(void *state)
+{
+    return ((const tf_state *)state)->soa.count;
+}
+
+/* ---- scenes: one transform as JSON ----
+ * {"position":[x,y,z], "rotation":[x,y,z,w], "scale":[x,y,z], "parent":"<scene id>"}
+ * Missing keys are the identity's values and no parent. */
+
+static cJSON *float_array(const float *v, int n)
+{
+    return cJSON_CreateFloatArray(v, n);
+}
+
+/* [scene-save] */
+static ecs_status mgr_save(void *state, ecs_entity e, cJSON **out)
+{
+    tf_state *t = (tf_state *)state;
+    if (!out) return ECS_ERR_INVALID_ARGUMENT;
+    *out = NULL;
+    if (!ecs_alive(t->host, e)) return ECS_ERR_STALE_ENTITY;
+    uint32_t i = lookup(t, e);
+    if (i == NONE) return ECS_OK;
+    const ecs_transform_local *l = &locals(t)[i];
+    const float pos[3] = {l->position.x, l->position.y, l->position.z};
+    const float rot[4] = {l->rotation.x, l->rotation.y, l->rotation.z, l->rotation.w};
+    const float scl[3] = {l->scale.x, l->scale.y, l->scale.z};
+    uint32_t p = parents(t)[i];
+    const char *pid = p == NONE ? NULL : t->host->scene_id_of(t->host, ents(t)[p]);
+    cJSON *o = cJSON_CreateObject();
+    if (!o || !cJSON_AddItemToObject(o, "position", float_array(pos, 3)) ||
+        !cJSON_AddItemToObject(o, "rotation", float_array(rot, 4)) ||
+        !cJSON_AddItemToObject(o, "scale", float_array(scl, 3)) ||
+        (pid && !cJSON_AddStringToObject(o, "parent", pid))) {
+        cJSON_Delete(o);
+        return ECS_ERR_NO_MEMORY;
+    }
+    *out = o;
+    return ECS_OK;
+}
+
+static const char *json_type_name(const cJSON *j)
+{
+    if (cJSON_IsNumber(j)) return "a number";
+    if (cJSON_IsString(j)) return "a string";
+    if (cJSON_IsArray(j)) return "an array";
+    if (cJSON_IsObject(j)) return "an object";
+    if (cJSON_IsBool(j)) return "a boolean";
+    if (cJSON_IsNull(j)) return "null";
+    return "something else";
+}
+
+/* Read obj[key] as an array of exactly n finite float numbers into out; a missing key
+ * leaves out as it was. ECS_ERR_BAD_VALUE, logged with the key and what was expected,
+ * otherwise. */
+static ecs_status read_floats(const tf_state *t, const cJSON *obj, const char *key, float *out,
+                              int n)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!a) return ECS_OK;
+    const char *want = n == 3 ? "an array of 3 finite numbers" : "an array of 4 finite numbers";
+    if (!cJSON_IsArray(a)) {
+        t->host->log(t->host, ECS_LOG_ERROR, "\"%s\" must be %s, not %s", key, want,
+                     json_type_name(a));
+        return ECS_ERR_BAD_VALUE;
+    }
+    if (cJSON_GetArraySize(a) != n) {
+        t->host->log(t->host, ECS_LOG_ERROR, "\"%s\" must be %s, not %d elements", key, want,
+                     cJSON_GetArraySize(a));
+        return ECS_ERR_BAD_VALUE;
+    }
+    float v[4];
+    int k = 0;
+    for (const cJSON *x = a->child; x; x = x->next, k++) {
+        v[k] = cJSON_IsNumber(x) ? (float)x->valuedouble : NAN;
+        if (!isfinite(v[k])) {
+            t->host->log(t->host, ECS_LOG_ERROR,
+                         "\"%s\"[%d] must be a finite number (float range), not %s", key, k,
+                         cJSON_IsNumber(x) ? "out of range" : json_type_name(x));
+            return ECS_ERR_BAD_VALUE;
+        }
+    }
+    memcpy(out, v, (size_t)n * sizeof *out);
+    return ECS_OK;
+}
+
+/* The local of a component's JSON into *l (identity for what is missing). */
+static ecs_status read_local(const tf_state *t, const cJSON *json, ecs_transform_local *l)
+{
+    float pos[3] = {0, 0, 0}, rot[4] = {0, 0, 0, 1}, scl[3] = {1, 1, 1};
+    ecs_status s = read_floats(t, json, "position", pos, 3);
+    if (s == ECS_OK) s = read_floats(t, json, "rotation", rot, 4);
+    if (s == ECS_OK) s = read_floats(t, json, "scale", scl, 3);
+    if (s != ECS_OK) return s;
+    l->position = ecs_vec3_make(pos[0], pos[1], pos[2]);
+    l->rotation.x = rot[0], l->rotation.y = rot[1], l->rotation.z = rot[2], l->rotation.w = rot[3];
+    l->scale = ecs_vec3_make(scl[0], scl[1], scl[2]);
+    if (quat_norm2(l->rotation) > 0.0) return ECS_OK;
+    t->host->log(t->host, ECS_LOG_ERROR, "\"rotation\" must be a non-zero quaternion [x, y, z, w]");
+    return ECS_ERR_BAD_VALUE;
+}
+
+/* Warn about keys this manager does not know (kept out of the data, not an error). */
+static void warn_unknown_keys(const tf_state *t, const cJSON *json)
+{
+    static const char *const known[] = {"position", "rotation", "scale", "parent"};
+    for (const cJSON *x = json->child; x; x = x->next) {
+        bool ok = false;
+        for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
+            if (x->string && strcmp(x->string, known[k]) == 0) ok = true;
+        if (!ok)
+            t->host->log(t->host, ECS_LOG_WARN, "unknown key \"%s\" ignored",
+                         x->string ? x->string : "");
+    }
+}
+
+/* The parent's instance into *p (NONE without "parent"). A parent entity without a
+ * transform yet (the scene lists it later) gets an identity one marked implicit, which its
+ * own component replaces when it comes. */
+static ecs_status read_parent(tf_state *t, ecs_entity e, const cJSON *json, uint32_t *p)
+{
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(json, "parent");
+    *p = NONE;
+    if (!j || cJSON_IsNull(j)) return ECS_OK;
+    if (!cJSON_IsString(j)) {
+        t->host->log(t->host, ECS_LOG_ERROR, "\"parent\" must be a string (a scene id), not %s",
+                     json_type_name(j));
+        return ECS_ERR_BAD_VALUE;
+    }
+    ecs_entity pe;
+    ecs_status s = t->host->scene_resolve(t->host, j->valuestring, &pe);
+    if (s == ECS_OK && !ecs_alive(t->host, pe)) s = ECS_ERR_STALE_ENTITY;
+    if (s != ECS_OK) {
+        t->host->log(t->host, ECS_LOG_ERROR, "\"parent\": \"%s\" cannot be resolved (%s)",
+                     j->valuestring, ecs_status_text(s));
+        return s;
+    }
+    if (ecs_entity_eq(pe, e)) {
+        t->host->log(t->host, ECS_LOG_ERROR, "\"parent\": \"%s\" is the entity itself",
+                     j->valuestring);
+        return ECS_ERR_CYCLE;
+    }
+    *p = lookup(t, pe);
+    if (*p != NONE) return ECS_OK;
+    ecs_transform_local id = identity_local();
+    return add_instance(t, pe, &id, NONE, FLAG_IMPLICIT, p);
+}
+
+/* [scene-load] Give e the transform json describes. An implicit transform (e was named as
+ * a parent first) is filled in; on error it stays implicit and unchanged. */
+static ecs_status mgr_load(void *state, ecs_entity e, const cJSON *json)
+{
+    tf_state *t = (tf_state *)state;
+    ecs_transform_local l;
+    uint32_t i, p;
+    if (!json) return ECS_ERR_INVALID_ARGUMENT;
+    if (!ecs_alive(t->host, e)) return ECS_ERR_STALE_ENTITY;
+    i = lookup(t, e);
+    if (i != NONE && !(flags(t)[i] & FLAG_IMPLICIT)) {
+        t->host->log(t->host, ECS_LOG_ERROR, "the entity has a transform already");
+        return ECS_ERR_EXISTS;
+    }
+    if (!cJSON_IsObject(json)) {
+        t->host->log(t->host, ECS_LOG_ERROR,
+                     "expected an object {\"position\": [x, y, z], \"rotation\": "
+                     "[x, y, z, w], \"scale\": [x, y, z], \"parent\": \"id\"}, not %s",
+                     json_type_name(json));
+        return ECS_ERR_BAD_VALUE;
+    }
+    ecs_status s = read_local(t, json, &l);
+    if (s == ECS_OK) s = read_parent(t, e, json, &p);
+    if (s != ECS_OK) return s;
+    warn_unknown_keys(t, json);
+    if (i == NONE) return add_instance(t, e, &l, p, 0, NULL);
+    if ((s = reparent(t, i, p, &i)) != ECS_OK) {
+        t->host->log(t->host, ECS_LOG_ERROR, "\"parent\": %s", ecs_status_text(s));
+        return s;
+    }
+    local_store(&locals(t)[i], &l);
+    flags(t)[i] &= (uint8_t)~FLAG_IMPLICIT;
+    update_subtree(t, i);
+    return ECS_OK;
+}
+
+/* ---- the plugin ---- */
+
+static void state_bind(tf_state *t, const ecs_host *h)
+{
+    t->host = h;
+    t->soa.host = h;
+    t->map.host = h;
+}
+
+static tf_state *state_new(const ecs_host *h)
+{
+    static const size_t sizes[F_COUNT] = {sizeof(ecs_entity), sizeof(ecs_transform_local),
+                                          sizeof(ecs_mat4),   sizeof(uint32_t),
+                                          sizeof(uint32_t),   sizeof(uint32_t),
+                                          sizeof(uint32_t),   sizeof(uint8_t),
+                                          sizeof(uint8_t)};
+    tf_state *t = (tf_state *)h->alloc(h, sizeof *t);
+    if (!t) return NULL;
+    memset(t, 0, sizeof *t);
+    t->layout = STATE_LAYOUT;
+    t->dirty_lo = NONE;
+    (void)ecs_soa_init(&t->soa, h, F_COUNT, sizes);
+    ecs_entity_map_init(&t->map, h);
+    state_bind(t, h);
+    return t;
+}
+
+static void state_free(tf_state *t)
+{
+    ecs_soa_free(&t->soa);
+    ecs_entity_map_free(&t->map);
+    if (t->scratch) t->host->free(t->host, t->scratch);
+    t->host->free(t->host, t);
+}
+
+static ecs_status register_all(const ecs_host *h, tf_state *t)
+{
+    ecs_manager_desc m = {sizeof m,  MANAGER_NAME, t,       mgr_update, mgr_entities_destroyed,
+                          mgr_count, mgr_save,     mgr_load};
+    ecs_status s = h->register_manager(h, &m);
+    if (s != ECS_OK) return s;
+    ecs_transform_api api = {sizeof api,
+                             t,
+                             api_add,
+                             api_remove,
+                             api_has,
+                             api_get_local,
+                             api_get_world,
+                             api_set_local,
+                             api_set_local_many,
+                             api_set_parent,
+                             api_detach,
+                             api_parent,
+                             api_first_child,
+                             api_next_sibling,
+                             api_prev_sibling,
+                             api_count,
+                             api_instances};
+    return h->api_publish(h, ECS_TRANSFORM_API_NAME, ECS_TRANSFORM_API_VERSION, &api, sizeof api);
+}
+
+/* [main-thread] A new state, or the previous version's (same state_version) adopted: its
+ * host pointers are rebound to this table, restored if the load fails. */
+static ecs_status transform_load(const ecs_host *h, const ecs_load_args *args, void **state)
+{
+    tf_state *prev =
+        args && args->struct_size >= sizeof *args ? (tf_state *)args->previous_state : NULL;
+    if (prev && prev->layout != STATE_LAYOUT) {
+        h->log(h, ECS_LOG_ERROR, "the state handed over has layout %u, not %u", prev->layout,
+               STATE_LAYOUT);
+        return ECS_ERR_ABI;
+    }
+    const ecs_host *old_host = prev ? prev->host : NULL;
+    tf_state *t = prev ? prev : state_new(h);
+    if (!t) return ECS_ERR_NO_MEMORY;
+    state_bind(t, h);
+    ecs_status s = register_all(h, t);
+    if (s != ECS_OK) {
+        if (prev)
+            state_bind(t, old_host);
+        else
+            state_free(t);
+        return s;
+    }
+    *state = t;
+    return ECS_OK;
+}
+
+/* [main-thread] Free everything, unless a new version takes the state over. */
+static void transform_unload(const ecs_host *h, void *state, ecs_unload_reason reason)
+{
+    (void)h;
+    if (state && reason != ECS_UNLOAD_RELOAD_KEEP_STATE) state_free((tf_state *)state);
+}
+
+static const ecs_plugin_desc transform_plugin = {
+    ECS_PLUGIN_DESC_HEADER, "transform",      "1.0.0", STATE_LAYOUT, NULL,
+    transform_load,         transform_unload,
+};
+
+ECS_PLUGIN_EXPORT(transform_plugin)
