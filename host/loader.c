@@ -582,7 +582,7 @@ static ecs_status order_plugins(host_world *w)
         for (size_t j = 0; j < k && !placed; j++) placed = sorted[j] == w->plugins[i];
         if (!placed) sorted[k++] = w->plugins[i];
     }
-    memcpy(w->plugins, sorted, n * sizeof *sorted);
+    if (n) memcpy(w->plugins, sorted, n * sizeof *sorted); /* plugins is NULL when n == 0 */
     s = ECS_OK;
 error:
     free(out);
