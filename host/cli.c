@@ -21,6 +21,9 @@ static const char usage[] =
     "update their component managers every frame in registration order.\n"
     "\n"
     "options:\n"
+    "  --scene FILE               load a scene (.json, or glTF .gltf/.glb) after the plugins\n"
+    "  --save FILE                save the world to FILE at exit (after the last frame or\n"
+    "                             SIGINT/SIGTERM); --frames 0 --scene A --save B converts\n"
     "  --frames N                 run N frames, then exit (0: load, unload and exit);\n"
     "                             default: run until SIGINT or SIGTERM\n"
     "  --fps HZ                   frames per second (0: as fast as possible; default 60)\n"
@@ -42,6 +45,8 @@ enum {
     OPT_FRAMES = 256,
     OPT_FPS,
     OPT_NO_TIMING,
+    OPT_SCENE,
+    OPT_SAVE,
     OPT_STATS,
     OPT_TRACE,
     OPT_LIST,
@@ -57,6 +62,8 @@ static const struct option long_options[] = {
     {"trace", required_argument, NULL, OPT_TRACE},
     {"list", no_argument, NULL, OPT_LIST},
     {"no-timing", no_argument, NULL, OPT_NO_TIMING},
+    {"scene", required_argument, NULL, OPT_SCENE},
+    {"save", required_argument, NULL, OPT_SAVE},
     {"strict", no_argument, NULL, OPT_STRICT},
     {"allow-insecure-plugins", no_argument, NULL, OPT_INSECURE},
     {"verbose", no_argument, NULL, 'v'},
@@ -120,6 +127,12 @@ int host_cli_parse(int argc, char **argv, host_options *opt, FILE *out, FILE *er
             break;
         case OPT_LIST:
             opt->list = true;
+            break;
+        case OPT_SCENE:
+            opt->scene_path = optarg;
+            break;
+        case OPT_SAVE:
+            opt->save_path = optarg;
             break;
         case OPT_NO_TIMING:
             opt->no_timing = true;

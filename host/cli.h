@@ -16,7 +16,9 @@ typedef struct host_options {
     double fps;     /* 0: as fast as possible */
     bool stats, list, strict, allow_insecure, no_timing;
     const char *trace_path;
-    int verbosity; /* 0 default (info), <0 quiet, >0 verbose */
+    const char *scene_path; /* --scene: load it after the plugins */
+    const char *save_path;  /* --save: write the world there at exit */
+    int verbosity;          /* 0 default (info), <0 quiet, >0 verbose */
     bool help, version;
 } host_options;
 

@@ -10,6 +10,7 @@
 #include "entity.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #define INDEX_COUNT (1u << ECS_ENTITY_INDEX_BITS)
@@ -73,6 +74,27 @@ const uint8_t *host_entities_generations(const host_entities *em)
 bool host_entity_alive(const host_entities *em, ecs_entity e)
 {
     return is_live(em, ecs_entity_index(e)) && ecs_alive_in(em->generation, e);
+}
+
+bool host_entities_next_live(const host_entities *em, uint32_t from, ecs_entity *out)
+{
+    uint32_t end = em->next_fresh; /* no index at or above it was ever handed out */
+    for (uint32_t i = from; i < end;) {
+        if ((i & 63) == 0 && i + 64 <= end) { /* a whole word at a time */
+            uint64_t word;
+            memcpy(&word, em->live_bits + i / 8, sizeof word);
+            if (!word) {
+                i += 64;
+                continue;
+            }
+        }
+        if (is_live(em, i)) {
+            *out = ecs_entity_make(i, em->generation[i]);
+            return true;
+        }
+        i++;
+    }
+    return false;
 }
 
 uint32_t host_entities_live(const host_entities *em)

@@ -49,6 +49,10 @@ ecs_status host_entity_destroy(host_entities *em, ecs_entity e);
 ecs_status host_entity_destroy_many(host_entities *em, const ecs_entity *list, uint32_t n,
                                     uint32_t *destroyed);
 
+/* The first live entity whose index is >= from, into *out; false when there is none.
+ * Walks the live bitset a word at a time: iterate with from = index(*out) + 1. */
+bool host_entities_next_live(const host_entities *em, uint32_t from, ecs_entity *out);
+
 /* Number of live entities. */
 uint32_t host_entities_live(const host_entities *em);
 

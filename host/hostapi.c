@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "scene.h"
 #include "world.h"
 
 static host_plugin *plugin_of(const ecs_host *h)
@@ -228,13 +229,26 @@ static void mem_free(const ecs_host *h, void *ptr)
 
 static ecs_status scene_resolve(const ecs_host *h, const char *scene_id, ecs_entity *out)
 {
-    if (out) *out = ecs_entity_null();
-    return ECS_ERR_WRONG_TIME; /* scenes arrive with the scene loader */
+    return host_scene_resolve(plugin_of(h)->world, scene_id, out);
 }
 
 static const char *scene_id_of(const ecs_host *h, ecs_entity e)
 {
-    return NULL;
+    return host_scene_id_of(plugin_of(h)->world, e);
+}
+
+static void scene_error(const ecs_host *h, const struct cJSON *at, const char *fmt, ...)
+{
+    char msg[512] = "";
+    va_list ap;
+    va_start(ap, fmt);
+    if (fmt) vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    host_plugin *p = plugin_of(h);
+    if (p->world->scene_load)
+        host_scene_error(p->world, at, msg);
+    else
+        host_error(p->name, "%s", msg);
 }
 
 void host_api_init(host_plugin *p)
@@ -261,6 +275,7 @@ void host_api_init(host_plugin *p)
     t->free = mem_free;
     t->scene_resolve = scene_resolve;
     t->scene_id_of = scene_id_of;
+    t->scene_error = scene_error;
     t->plugin_name = p->name;
     t->config = p->config;
 }

@@ -35,7 +35,7 @@ const char *host_json_type_name(const cJSON *v)
 }
 
 /* The whole file in a NUL-terminated buffer; NULL with err set on failure. */
-static char *read_all(const char *path, size_t *len, char *err, size_t errlen)
+char *host_json_read_text(const char *path, size_t *len, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "rb");
     struct stat st;
@@ -73,12 +73,18 @@ static char *read_all(const char *path, size_t *len, char *err, size_t errlen)
 cJSON *host_json_read_file(const char *path, char *err, size_t errlen)
 {
     size_t len = 0;
-    char *text = read_all(path, &len, err, errlen);
+    char *text = host_json_read_text(path, &len, err, errlen);
     if (!text) return NULL;
+    cJSON *root = host_json_parse(path, text, len, err, errlen);
+    free(text);
+    return root;
+}
+
+cJSON *host_json_parse(const char *path, const char *text, size_t len, char *err, size_t errlen)
+{
     size_t skip = strspn(text, " \t\r\n");
     if (skip == len) {
         snprintf(err, errlen, "%s: the file is empty, expected a JSON value", path);
-        free(text);
         return NULL;
     }
     const char *end = NULL;
@@ -107,6 +113,90 @@ cJSON *host_json_read_file(const char *path, char *err, size_t errlen)
         cJSON_Delete(root);
         root = NULL;
     }
-    free(text);
     return root;
+}
+
+/* ---- locating a node in the text it was parsed from ----
+ * cJSON keeps no positions, and recording them for every node would slow every load for
+ * the sake of the rare error. Instead, on an error, scan the text once more beside a
+ * pre-order walk of the tree: values appear in the text in exactly that order. */
+
+typedef struct locator {
+    const char *p, *end;
+    const cJSON *target;
+    const char *found;
+    char *path;
+    size_t cap, used;
+} locator;
+
+static void skip_ws(locator *l)
+{
+    while (l->p < l->end && (*l->p == ' ' || *l->p == '\t' || *l->p == '\r' || *l->p == '\n'))
+        l->p++;
+}
+
+static void skip_string(locator *l)
+{
+    for (l->p++; l->p < l->end && *l->p != '"'; l->p++)
+        if (*l->p == '\\') l->p++;
+    l->p++;
+}
+
+static void path_add(locator *l, size_t at, const char *fmt, const char *key, int index)
+{
+    l->used = at;
+    if (at >= l->cap) return;
+    int n = key ? snprintf(l->path + at, l->cap - at, fmt, key)
+                : snprintf(l->path + at, l->cap - at, fmt, index);
+    if (n > 0) l->used = at + (size_t)n < l->cap ? at + (size_t)n : l->cap - 1;
+}
+
+/* Walk value v, which starts at l->p. True once the target was found. */
+static bool walk(locator *l, const cJSON *v)
+{
+    skip_ws(l);
+    if (v == l->target) {
+        l->found = l->p;
+        return true;
+    }
+    size_t mark = l->used;
+    if (cJSON_IsObject(v) || cJSON_IsArray(v)) {
+        bool object = cJSON_IsObject(v);
+        l->p++; /* { or [ */
+        int i = 0;
+        for (const cJSON *c = v->child; c; c = c->next, i++) {
+            skip_ws(l);
+            if (object) {
+                skip_string(l);
+                skip_ws(l);
+                l->p++; /* : */
+                path_add(l, mark, mark ? ".%s" : "%s", c->string ? c->string : "", 0);
+            } else {
+                path_add(l, mark, "[%d]", NULL, i);
+            }
+            if (walk(l, c)) return true;
+            skip_ws(l);
+            if (l->p < l->end && *l->p == ',') l->p++;
+        }
+        skip_ws(l);
+        l->p++; /* } or ] */
+    } else if (cJSON_IsString(v)) {
+        skip_string(l);
+    } else {
+        while (l->p < l->end && !strchr(",]} \t\r\n", *l->p)) l->p++;
+    }
+    l->used = mark;
+    if (l->cap) l->path[mark < l->cap ? mark : l->cap - 1] = '\0';
+    return false;
+}
+
+bool host_json_locate(const char *text, size_t len, const cJSON *root, const cJSON *node, int *line,
+                      int *col, char *path, size_t pathlen)
+{
+    locator l = {text, text + len, node, NULL, path, pathlen, 0};
+    if (pathlen) path[0] = '\0';
+    if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) l.p += 3; /* cJSON skips a BOM too */
+    if (!walk(&l, root)) return false;
+    host_json_position(text, l.found, line, col);
+    return true;
 }

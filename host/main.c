@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "log.h"
 #include "mem.h"
+#include "scene.h"
 #include "world.h"
 
 static volatile sig_atomic_t stop_requested;
@@ -81,8 +82,11 @@ int main(int argc, char **argv)
         code = HOST_EXIT_FAILURE;
     } else if (opt.list) {
         host_world_print_list(w, stdout);
+    } else if (opt.scene_path && host_scene_load(w, opt.scene_path) != ECS_OK) {
+        code = HOST_EXIT_FAILURE;
     } else {
         run_frames(w, &opt);
+        if (opt.save_path && host_scene_save(w, opt.save_path) != ECS_OK) code = HOST_EXIT_FAILURE;
     }
     if (opt.strict && w->bad_plugins > 0) {
         host_error(NULL, "--strict: %d bad plugin(s)", w->bad_plugins);

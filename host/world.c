@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "scene.h"
 #include "debug_name_api.h" /* the host names entities through it when loaded */
 
 uint64_t host_now_ns(void)
@@ -20,7 +21,8 @@ host_world *host_world_new(void)
 {
     host_world *w = calloc(1, sizeof *w);
     if (!w) return NULL;
-    if (!(w->entities = host_entities_new())) {
+    if (!(w->entities = host_entities_new()) || !(w->scene = host_scene_store_new())) {
+        host_entities_free(w->entities);
         free(w);
         return NULL;
     }
@@ -38,6 +40,7 @@ void host_world_free(host_world *w)
     free(w->managers);
     free(w->destroyed);
     host_registry_free(&w->registry);
+    host_scene_store_free(w->scene);
     host_entities_free(w->entities);
     free(w);
 }
@@ -84,6 +87,7 @@ void host_world_announce_destroyed(host_world *w)
             w->destroyed_cap = n;
         }
         n = host_entities_take_destroyed(w->entities, w->destroyed, n);
+        host_scene_forget(w->scene, w->destroyed, n); /* their scene ids and kept JSON */
         for (size_t i = 0; i < w->manager_count; i++) {
             host_manager *m = w->managers[i];
             if (m->desc.entities_destroyed)

@@ -94,7 +94,10 @@ struct host_world {
     FILE *trace;
     uint64_t trace_origin_ns;
     bool trace_first;
-    int bad_plugins; /* plugins skipped as bad (for --strict) */
+    int bad_plugins;                /* plugins skipped as bad (for --strict) */
+    struct host_scene_store *scene; /* scene ids and kept JSON of entities */
+    struct scene_load *scene_load;  /* the scene load under way, or NULL */
+    struct scene_save *scene_save;  /* the scene save under way, or NULL */
 };
 
 /* A new world with no plugins; NULL when memory ran out. */

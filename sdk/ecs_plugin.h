@@ -303,12 +303,21 @@ struct ecs_host {
     /* -- scenes -- */
 
     /* [scene-load] The entity a scene id refers to (for references such as a parent).
-     * ECS_ERR_NOT_FOUND if the scene has no such id; ECS_ERR_WRONG_TIME outside a load.
-     */
+     * If the scene gives that entity a component of the calling manager too, it is
+     * loaded first, so a child may come before its parent in the file. ECS_ERR_NOT_FOUND
+     * when the scene has no such id, ECS_ERR_CYCLE when the references loop (the host
+     * reports both with the file position); ECS_ERR_WRONG_TIME outside a scene load. */
     ecs_status (*scene_resolve)(const ecs_host *h, const char *scene_id, ecs_entity *out);
     /* [scene-save] The scene id under which e is saved, valid until the save ends; NULL
-     * if e is not part of the scene being saved or outside a save. */
+     * outside a save or for a dead entity. */
     const char *(*scene_id_of)(const ecs_host *h, ecs_entity e);
+    /* [scene-load] Say what is wrong with `at`, a value inside (or equal to) the json
+     * load_component() received, then return an error from load_component(). The host
+     * reports it with file, line, column and JSON path, for example
+     * "demo.json:12:20: entities[3].transform.scale: expected 3 numbers". The first
+     * error of a load is reported. Outside a scene load the message is logged as is. */
+    void (*scene_error)(const ecs_host *h, const struct cJSON *at, const char *fmt, ...)
+        ECS_PRINTF(3, 4);
 
     /* -- the plugin itself -- */
 

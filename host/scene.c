@@ -1,0 +1,609 @@
+/* scene.c: scene load and save (scene.h).
+ *
+ * Loading: read and parse -> check the shape (version, entities, ids unique) -> create
+ * every entity in one batch -> for each manager in registration order, hand each entity
+ * its component (load_component); a reference (scene_resolve) loads the calling
+ * manager's component of the referenced entity first, so files need no particular order
+ * (a reference loop is an error, not a hang) -> keep components of managers that are not
+ * loaded -> commit ids and kept JSON to the store. Any failure destroys what was created.
+ *
+ * Saving: walk live entities in index order; ids come from the store, or "e<index>"
+ * made unique for entities that never had one.
+ */
+#include "scene.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gltf.h"
+#include "json.h"
+#include "log.h"
+#include "world.h"
+
+#define MAX_REFERENCE_DEPTH 1000 /* references loaded ahead of their turn, nested */
+
+/* ---- the store ---- */
+
+typedef struct store_entry {
+    uint32_t entity; /* the full id the entry belongs to; 0: empty */
+    char *id;        /* scene id, or NULL */
+    cJSON *kept;     /* object: manager name -> JSON of a manager not loaded, or NULL */
+} store_entry;
+
+struct host_scene_store {
+    store_entry *entry; /* by entity index */
+    uint32_t cap;
+    cJSON *extra; /* unknown top-level keys, in file order */
+};
+
+host_scene_store *host_scene_store_new(void)
+{
+    return calloc(1, sizeof(host_scene_store));
+}
+
+static void entry_clear(store_entry *e)
+{
+    free(e->id);
+    cJSON_Delete(e->kept);
+    memset(e, 0, sizeof *e);
+}
+
+void host_scene_store_free(host_scene_store *s)
+{
+    if (!s) return;
+    for (uint32_t i = 0; i < s->cap; i++) entry_clear(&s->entry[i]);
+    free(s->entry);
+    cJSON_Delete(s->extra);
+    free(s);
+}
+
+void host_scene_forget(host_scene_store *s, const ecs_entity *list, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t idx = ecs_entity_index(list[i]);
+        if (idx < s->cap && s->entry[idx].entity == list[i].id) entry_clear(&s->entry[idx]);
+    }
+}
+
+/* The entry of a live entity e, or NULL. */
+static store_entry *entry_of(host_scene_store *s, ecs_entity e)
+{
+    uint32_t idx = ecs_entity_index(e);
+    return idx < s->cap && s->entry[idx].entity == e.id ? &s->entry[idx] : NULL;
+}
+
+static int store_reserve(host_scene_store *s, uint32_t index)
+{
+    if (index < s->cap) return 0;
+    uint32_t cap = s->cap ? s->cap : 1024;
+    while (cap <= index) cap *= 2;
+    store_entry *v = realloc(s->entry, cap * sizeof *v);
+    if (!v) return -1;
+    memset(v + s->cap, 0, (cap - s->cap) * sizeof *v);
+    s->entry = v;
+    s->cap = cap;
+    return 0;
+}
+
+/* ---- string set: open addressing over positions, for scene ids ---- */
+
+typedef struct id_table {
+    uint32_t *slot; /* position + 1, 0 empty */
+    uint32_t mask;
+} id_table;
+
+static uint32_t hash_str(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+static int table_init(id_table *t, uint32_t n)
+{
+    uint32_t cap = 16;
+    while (cap < n * 2) cap *= 2;
+    t->slot = calloc(cap, sizeof *t->slot);
+    t->mask = cap - 1;
+    return t->slot ? 0 : -1;
+}
+
+/* The position stored under id (names[pos] compared), or -1; with `insert`, store pos
+ * when absent and return -1. */
+static long table_find(id_table *t, const char *const *names, const char *id, long insert)
+{
+    for (uint32_t i = hash_str(id) & t->mask;; i = (i + 1) & t->mask) {
+        if (!t->slot[i]) {
+            if (insert >= 0) t->slot[i] = (uint32_t)insert + 1;
+            return -1;
+        }
+        if (strcmp(names[t->slot[i] - 1], id) == 0) return (long)t->slot[i] - 1;
+    }
+}
+
+/* ---- loading ---- */
+
+typedef struct scene_load {
+    host_world *w;
+    const char *path;
+    const char *text; /* for error positions; NULL for imported files */
+    size_t len;
+    cJSON *root;
+    uint32_t n;
+    const cJSON **items;
+    const char **ids;
+    ecs_entity *ents;
+    id_table table;
+    uint8_t *state; /* n x managers: 0 not loaded, 1 loading, 2 loaded */
+    size_t managers;
+    size_t current;            /* the manager whose load_component runs */
+    const cJSON *current_json; /* the value it was given: where reference errors point */
+    int depth;
+    bool failed;
+    char error[768];
+} scene_load;
+
+/* Record the first error, located at node `at` (NULL: no position). */
+static void load_fail(scene_load *l, const cJSON *at, const char *fmt, ...) ECS_PRINTF(3, 4);
+static void load_fail(scene_load *l, const cJSON *at, const char *fmt, ...)
+{
+    if (l->failed) return;
+    l->failed = true;
+    char msg[512], where[256] = "";
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    int line = 0, col = 0;
+    if (at && l->text &&
+        host_json_locate(l->text, l->len, l->root, at, &line, &col, where, sizeof where))
+        snprintf(l->error, sizeof l->error, "%s:%d:%d: %s%s%s", l->path, line, col, where,
+                 *where ? ": " : "", msg);
+    else
+        snprintf(l->error, sizeof l->error, "%s: %s", l->path, msg);
+}
+
+/* Check the top level and every entity's id; fill items/ids and the id table. */
+static bool check_shape(scene_load *l)
+{
+    const cJSON *root = l->root, *version = cJSON_GetObjectItemCaseSensitive(root, "version");
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(root, "entities");
+    if (!cJSON_IsObject(root))
+        return load_fail(l, root,
+                         "expected an object {\"version\": 1, \"entities\": [...]}, found %s",
+                         host_json_type_name(root)),
+               false;
+    if (!cJSON_IsNumber(version))
+        return load_fail(l, version ? version : root, "expected \"version\": %d",
+                         HOST_SCENE_VERSION),
+               false;
+    if (version->valuedouble != HOST_SCENE_VERSION)
+        return load_fail(l, version,
+                         "scene format version %g is not supported (this host reads %d)",
+                         version->valuedouble, HOST_SCENE_VERSION),
+               false;
+    if (!cJSON_IsArray(list))
+        return load_fail(l, list ? list : root, "expected \"entities\": an array, found %s",
+                         host_json_type_name(list)),
+               false;
+    int n = cJSON_GetArraySize(list);
+    l->n = (uint32_t)n;
+    l->items = calloc((size_t)n + 1, sizeof *l->items);
+    l->ids = calloc((size_t)n + 1, sizeof *l->ids);
+    l->ents = calloc((size_t)n + 1, sizeof *l->ents);
+    if (!l->items || !l->ids || !l->ents || table_init(&l->table, l->n) != 0)
+        return load_fail(l, NULL, "out of memory for %d entities", n), false;
+    uint32_t i = 0;
+    const cJSON *item;
+    cJSON_ArrayForEach(item, list)
+    {
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(item, "id");
+        if (!cJSON_IsObject(item))
+            return load_fail(l, item, "expected an entity object, found %s",
+                             host_json_type_name(item)),
+                   false;
+        if (!cJSON_IsString(id) || !id->valuestring[0])
+            return load_fail(l, id ? id : item, "expected \"id\": a non-empty string"), false;
+        l->items[i] = item;
+        l->ids[i] = id->valuestring;
+        long other = table_find(&l->table, l->ids, id->valuestring, i);
+        if (other >= 0)
+            return load_fail(l, id, "duplicate id '%s' (entities[%ld] has it too)", id->valuestring,
+                             other),
+                   false;
+        i++;
+    }
+    return true;
+}
+
+/* Give entity i its component of manager m, if the scene has one and it is not loaded. */
+static ecs_status load_one(scene_load *l, uint32_t i, size_t m)
+{
+    uint8_t *st = &l->state[(size_t)i * l->managers + m];
+    if (*st == 2) return ECS_OK;
+    if (*st == 1) return ECS_ERR_CYCLE;
+    host_manager *mgr = l->w->managers[m];
+    const cJSON *json = cJSON_GetObjectItemCaseSensitive(l->items[i], mgr->name);
+    if (!json || !mgr->desc.load_component) { /* kept as JSON if the manager cannot load it */
+        *st = 2;
+        return ECS_OK;
+    }
+    if (l->depth >= MAX_REFERENCE_DEPTH) {
+        load_fail(l, json, "references nested more than %d deep: list parents before children",
+                  MAX_REFERENCE_DEPTH);
+        return ECS_ERR_BAD_VALUE;
+    }
+    *st = 1;
+    size_t saved = l->current;
+    const cJSON *saved_json = l->current_json;
+    l->current = m;
+    l->current_json = json;
+    l->depth++;
+    ecs_status s = mgr->desc.load_component(mgr->desc.state, l->ents[i], json);
+    l->depth--;
+    l->current = saved;
+    l->current_json = saved_json;
+    *st = 2;
+    if (s != ECS_OK)
+        load_fail(l, json, "manager '%s' refused it: %s", mgr->name, ecs_status_text(s));
+    return s;
+}
+
+ecs_status host_scene_resolve(host_world *w, const char *scene_id, ecs_entity *out)
+{
+    scene_load *l = w->scene_load;
+    if (out) *out = ecs_entity_null();
+    if (!l) return ECS_ERR_WRONG_TIME;
+    if (!scene_id || !out) return ECS_ERR_INVALID_ARGUMENT;
+    long j = table_find(&l->table, l->ids, scene_id, -1);
+    if (j < 0) {
+        load_fail(l, l->current_json, "reference to an unknown id '%s'", scene_id);
+        return ECS_ERR_NOT_FOUND;
+    }
+    uint8_t st = l->state[(size_t)j * l->managers + l->current];
+    if (st == 1) {
+        load_fail(l, l->current_json,
+                  "reference cycle: '%s' refers (through its %s) back to "
+                  "itself",
+                  scene_id, l->w->managers[l->current]->name);
+        return ECS_ERR_CYCLE;
+    }
+    ecs_status s = load_one(l, (uint32_t)j, l->current);
+    if (s != ECS_OK) return s;
+    *out = l->ents[j];
+    return ECS_OK;
+}
+
+void host_scene_error(host_world *w, const cJSON *at, const char *message)
+{
+    if (w->scene_load)
+        load_fail(w->scene_load, at, "%s", message);
+    else
+        host_error("scene", "%s", message);
+}
+
+/* Components of managers that are not loaded: copies, kept with each entity. */
+static cJSON **keep_unloaded(scene_load *l)
+{
+    cJSON **kept = calloc(l->n + 1, sizeof *kept);
+    for (uint32_t i = 0; kept && i < l->n; i++) {
+        const cJSON *c;
+        cJSON_ArrayForEach(c, l->items[i])
+        {
+            if (strcmp(c->string, "id") == 0) continue;
+            bool loaded = false;
+            for (size_t m = 0; m < l->managers && !loaded; m++)
+                loaded = strcmp(l->w->managers[m]->name, c->string) == 0;
+            if (loaded) continue;
+            if (!kept[i] && !(kept[i] = cJSON_CreateObject())) goto error;
+            cJSON *copy = cJSON_Duplicate(c, 1);
+            if (!copy || !cJSON_AddItemToObject(kept[i], c->string, copy)) goto error;
+        }
+    }
+    return kept;
+error:
+    for (uint32_t i = 0; i < l->n; i++) cJSON_Delete(kept[i]);
+    free(kept);
+    return NULL;
+}
+
+/* Make the load permanent: ids and kept JSON into the store, top-level extras. */
+static bool commit_load(scene_load *l)
+{
+    host_scene_store *s = l->w->scene;
+    cJSON **kept = keep_unloaded(l);
+    if (!kept) return load_fail(l, NULL, "out of memory keeping components"), false;
+    for (uint32_t i = 0; i < l->n; i++) {
+        char *id = strdup(l->ids[i]);
+        if (!id || store_reserve(s, ecs_entity_index(l->ents[i])) != 0) {
+            free(id);
+            for (uint32_t j = i; j < l->n; j++) cJSON_Delete(kept[j]);
+            free(kept);
+            return load_fail(l, NULL, "out of memory"), false;
+        }
+        store_entry *e = &s->entry[ecs_entity_index(l->ents[i])];
+        entry_clear(e);
+        *e = (store_entry){l->ents[i].id, id, kept[i]};
+    }
+    free(kept);
+    const cJSON *c;
+    cJSON_ArrayForEach(c, l->root)
+    { /* unknown top-level keys come back on save */
+        if (!strcmp(c->string, "version") || !strcmp(c->string, "entities")) continue;
+        if (!s->extra) s->extra = cJSON_CreateObject();
+        if (s->extra && !cJSON_GetObjectItemCaseSensitive(s->extra, c->string))
+            cJSON_AddItemToObject(s->extra, c->string, cJSON_Duplicate(c, 1));
+    }
+    return true;
+}
+
+static ecs_status run_load(scene_load *l)
+{
+    if (!check_shape(l)) return ECS_ERR_BAD_VALUE;
+    l->managers = l->w->manager_count;
+    l->state = calloc((size_t)l->n * (l->managers ? l->managers : 1) + 1, 1);
+    if (!l->state) return load_fail(l, NULL, "out of memory"), ECS_ERR_NO_MEMORY;
+    if (host_entity_create_many(l->w->entities, l->ents, l->n) != ECS_OK) {
+        memset(l->ents, 0, l->n * sizeof *l->ents); /* nothing to roll back */
+        return load_fail(l, NULL, "%u entities do not fit: too many entities alive", l->n),
+               ECS_ERR_FULL;
+    }
+    l->w->scene_load = l;
+    ecs_status s = ECS_OK;
+    for (size_t m = 0; m < l->managers && s == ECS_OK; m++) {
+        for (uint32_t i = 0; i < l->n && s == ECS_OK; i++) s = load_one(l, i, m);
+    }
+    l->w->scene_load = NULL;
+    if (s == ECS_OK && !commit_load(l)) s = ECS_ERR_NO_MEMORY;
+    if (s != ECS_OK) { /* all or nothing: the managers hear of the entities' end at once */
+        host_entity_destroy_many(l->w->entities, l->ents, l->n, NULL);
+        host_world_announce_destroyed(l->w);
+    }
+    return s;
+}
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && strcasecmp(s + a - b, suffix) == 0;
+}
+
+ecs_status host_scene_load(host_world *w, const char *path)
+{
+    scene_load l = {.w = w, .path = path};
+    char *text = NULL;
+    ecs_status s;
+    if (has_suffix(path, ".gltf") || has_suffix(path, ".glb")) {
+        l.root = host_gltf_import(path, l.error, sizeof l.error);
+    } else if ((text = host_json_read_text(path, &l.len, l.error, sizeof l.error))) {
+        l.text = text;
+        l.root = host_json_parse(path, text, l.len, l.error, sizeof l.error);
+    }
+    if (!l.root)
+        s = ECS_ERR_BAD_VALUE;
+    else
+        s = run_load(&l);
+    if (s != ECS_OK)
+        host_error("scene", "%s", l.error);
+    else
+        host_info("scene", "loaded %u entities from %s", l.n, path);
+    cJSON_Delete(l.root);
+    free(text);
+    free(l.items);
+    free(l.ids);
+    free(l.ents);
+    free(l.table.slot);
+    free(l.state);
+    return s;
+}
+
+/* ---- saving ---- */
+
+typedef struct scene_save {
+    host_world *w;
+    char **made; /* by entity index: ids made during this save, or NULL */
+    uint32_t cap;
+    const char **used; /* every id handed out, for uniqueness */
+    uint32_t used_count, used_cap;
+    id_table table;
+    ecs_entity *referenced; /* entities whose id was asked for */
+    uint32_t ref_count, ref_cap;
+    bool failed;
+} scene_save;
+
+static bool id_used(scene_save *v, const char *id)
+{
+    return table_find(&v->table, v->used, id, -1) >= 0;
+}
+
+static bool use_id(scene_save *v, const char *id)
+{
+    if (v->used_count == v->used_cap || (v->used_count + 1) * 2 > v->table.mask) {
+        uint32_t cap = v->used_cap ? v->used_cap * 2 : 1024;
+        const char **u = realloc(v->used, cap * sizeof *u);
+        if (!u) return false;
+        v->used = u;
+        v->used_cap = cap;
+        free(v->table.slot);
+        if (table_init(&v->table, cap) != 0) return false;
+        for (uint32_t i = 0; i < v->used_count; i++) table_find(&v->table, v->used, v->used[i], i);
+    }
+    v->used[v->used_count] = id;
+    table_find(&v->table, v->used, id, v->used_count);
+    v->used_count++;
+    return true;
+}
+
+const char *host_scene_id_of(host_world *w, ecs_entity e)
+{
+    scene_save *v = w->scene_save;
+    if (!v || !host_entity_alive(w->entities, e)) return NULL;
+    store_entry *se = entry_of(w->scene, e);
+    if (se && se->id) return se->id;
+    uint32_t idx = ecs_entity_index(e);
+    if (idx < v->cap && v->made[idx]) return v->made[idx];
+    if (idx >= v->cap) {
+        uint32_t cap = v->cap ? v->cap : 1024;
+        while (cap <= idx) cap *= 2;
+        char **m = realloc(v->made, cap * sizeof *m);
+        if (!m) return v->failed = true, NULL;
+        memset(m + v->cap, 0, (cap - v->cap) * sizeof *m);
+        v->made = m;
+        v->cap = cap;
+    }
+    char id[32];
+    snprintf(id, sizeof id, "e%u", idx);
+    for (unsigned k = 2; id_used(v, id); k++) snprintf(id, sizeof id, "e%u_%u", idx, k);
+    if (!(v->made[idx] = strdup(id)) || !use_id(v, v->made[idx])) return v->failed = true, NULL;
+    if (v->ref_count == v->ref_cap) {
+        uint32_t cap = v->ref_cap ? v->ref_cap * 2 : 256;
+        ecs_entity *r = realloc(v->referenced, cap * sizeof *r);
+        if (!r) return v->failed = true, NULL;
+        v->referenced = r;
+        v->ref_cap = cap;
+    }
+    v->referenced[v->ref_count++] = e;
+    return v->made[idx];
+}
+
+/* The JSON object of entity e: id first, managers in registration order, then kept
+ * components. NULL when e has nothing to save. */
+static cJSON *save_entity(scene_save *v, ecs_entity e, bool *error)
+{
+    host_world *w = v->w;
+    store_entry *se = entry_of(w->scene, e);
+    cJSON *obj = cJSON_CreateObject();
+    if (!obj) return *error = true, NULL;
+    cJSON_AddItemToObject(obj, "id", cJSON_CreateString("")); /* the real id below */
+    for (size_t m = 0; m < w->manager_count; m++) {
+        host_manager *mgr = w->managers[m];
+        cJSON *out = NULL;
+        if (!mgr->desc.save_component) continue;
+        ecs_status s = mgr->desc.save_component(mgr->desc.state, e, &out);
+        if (s != ECS_OK) {
+            host_error("scene", "manager '%s' could not save entity #%u.%u: %s", mgr->name,
+                       ecs_entity_index(e), ecs_entity_generation(e), ecs_status_text(s));
+            cJSON_Delete(out);
+            *error = true;
+        } else if (out) {
+            cJSON_AddItemToObject(obj, mgr->name, out);
+        }
+    }
+    const cJSON *k, *kept = se ? se->kept : NULL;
+    cJSON_ArrayForEach(k, kept)
+    {
+        if (!cJSON_GetObjectItemCaseSensitive(obj, k->string)) /* a loaded manager wins */
+            cJSON_AddItemToObject(obj, k->string, cJSON_Duplicate(k, 1));
+    }
+    if (!obj->child->next && !(se && se->id)) { /* nothing but the id */
+        cJSON_Delete(obj);
+        return NULL;
+    }
+    const char *id = host_scene_id_of(w, e);
+    if (!id)
+        *error = true;
+    else
+        cJSON_ReplaceItemInObject(obj, "id", cJSON_CreateString(id));
+    return obj;
+}
+
+/* Write text to path through a temporary file in the same folder and a rename. */
+static ecs_status write_atomically(const char *path, const char *text)
+{
+    size_t n = strlen(path) + 16;
+    char *tmp = malloc(n);
+    if (!tmp) return ECS_ERR_NO_MEMORY;
+    snprintf(tmp, n, "%s.tmp-XXXXXX", path);
+    int fd = mkstemp(tmp);
+    ecs_status s = ECS_ERR_IO;
+    if (fd < 0) {
+        host_error("scene", "%s: cannot create a temporary file beside it: %s", path,
+                   strerror(errno));
+        free(tmp);
+        return s;
+    }
+    size_t len = strlen(text), done = 0;
+    while (done < len) {
+        ssize_t k = write(fd, text + done, len - done);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) break;
+        done += (size_t)k;
+    }
+    mode_t mask = umask(0); /* mkstemp made it 0600: give it the usual mode */
+    umask(mask);
+    bool ok = done == len && fchmod(fd, 0666 & ~mask) == 0 && fsync(fd) == 0;
+    ok = close(fd) == 0 && ok;
+    if (ok && rename(tmp, path) == 0)
+        s = ECS_OK;
+    else
+        host_error("scene",
+                   "%s: could not write the scene: %s (the old file, if any, is "
+                   "untouched)",
+                   path, strerror(errno));
+    if (s != ECS_OK) unlink(tmp);
+    free(tmp);
+    return s;
+}
+
+ecs_status host_scene_save(host_world *w, const char *path)
+{
+    scene_save v = {.w = w};
+    bool error = table_init(&v.table, 1024) != 0;
+    cJSON *root = cJSON_CreateObject(), *list = cJSON_CreateArray();
+    if (!root || !list) error = true;
+    cJSON_AddNumberToObject(root, "version", HOST_SCENE_VERSION);
+    cJSON_AddItemToObject(root, "entities", list);
+    ecs_entity e;
+    for (uint32_t i = 1; !error && host_entities_next_live(w->entities, i, &e);
+         i = ecs_entity_index(e) + 1) {
+        store_entry *se = entry_of(w->scene, e);
+        if (se && se->id && !use_id(&v, se->id)) error = true;
+    }
+    w->scene_save = &v;
+    for (uint32_t i = 1; !error && host_entities_next_live(w->entities, i, &e);
+         i = ecs_entity_index(e) + 1) {
+        cJSON *obj = save_entity(&v, e, &error);
+        if (obj) cJSON_AddItemToArray(list, obj);
+    }
+    /* an entity referenced but with nothing of its own: write its id so references hold */
+    for (uint32_t r = 0; !error && r < v.ref_count; r++) {
+        bool written = false;
+        const cJSON *item;
+        const char *id = v.made[ecs_entity_index(v.referenced[r])];
+        cJSON_ArrayForEach(item, list) written =
+            written || !strcmp(cJSON_GetObjectItemCaseSensitive(item, "id")->valuestring, id);
+        if (!written) {
+            cJSON *obj = cJSON_CreateObject();
+            cJSON_AddStringToObject(obj, "id", id);
+            cJSON_AddItemToArray(list, obj);
+        }
+    }
+    w->scene_save = NULL;
+    const cJSON *x;
+    cJSON_ArrayForEach(x, w->scene->extra)
+        cJSON_AddItemToObject(root, x->string, cJSON_Duplicate(x, 1));
+    char *printed = error || v.failed ? NULL : cJSON_Print(root);
+    size_t plen = printed ? strlen(printed) : 0;
+    char *text = printed ? realloc(printed, plen + 2) : NULL; /* end with a newline */
+    if (text) memcpy(text + plen, "\n", 2);
+    else free(printed);
+    ecs_status s = text ? write_atomically(path, text) : ECS_ERR_NO_MEMORY;
+    if (!text)
+        host_error("scene", "%s: not saved: a manager failed or memory ran out", path);
+    else if (s == ECS_OK)
+        host_info("scene", "saved %d entities to %s", cJSON_GetArraySize(list), path);
+    free(text);
+    cJSON_Delete(root);
+    for (uint32_t i = 0; i < v.cap; i++) free(v.made[i]);
+    free(v.made);
+    free(v.used);
+    free(v.table.slot);
+    free(v.referenced);
+    return s;
+}

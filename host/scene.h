@@ -1,0 +1,43 @@
+/* scene.h: scenes: loading a JSON (or glTF) file into the world, saving the world back.
+ *
+ * A scene file: {"version": 1, "entities": [{"id": "door", "transform": {...},
+ * "debug_name": "door", ...}, ...]}. Each entity has a scene-local string id; every other
+ * key names the manager that owns the value. See docs/scene-format.md.
+ *
+ * The store (one per world) remembers, per entity index, the scene id an entity was
+ * loaded under and the JSON of components whose manager is not loaded (kept, written back
+ * on save: nothing in a scene is lost by a round trip), plus unknown top-level keys.
+ * Invariant: an entry belongs to the entity whose full id it records; it is dropped when
+ * that entity's destruction is announced.
+ */
+#ifndef HOST_SCENE_H
+#define HOST_SCENE_H
+
+#include "ecs_plugin.h"
+
+typedef struct host_world host_world;
+typedef struct host_scene_store host_scene_store;
+
+#define HOST_SCENE_VERSION 1
+
+host_scene_store *host_scene_store_new(void);
+void host_scene_store_free(host_scene_store *s);
+/* Drop what the store holds for these (destroyed) entities. */
+void host_scene_forget(host_scene_store *s, const ecs_entity *list, uint32_t n);
+
+/* Load path into w: all or nothing. On failure one error line names the file, line,
+ * column, JSON path and what was expected, and the world is as it was (every entity the
+ * load created is destroyed and announced). Returns ECS_OK or the error. */
+ecs_status host_scene_load(host_world *w, const char *path);
+
+/* Save every live entity that has a component (or was loaded from a scene) to path, in
+ * index order, keys in a stable order: writes path.tmp-XXXXXX in the same folder, then
+ * renames it over path, so a failure never leaves a half-written scene. */
+ecs_status host_scene_save(host_world *w, const char *path);
+
+/* For hostapi.c: the calls of the ecs_host table, valid during a load or save only. */
+ecs_status host_scene_resolve(host_world *w, const char *scene_id, ecs_entity *out);
+const char *host_scene_id_of(host_world *w, ecs_entity e);
+void host_scene_error(host_world *w, const struct cJSON *at, const char *message);
+
+#endif
