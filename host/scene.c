@@ -140,7 +140,8 @@ typedef struct scene_load {
     const char **ids;
     ecs_entity *ents;
     id_table table;
-    uint8_t *state; /* n x managers: 0 not loaded, 1 loading, 2 loaded */
+    uint8_t *state;            /* n x managers: 0 not loaded, 1 loading, 2 loaded */
+    host_manager *const *mgrs; /* the managers that load: the world's, or a new version's */
     size_t managers;
     size_t current;            /* the manager whose load_component runs */
     const cJSON *current_json; /* the value it was given: where reference errors point */
@@ -228,7 +229,7 @@ static ecs_status load_one(scene_load *l, uint32_t i, size_t m)
     uint8_t *st = &l->state[(size_t)i * l->managers + m];
     if (*st == 2) return ECS_OK;
     if (*st == 1) return ECS_ERR_CYCLE;
-    host_manager *mgr = l->w->managers[m];
+    host_manager *mgr = l->mgrs[m];
     const cJSON *json = cJSON_GetObjectItemCaseSensitive(l->items[i], mgr->name);
     if (!json || !mgr->desc.load_component) { /* kept as JSON if the manager cannot load it */
         *st = 2;
@@ -271,7 +272,7 @@ ecs_status host_scene_resolve(host_world *w, const char *scene_id, ecs_entity *o
         load_fail(l, l->current_json,
                   "reference cycle: '%s' refers (through its %s) back to "
                   "itself",
-                  scene_id, l->w->managers[l->current]->name);
+                  scene_id, l->mgrs[l->current]->name);
         return ECS_ERR_CYCLE;
     }
     ecs_status s = load_one(l, (uint32_t)j, l->current);
@@ -299,7 +300,7 @@ static cJSON **keep_unloaded(scene_load *l)
             if (strcmp(c->string, "id") == 0) continue;
             bool loaded = false;
             for (size_t m = 0; m < l->managers && !loaded; m++)
-                loaded = strcmp(l->w->managers[m]->name, c->string) == 0;
+                loaded = strcmp(l->mgrs[m]->name, c->string) == 0;
             if (loaded) continue;
             if (!kept[i] && !(kept[i] = cJSON_CreateObject())) goto error;
             cJSON *copy = cJSON_Duplicate(c, 1);
@@ -343,29 +344,46 @@ static bool commit_load(scene_load *l)
     return true;
 }
 
-static ecs_status run_load(scene_load *l)
+/* Hand every entity its components through l->mgrs, with references resolved. */
+static ecs_status load_components(scene_load *l)
 {
-    if (!check_shape(l)) return ECS_ERR_BAD_VALUE;
-    l->managers = l->w->manager_count;
     l->state = calloc((size_t)l->n * (l->managers ? l->managers : 1) + 1, 1);
     if (!l->state) return load_fail(l, NULL, "out of memory"), ECS_ERR_NO_MEMORY;
-    if (host_entity_create_many(l->w->entities, l->ents, l->n) != ECS_OK) {
-        memset(l->ents, 0, l->n * sizeof *l->ents); /* nothing to roll back */
-        return load_fail(l, NULL, "%u entities do not fit: too many entities alive", l->n),
-               ECS_ERR_FULL;
-    }
     l->w->scene_load = l;
     ecs_status s = ECS_OK;
     for (size_t m = 0; m < l->managers && s == ECS_OK; m++) {
         for (uint32_t i = 0; i < l->n && s == ECS_OK; i++) s = load_one(l, i, m);
     }
     l->w->scene_load = NULL;
+    return s;
+}
+
+static ecs_status run_load(scene_load *l)
+{
+    if (!check_shape(l)) return ECS_ERR_BAD_VALUE;
+    l->mgrs = l->w->managers;
+    l->managers = l->w->manager_count;
+    if (host_entity_create_many(l->w->entities, l->ents, l->n) != ECS_OK) {
+        memset(l->ents, 0, l->n * sizeof *l->ents); /* nothing to roll back */
+        return load_fail(l, NULL, "%u entities do not fit: too many entities alive", l->n),
+               ECS_ERR_FULL;
+    }
+    ecs_status s = load_components(l);
     if (s == ECS_OK && !commit_load(l)) s = ECS_ERR_NO_MEMORY;
     if (s != ECS_OK) { /* all or nothing: the managers hear of the entities' end at once */
         host_entity_destroy_many(l->w->entities, l->ents, l->n, NULL);
         host_world_announce_destroyed(l->w);
     }
     return s;
+}
+
+static void load_free(scene_load *l)
+{
+    free(l->items);
+    free(l->ids);
+    free(l->ents);
+    free(l->table.slot);
+    free(l->state);
 }
 
 static bool has_suffix(const char *s, const char *suffix)
@@ -395,11 +413,7 @@ ecs_status host_scene_load(host_world *w, const char *path)
         host_info("scene", "loaded %u entities from %s", l.n, path);
     cJSON_Delete(l.root);
     free(text);
-    free(l.items);
-    free(l.ids);
-    free(l.ents);
-    free(l.table.slot);
-    free(l.state);
+    load_free(&l);
     return s;
 }
 
@@ -407,7 +421,8 @@ ecs_status host_scene_load(host_world *w, const char *path)
 
 typedef struct scene_save {
     host_world *w;
-    char **made; /* by entity index: ids made during this save, or NULL */
+    char **made;      /* by entity index: ids made during this save, or NULL */
+    uint8_t *written; /* by entity index: its object is in the document */
     uint32_t cap;
     const char **used; /* every id handed out, for uniqueness */
     uint32_t used_count, used_cap;
@@ -452,9 +467,12 @@ const char *host_scene_id_of(host_world *w, ecs_entity e)
         uint32_t cap = v->cap ? v->cap : 1024;
         while (cap <= idx) cap *= 2;
         char **m = realloc(v->made, cap * sizeof *m);
-        if (!m) return v->failed = true, NULL;
+        if (m) v->made = m;
+        uint8_t *wr = m ? realloc(v->written, cap) : NULL;
+        if (!wr) return v->failed = true, NULL;
         memset(m + v->cap, 0, (cap - v->cap) * sizeof *m);
-        v->made = m;
+        memset(wr + v->cap, 0, cap - v->cap);
+        v->written = wr;
         v->cap = cap;
     }
     char id[32];
@@ -474,15 +492,16 @@ const char *host_scene_id_of(host_world *w, ecs_entity e)
 
 /* The JSON object of entity e: id first, managers in registration order, then kept
  * components. NULL when e has nothing to save. */
-static cJSON *save_entity(scene_save *v, ecs_entity e, bool *error)
+static cJSON *save_entity(scene_save *v, host_manager *const *mgrs, size_t count, bool with_kept,
+                          ecs_entity e, bool *error)
 {
     host_world *w = v->w;
-    store_entry *se = entry_of(w->scene, e);
+    store_entry *se = with_kept ? entry_of(w->scene, e) : NULL;
     cJSON *obj = cJSON_CreateObject();
     if (!obj) return *error = true, NULL;
     cJSON_AddItemToObject(obj, "id", cJSON_CreateString("")); /* the real id below */
-    for (size_t m = 0; m < w->manager_count; m++) {
-        host_manager *mgr = w->managers[m];
+    for (size_t m = 0; m < count; m++) {
+        host_manager *mgr = mgrs[m];
         cJSON *out = NULL;
         if (!mgr->desc.save_component) continue;
         ecs_status s = mgr->desc.save_component(mgr->desc.state, e, &out);
@@ -551,59 +570,138 @@ static ecs_status write_atomically(const char *path, const char *text)
     return s;
 }
 
+/* The document being captured: entities[i] is the object of ents[i]. */
+typedef struct capture {
+    cJSON *root, *list;
+    ecs_entity *ents;
+    uint32_t n, cap;
+} capture;
+
+static bool capture_add(capture *c, cJSON *obj, ecs_entity e)
+{
+    if (c->n == c->cap) {
+        uint32_t cap = c->cap ? c->cap * 2 : 1024;
+        ecs_entity *v = realloc(c->ents, cap * sizeof *v);
+        if (!v) return false;
+        c->ents = v;
+        c->cap = cap;
+    }
+    cJSON_AddItemToArray(c->list, obj);
+    c->ents[c->n++] = e;
+    return true;
+}
+
+static void saved_mark(scene_save *v, ecs_entity e)
+{
+    uint32_t idx = ecs_entity_index(e);
+    if (idx < v->cap) v->written[idx] = 1;
+}
+
+/* Capture every live entity with a component of mgrs (with_kept: or kept JSON, or a scene
+ * id) into a new document. False when a manager failed or memory ran out. */
+static bool capture_run(scene_save *v, host_manager *const *mgrs, size_t count, bool with_kept,
+                        capture *c)
+{
+    host_world *w = v->w;
+    bool error = table_init(&v->table, 1024) != 0;
+    c->root = cJSON_CreateObject();
+    c->list = cJSON_CreateArray();
+    if (!c->root || !c->list) return cJSON_Delete(c->list), false;
+    cJSON_AddNumberToObject(c->root, "version", HOST_SCENE_VERSION);
+    cJSON_AddItemToObject(c->root, "entities", c->list);
+    ecs_entity e;
+    for (uint32_t i = 1; !error && host_entities_next_live(w->entities, i, &e);
+         i = ecs_entity_index(e) + 1) { /* ids from scenes first: made ones avoid them */
+        store_entry *se = entry_of(w->scene, e);
+        if (se && se->id && !use_id(v, se->id)) error = true;
+    }
+    w->scene_save = v;
+    for (uint32_t i = 1; !error && host_entities_next_live(w->entities, i, &e);
+         i = ecs_entity_index(e) + 1) {
+        cJSON *obj = save_entity(v, mgrs, count, with_kept, e, &error);
+        if (obj && !capture_add(c, obj, e)) cJSON_Delete(obj), error = true;
+        if (obj) saved_mark(v, e);
+    }
+    /* an entity referenced but with nothing of its own: write its id so references hold */
+    for (uint32_t r = 0; !error && r < v->ref_count; r++) {
+        ecs_entity ref = v->referenced[r];
+        if (v->written[ecs_entity_index(ref)]) continue;
+        cJSON *obj = cJSON_CreateObject();
+        if (!obj || !cJSON_AddStringToObject(obj, "id", v->made[ecs_entity_index(ref)]) ||
+            !capture_add(c, obj, ref))
+            cJSON_Delete(obj), error = true;
+        saved_mark(v, ref);
+    }
+    w->scene_save = NULL;
+    return !error && !v->failed;
+}
+
+static void save_free(scene_save *v, capture *c)
+{
+    for (uint32_t i = 0; i < v->cap; i++) free(v->made[i]);
+    free(v->made);
+    free(v->written);
+    free(v->used);
+    free(v->table.slot);
+    free(v->referenced);
+    cJSON_Delete(c->root);
+    free(c->ents);
+}
+
 ecs_status host_scene_save(host_world *w, const char *path)
 {
     scene_save v = {.w = w};
-    bool error = table_init(&v.table, 1024) != 0;
-    cJSON *root = cJSON_CreateObject(), *list = cJSON_CreateArray();
-    if (!root || !list) error = true;
-    cJSON_AddNumberToObject(root, "version", HOST_SCENE_VERSION);
-    cJSON_AddItemToObject(root, "entities", list);
-    ecs_entity e;
-    for (uint32_t i = 1; !error && host_entities_next_live(w->entities, i, &e);
-         i = ecs_entity_index(e) + 1) {
-        store_entry *se = entry_of(w->scene, e);
-        if (se && se->id && !use_id(&v, se->id)) error = true;
-    }
-    w->scene_save = &v;
-    for (uint32_t i = 1; !error && host_entities_next_live(w->entities, i, &e);
-         i = ecs_entity_index(e) + 1) {
-        cJSON *obj = save_entity(&v, e, &error);
-        if (obj) cJSON_AddItemToArray(list, obj);
-    }
-    /* an entity referenced but with nothing of its own: write its id so references hold */
-    for (uint32_t r = 0; !error && r < v.ref_count; r++) {
-        bool written = false;
-        const cJSON *item;
-        const char *id = v.made[ecs_entity_index(v.referenced[r])];
-        cJSON_ArrayForEach(item, list) written =
-            written || !strcmp(cJSON_GetObjectItemCaseSensitive(item, "id")->valuestring, id);
-        if (!written) {
-            cJSON *obj = cJSON_CreateObject();
-            cJSON_AddStringToObject(obj, "id", id);
-            cJSON_AddItemToArray(list, obj);
-        }
-    }
-    w->scene_save = NULL;
-    const cJSON *x;
-    cJSON_ArrayForEach(x, w->scene->extra)
-        cJSON_AddItemToObject(root, x->string, cJSON_Duplicate(x, 1));
-    char *printed = error || v.failed ? NULL : cJSON_Print(root);
+    capture c = {0};
+    bool ok = capture_run(&v, w->managers, w->manager_count, true, &c);
+    const cJSON *x, *extra = ok ? w->scene->extra : NULL;
+    cJSON_ArrayForEach(x, extra) cJSON_AddItemToObject(c.root, x->string, cJSON_Duplicate(x, 1));
+    char *printed = ok ? cJSON_Print(c.root) : NULL;
     size_t plen = printed ? strlen(printed) : 0;
     char *text = printed ? realloc(printed, plen + 2) : NULL; /* end with a newline */
-    if (text) memcpy(text + plen, "\n", 2);
-    else free(printed);
+    if (text)
+        memcpy(text + plen, "\n", 2);
+    else
+        free(printed);
     ecs_status s = text ? write_atomically(path, text) : ECS_ERR_NO_MEMORY;
     if (!text)
         host_error("scene", "%s: not saved: a manager failed or memory ran out", path);
     else if (s == ECS_OK)
-        host_info("scene", "saved %d entities to %s", cJSON_GetArraySize(list), path);
+        host_info("scene", "saved %u entities to %s", c.n, path);
     free(text);
-    cJSON_Delete(root);
-    for (uint32_t i = 0; i < v.cap; i++) free(v.made[i]);
-    free(v.made);
-    free(v.used);
-    free(v.table.slot);
-    free(v.referenced);
+    save_free(&v, &c);
+    return s;
+}
+
+/* ---- capture and restore: moving one plugin's components between its versions ---- */
+
+struct cJSON *host_scene_capture(host_world *w, host_manager *const *mgrs, size_t count,
+                                 ecs_entity **ents, uint32_t *n)
+{
+    scene_save v = {.w = w};
+    capture c = {0};
+    bool ok = capture_run(&v, mgrs, count, false, &c);
+    cJSON *root = ok ? c.root : NULL;
+    *ents = ok ? c.ents : NULL;
+    *n = ok ? c.n : 0;
+    if (ok) c.root = NULL, c.ents = NULL;
+    save_free(&v, &c);
+    return root;
+}
+
+ecs_status host_scene_restore(host_world *w, const struct cJSON *doc, const ecs_entity *ents,
+                              uint32_t n, host_manager *const *mgrs, size_t count, const char *what)
+{
+    scene_load l = {.w = w, .path = what, .root = (cJSON *)doc};
+    ecs_status s = ECS_ERR_BAD_VALUE;
+    if (check_shape(&l) && l.n == n) {
+        memcpy(l.ents, ents, n * sizeof *ents);
+        l.mgrs = mgrs;
+        l.managers = count;
+        s = load_components(&l);
+    } else {
+        load_fail(&l, NULL, "the captured document does not match its entities");
+    }
+    if (s != ECS_OK) host_error("reload", "%s", l.error);
+    load_free(&l);
     return s;
 }

@@ -17,6 +17,7 @@
 
 typedef struct host_world host_world;
 typedef struct host_scene_store host_scene_store;
+typedef struct host_manager host_manager;
 
 #define HOST_SCENE_VERSION 1
 
@@ -34,6 +35,18 @@ ecs_status host_scene_load(host_world *w, const char *path);
  * index order, keys in a stable order: writes path.tmp-XXXXXX in the same folder, then
  * renames it over path, so a failure never leaves a half-written scene. */
 ecs_status host_scene_save(host_world *w, const char *path);
+
+/* Capture the components of mgrs for every live entity as a scene document; (*ents)[i]
+ * (free() it) is the entity of entities[i]. NULL when a manager failed or memory ran
+ * out. The old version of a plugin captures, the new one restores: a JSON migration. */
+struct cJSON *host_scene_capture(host_world *w, host_manager *const *mgrs, size_t count,
+                                 ecs_entity **ents, uint32_t *n);
+
+/* Give existing entities ents[0..n) the components of doc (from host_scene_capture)
+ * through mgrs, which need not be registered yet. Errors are logged naming `what`. */
+ecs_status host_scene_restore(host_world *w, const struct cJSON *doc, const ecs_entity *ents,
+                              uint32_t n, host_manager *const *mgrs, size_t count,
+                              const char *what);
 
 /* For hostapi.c: the calls of the ecs_host table, valid during a load or save only. */
 ecs_status host_scene_resolve(host_world *w, const char *scene_id, ecs_entity *out);
