@@ -1,4 +1,6 @@
-/* cli.c: ecs-host's options (getopt_long) with defaults in one place (cli.h). */
+/* cli.c: ecs-host's options (getopt_long) with defaults in one place (cli.h). Without a
+ * PLUGIN_DIR argument the installed plugin folder is used (ECS_DEFAULT_PLUGIN_DIR, set by
+ * host/meson.build from the install prefix). */
 #include "cli.h"
 
 #include <ctype.h>
@@ -13,17 +15,25 @@
 #ifndef ECS_HOST_VERSION
 #define ECS_HOST_VERSION "0.0.0"
 #endif
+#ifndef ECS_DEFAULT_PLUGIN_DIR
+#error "host/meson.build defines ECS_DEFAULT_PLUGIN_DIR (prefix/libdir/ecs-host/plugins)"
+#endif
 
 static const char usage[] =
-    "usage: ecs-host [options] PLUGIN_DIR\n"
+    "usage: ecs-host [options] [PLUGIN_DIR]\n"
     "\n"
     "Load every plugin (*.so) in PLUGIN_DIR and in its subfolders one level down, then\n"
-    "update their component managers every frame in registration order.\n"
+    "update their component managers every frame in registration order. Without\n"
+    "PLUGIN_DIR: the installed plugin folder, " ECS_DEFAULT_PLUGIN_DIR "\n"
     "\n"
     "options:\n"
     "  --scene FILE               load a scene (.json, or glTF .gltf/.glb) after the plugins\n"
     "  --save FILE                save the world to FILE at exit (after the last frame or\n"
     "                             SIGINT/SIGTERM); --frames 0 --scene A --save B converts\n"
+    "  --watch                    hot reload: load new builds of plugins as they appear,\n"
+    "                             keeping every component (see README, Hot reload)\n"
+    "  --poll                     with --watch: scan the folder instead of using inotify\n"
+    "  --reload-quiet MS          with --watch: wait MS after a file's last change (200)\n"
     "  --frames N                 run N frames, then exit (0: load, unload and exit);\n"
     "                             default: run until SIGINT or SIGTERM\n"
     "  --fps HZ                   frames per second (0: as fast as possible; default 60)\n"
@@ -46,6 +56,9 @@ enum {
     OPT_FPS,
     OPT_NO_TIMING,
     OPT_SCENE,
+    OPT_WATCH,
+    OPT_POLL,
+    OPT_QUIET,
     OPT_SAVE,
     OPT_STATS,
     OPT_TRACE,
@@ -63,6 +76,9 @@ static const struct option long_options[] = {
     {"list", no_argument, NULL, OPT_LIST},
     {"no-timing", no_argument, NULL, OPT_NO_TIMING},
     {"scene", required_argument, NULL, OPT_SCENE},
+    {"watch", no_argument, NULL, OPT_WATCH},
+    {"poll", no_argument, NULL, OPT_POLL},
+    {"reload-quiet", required_argument, NULL, OPT_QUIET},
     {"save", required_argument, NULL, OPT_SAVE},
     {"strict", no_argument, NULL, OPT_STRICT},
     {"allow-insecure-plugins", no_argument, NULL, OPT_INSECURE},
@@ -104,7 +120,7 @@ static int fail(FILE *err, int *code, const char *fmt, const char *arg)
 
 int host_cli_parse(int argc, char **argv, host_options *opt, FILE *out, FILE *err, int *exit_code)
 {
-    *opt = (host_options){.frames = -1, .fps = 60.0};
+    *opt = (host_options){.frames = -1, .fps = 60.0, .reload_quiet_ms = 200.0};
     *exit_code = HOST_EXIT_OK;
     optind = 1;
     opterr = 0;
@@ -127,6 +143,17 @@ int host_cli_parse(int argc, char **argv, host_options *opt, FILE *out, FILE *er
             break;
         case OPT_LIST:
             opt->list = true;
+            break;
+        case OPT_WATCH:
+            opt->watch = true;
+            break;
+        case OPT_POLL:
+            opt->poll = true;
+            break;
+        case OPT_QUIET:
+            if ((opt->reload_quiet_ms = parse_rate(optarg)) < 0)
+                return fail(err, exit_code,
+                            "--reload-quiet needs milliseconds from 0 to 1e6, not '%s'", optarg);
             break;
         case OPT_SCENE:
             opt->scene_path = optarg;
@@ -162,10 +189,9 @@ int host_cli_parse(int argc, char **argv, host_options *opt, FILE *out, FILE *er
             return fail(err, exit_code, "unknown option '%s'", argv[optind - 1]);
         }
     }
-    if (optind == argc) return fail(err, exit_code, "%s", "missing PLUGIN_DIR");
     if (argc - optind > 1)
         return fail(err, exit_code, "one PLUGIN_DIR expected, '%s' is one too many",
                     argv[optind + 1]);
-    opt->plugin_dir = argv[optind];
+    opt->plugin_dir = optind < argc ? argv[optind] : ECS_DEFAULT_PLUGIN_DIR;
     return 0;
 }

@@ -18,6 +18,8 @@ typedef struct host_options {
     const char *trace_path;
     const char *scene_path; /* --scene: load it after the plugins */
     const char *save_path;  /* --save: write the world there at exit */
+    bool watch, poll;       /* hot reload; polling instead of inotify */
+    double reload_quiet_ms; /* quiet period before a changed file is used */
     int verbosity;          /* 0 default (info), <0 quiet, >0 verbose */
     bool help, version;
 } host_options;

@@ -90,8 +90,10 @@ static bool valid_name(const char *s)
 /* The manager named name, committed or pending in any plugin; NULL when none. */
 static host_manager *manager_named(host_world *w, host_plugin *self, const char *name)
 {
-    for (size_t i = 0; i < w->manager_count; i++)
-        if (strcmp(w->managers[i]->name, name) == 0) return w->managers[i];
+    for (size_t i = 0; i < w->manager_count; i++) { /* a reload re-registers its own names */
+        host_manager *m = w->managers[i];
+        if (strcmp(m->name, name) == 0 && !(self->reloading && m->owner == self)) return m;
+    }
     for (size_t i = 0; i < self->pending_manager_count; i++)
         if (strcmp(self->pending_managers[i]->name, name) == 0) return self->pending_managers[i];
     return NULL;

@@ -74,6 +74,8 @@ void host_plugin_free(host_plugin *p)
 {
     if (!p) return;
     if (p->dl) dlclose(p->dl);
+    if (p->copy_path) unlink(p->copy_path);
+    free(p->copy_path);
     for (char **d = p->deps; d && *d; d++) free(*d);
     for (size_t i = 0; i < p->api_count; i++) free(p->api_names[i]);
     free(p->api_names);
@@ -105,8 +107,7 @@ static bool valid_plugin_name(const char *s)
     return n > 0 && n < 64 && s[n] == '\0';
 }
 
-/* Check the description the entry returned; on error write the reason and return false. */
-static bool check_desc(const ecs_plugin_desc *d, char *why, size_t len)
+bool host_plugin_desc_ok(const ecs_plugin_desc *d, char *why, size_t len)
 {
     if (!d)
         snprintf(why, len, "%s() returned NULL", ECS_PLUGIN_ENTRY_NAME);
@@ -147,9 +148,31 @@ static host_plugin *new_record(host_world *w, const char *path, const char *file
     return p;
 }
 
+/* Copy path into the private folder under a unique name; the copy's path, or NULL with
+ * the reason in why. dlopen() caches by path, and a build tool must be free to overwrite
+ * the original: so the host never maps the build output itself. */
+static char *private_copy(host_world *w, const char *path, const char *file, char *why, size_t len)
+{
+    const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+    char dst[PATH_MAX];
+    snprintf(dst, sizeof dst, "%s/%u-%s", w->private_dir, ++w->copies, base);
+    int in = open(path, O_RDONLY | O_CLOEXEC);
+    int out = in < 0 ? -1 : open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0500);
+    bool ok = in >= 0 && out >= 0;
+    char buf[65536];
+    ssize_t n = 0;
+    while (ok && (n = read(in, buf, sizeof buf)) > 0) ok = write(out, buf, (size_t)n) == n;
+    ok = ok && n == 0;
+    if (out >= 0 && close(out) != 0) ok = false;
+    if (!ok) format_cut(why, len, "cannot copy it to %s: %s", dst, strerror(errno));
+    if (in >= 0) close(in);
+    if (!ok && out >= 0) unlink(dst);
+    return ok ? strdup(dst) : NULL;
+}
+
 /* Open path and read its description. The record is returned even when the plugin is
  * bad (status SKIPPED, with the reason), so --list can show it. NULL: out of memory. */
-static host_plugin *open_plugin(host_world *w, const char *path, const char *file)
+host_plugin *host_plugin_open(host_world *w, const char *path, const char *file)
 {
     host_plugin *p = new_record(w, path, file);
     if (!p) return NULL;
@@ -158,7 +181,11 @@ static host_plugin *open_plugin(host_world *w, const char *path, const char *fil
         skip(w, p, "not a shared object (no ELF header)");
         return p;
     }
-    if (!(p->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL))) {
+    if (w->private_dir && !(p->copy_path = private_copy(w, path, file, why, sizeof why))) {
+        skip(w, p, "%s", why);
+        return p;
+    }
+    if (!(p->dl = dlopen(p->copy_path ? p->copy_path : path, RTLD_NOW | RTLD_LOCAL))) {
         skip(w, p, "dlopen failed: %s", dlerror());
         return p;
     }
@@ -173,7 +200,7 @@ static host_plugin *open_plugin(host_world *w, const char *path, const char *fil
         return p;
     }
     const ecs_plugin_desc *d = entry.fn();
-    if (!check_desc(d, why, sizeof why)) {
+    if (!host_plugin_desc_ok(d, why, sizeof why)) {
         skip(w, p, "%s", why);
         return p;
     }
@@ -249,7 +276,7 @@ static int cmp_str(const void *a, const void *b)
 /* Like ssh's StrictModes: may users other than the owner (or root) write path? When so
  * and `allow`, warn and return false; when so and not allowed, write the reason (with the
  * fix) into why and return true. */
-static bool insecure(const char *what, const char *path, bool allow, char *why, size_t len)
+bool host_plugin_insecure(const char *what, const char *path, bool allow, char *why, size_t len)
 {
     struct stat st;
     if (stat(path, &st) != 0) return false; /* reported when it is opened */
@@ -286,7 +313,8 @@ static ecs_status apply_manifest(host_world *w, const char *dir, bool allow_inse
     char path[PATH_MAX], err[600];
     snprintf(path, sizeof path, "%s/%s", dir, MANIFEST_NAME);
     if (access(path, F_OK) != 0) return ECS_OK;
-    if (insecure("manifest", path, allow_insecure, err, sizeof err)) { /* it decides what loads */
+    if (host_plugin_insecure("manifest", path, allow_insecure, err,
+                             sizeof err)) { /* it decides what loads */
         host_error("manifest", "%s %s", path, err);
         return ECS_ERR_INVALID_ARGUMENT;
     }
@@ -349,7 +377,7 @@ static ecs_status apply_manifest(host_world *w, const char *dir, bool allow_inse
 
 /* ---- loading ---- */
 
-static void discard_pending(host_plugin *p)
+void host_plugin_discard_pending(host_plugin *p)
 {
     for (size_t i = 0; i < p->pending_manager_count; i++) {
         free(p->pending_managers[i]->name);
@@ -399,7 +427,7 @@ static ecs_status commit(host_world *w, host_plugin *p)
     p->pending_manager_count = 0;
     p->api_names = names;
     p->api_count = p->pending_api_count;
-    discard_pending(p);
+    host_plugin_discard_pending(p);
     return ECS_OK;
 }
 
@@ -434,7 +462,7 @@ ecs_status host_plugin_load(host_world *w, host_plugin *p)
                    *refusal ? " after " : "", refusal);
     }
     if (s != ECS_OK) {
-        discard_pending(p);
+        host_plugin_discard_pending(p);
         release_memory(p, "after its failed load");
         return s;
     }
@@ -478,7 +506,7 @@ void host_world_unload_all(host_world *w)
     host_world_announce_destroyed(w);
 }
 
-static int push_plugin(host_world *w, host_plugin *p)
+int host_world_push_plugin(host_world *w, host_plugin *p)
 {
     if (w->plugin_count == w->plugin_cap) {
         size_t cap = w->plugin_cap ? w->plugin_cap * 2 : 16;
@@ -509,16 +537,17 @@ static ecs_status open_all(host_world *w, const char *dir, const host_load_optio
         if (slash) { /* the subfolder must be safe too */
             char sub[PATH_MAX];
             snprintf(sub, sizeof sub, "%s/%.*s", dir, (int)(slash - files.v[i]), files.v[i]);
-            if (insecure("plugin folder", sub, opt->allow_insecure, why, sizeof why)) {
+            if (host_plugin_insecure("plugin folder", sub, opt->allow_insecure, why, sizeof why)) {
                 char folder_why[sizeof why];
                 format_cut(folder_why, sizeof folder_why, "its folder %s %s", sub, why);
                 memcpy(why, folder_why, sizeof why);
             }
         }
-        if (!*why) insecure("plugin file", full, opt->allow_insecure, why, sizeof why);
-        host_plugin *p = *why ? new_record(w, full, files.v[i]) : open_plugin(w, full, files.v[i]);
+        if (!*why) host_plugin_insecure("plugin file", full, opt->allow_insecure, why, sizeof why);
+        host_plugin *p =
+            *why ? new_record(w, full, files.v[i]) : host_plugin_open(w, full, files.v[i]);
         if (p && *why) skip(w, p, "%s", why); /* listed by --list, never opened */
-        if (!p || push_plugin(w, p) != 0) {
+        if (!p || host_world_push_plugin(w, p) != 0) {
             host_plugin_free(p);
             s = ECS_ERR_NO_MEMORY;
         }
@@ -593,6 +622,15 @@ error:
     return s;
 }
 
+host_plugin *host_world_plugin_named(host_world *w, const char *name)
+{
+    for (size_t i = 0; i < w->plugin_count; i++) {
+        host_plugin *p = w->plugins[i];
+        if (p->status == HOST_PLUGIN_LOADED && strcmp(p->name, name) == 0) return p;
+    }
+    return NULL;
+}
+
 ecs_status host_world_load_dir(host_world *w, const char *dir, const host_load_options *opt)
 {
     struct stat st;
@@ -605,7 +643,7 @@ ecs_status host_world_load_dir(host_world *w, const char *dir, const host_load_o
         return ECS_ERR_INVALID_ARGUMENT;
     }
     char why[600];
-    if (insecure("plugin folder", dir, opt->allow_insecure, why, sizeof why)) {
+    if (host_plugin_insecure("plugin folder", dir, opt->allow_insecure, why, sizeof why)) {
         host_error("loader", "plugin folder %s %s", dir, why);
         return ECS_ERR_INVALID_ARGUMENT;
     }

@@ -2,13 +2,16 @@
  * unload. Every concern lives in its own module; this file only wires them. */
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cli.h"
 #include "log.h"
 #include "mem.h"
+#include "reload.h"
 #include "scene.h"
 #include "world.h"
 
@@ -45,16 +48,33 @@ static void pace(struct timespec *next, double fps)
     }
 }
 
-static void run_frames(host_world *w, const host_options *opt)
+static void run_frames(host_world *w, host_reloader *r, const host_options *opt)
 {
     struct timespec next;
     clock_gettime(CLOCK_MONOTONIC, &next);
     for (int64_t i = 0; !stop_requested && (opt->frames < 0 || i < opt->frames); i++) {
+        if (r) host_reloader_poll(r); /* frame boundary: apply pending reloads */
         host_world_frame(w);
         if (opt->frames < 0 || i + 1 < opt->frames) pace(&next, opt->fps);
     }
     if (stop_requested)
         host_info(NULL, "stopping after %llu frames (signal)", (unsigned long long)w->frame.frame);
+}
+
+/* True (and one error line naming it) when no PLUGIN_DIR was given (opt->plugin_dir is
+ * not one of argv's strings: cli.c put the installed folder there) and that folder does
+ * not exist. */
+static bool default_dir_missing(const host_options *opt, int argc, char **argv)
+{
+    struct stat st;
+    for (int i = 1; i < argc; i++)
+        if (argv[i] == opt->plugin_dir) return false;
+    if (stat(opt->plugin_dir, &st) == 0) return false;
+    host_error(NULL,
+               "no PLUGIN_DIR given and the installed plugin folder %s cannot be used (%s): "
+               "install the plugins there (meson install) or name a folder",
+               opt->plugin_dir, strerror(errno));
+    return true;
 }
 
 int main(int argc, char **argv)
@@ -75,17 +95,23 @@ int main(int argc, char **argv)
     w->time_managers = !opt.no_timing;
     install_signals();
     host_load_options lo = {.allow_insecure = opt.allow_insecure};
-    if (opt.trace_path && host_world_trace_open(w, opt.trace_path) != ECS_OK) {
+    host_reload_options ro = {opt.poll, (uint64_t)(opt.reload_quiet_ms * 1e6), 250000000u,
+                              opt.allow_insecure};
+    host_reloader *r = NULL;
+    if (opt.watch && !opt.list && !(r = host_reloader_new(w, opt.plugin_dir, &ro))) {
+        code = HOST_EXIT_FAILURE;
+    } else if (opt.trace_path && host_world_trace_open(w, opt.trace_path) != ECS_OK) {
         host_error(NULL, "%s: cannot write the trace file: %s", opt.trace_path, strerror(errno));
         code = HOST_EXIT_FAILURE;
-    } else if (host_world_load_dir(w, opt.plugin_dir, &lo) != ECS_OK) {
+    } else if (default_dir_missing(&opt, argc, argv) ||
+               host_world_load_dir(w, opt.plugin_dir, &lo) != ECS_OK) {
         code = HOST_EXIT_FAILURE;
     } else if (opt.list) {
         host_world_print_list(w, stdout);
     } else if (opt.scene_path && host_scene_load(w, opt.scene_path) != ECS_OK) {
         code = HOST_EXIT_FAILURE;
     } else {
-        run_frames(w, &opt);
+        run_frames(w, r, &opt);
         if (opt.save_path && host_scene_save(w, opt.save_path) != ECS_OK) code = HOST_EXIT_FAILURE;
     }
     if (opt.strict && w->bad_plugins > 0) {
@@ -93,6 +119,12 @@ int main(int argc, char **argv)
         code = HOST_EXIT_FAILURE;
     }
     if (opt.stats && !opt.list) host_world_print_stats(w, stdout); /* managers still there */
+    if (opt.stats && r) {
+        unsigned done, failed;
+        host_reloader_counts(r, &done, &failed);
+        printf("reloads: %u done, %u refused\n", done, failed);
+    }
+    host_reloader_free(r);
     host_world_unload_all(w);
     host_world_free(w);
     host_mem_shutdown();

@@ -705,3 +705,82 @@ ecs_status host_scene_restore(host_world *w, const struct cJSON *doc, const ecs_
     load_free(&l);
     return s;
 }
+
+/* ---- a plugin removed and added back: its components wait in the store ---- */
+
+bool host_scene_keep(host_world *w, const struct cJSON *doc, const ecs_entity *ents, uint32_t n)
+{
+    host_scene_store *s = w->scene;
+    const cJSON *obj, *list = cJSON_GetObjectItemCaseSensitive(doc, "entities");
+    uint32_t i = 0;
+    bool ok = true;
+    cJSON_ArrayForEach(obj, list)
+    {
+        if (i >= n) break;
+        ecs_entity e = ents[i++];
+        if (store_reserve(s, ecs_entity_index(e)) != 0) return false;
+        store_entry *se = &s->entry[ecs_entity_index(e)];
+        if (se->entity != e.id) entry_clear(se), se->entity = e.id;
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(obj, "id"), *c;
+        if (!se->id && !(se->id = strdup(id->valuestring))) ok = false;
+        cJSON_ArrayForEach(c, obj)
+        {
+            if (!strcmp(c->string, "id")) continue;
+            if (!se->kept && !(se->kept = cJSON_CreateObject())) return false;
+            cJSON_DeleteItemFromObjectCaseSensitive(se->kept, c->string);
+            cJSON *copy = cJSON_Duplicate(c, 1);
+            if (!copy || !cJSON_AddItemToObject(se->kept, c->string, copy)) ok = false;
+        }
+    }
+    return ok;
+}
+
+/* Does the store entry keep JSON for one of mgrs? */
+static bool keeps_any(const store_entry *se, host_manager *const *mgrs, size_t count)
+{
+    for (size_t m = 0; se->kept && m < count; m++)
+        if (cJSON_GetObjectItemCaseSensitive(se->kept, mgrs[m]->name)) return true;
+    return false;
+}
+
+ecs_status host_scene_restore_kept(host_world *w, host_manager *const *mgrs, size_t count)
+{
+    host_scene_store *s = w->scene;
+    cJSON *doc = cJSON_CreateObject(), *list = cJSON_CreateArray();
+    ecs_entity *ents = calloc(s->cap + 1, sizeof *ents);
+    uint32_t n = 0, with_data = 0;
+    bool ok = doc && list && ents;
+    if (ok) {
+        cJSON_AddNumberToObject(doc, "version", HOST_SCENE_VERSION);
+        cJSON_AddItemToObject(doc, "entities", list);
+    } else {
+        cJSON_Delete(list);
+    }
+    for (uint32_t i = 0; ok && i < s->cap; i++) { /* every id: references may point there */
+        store_entry *se = &s->entry[i];
+        if (!se->entity || !se->id) continue;
+        cJSON *obj = cJSON_CreateObject();
+        ok = obj && cJSON_AddStringToObject(obj, "id", se->id);
+        for (size_t m = 0; ok && m < count; m++) {
+            const cJSON *k = cJSON_GetObjectItemCaseSensitive(se->kept, mgrs[m]->name);
+            if (k) ok = cJSON_AddItemToObject(obj, mgrs[m]->name, cJSON_Duplicate(k, 1));
+        }
+        if (obj) cJSON_AddItemToArray(list, obj);
+        ents[n++] = ecs_entity_make(i, ecs_entity_generation((ecs_entity){se->entity}));
+        with_data += keeps_any(se, mgrs, count);
+    }
+    ecs_status st = !ok ? ECS_ERR_NO_MEMORY : ECS_OK;
+    if (ok && with_data)
+        st = host_scene_restore(w, doc, ents, n, mgrs, count, "restoring kept components");
+    for (uint32_t i = 0; st == ECS_OK && with_data && i < s->cap; i++) {
+        store_entry *se = &s->entry[i];
+        for (size_t m = 0; se->kept && m < count; m++)
+            cJSON_DeleteItemFromObjectCaseSensitive(se->kept, mgrs[m]->name);
+        if (se->kept && !se->kept->child) cJSON_Delete(se->kept), se->kept = NULL;
+    }
+    if (with_data && st == ECS_OK)
+        host_info("reload", "restored the kept components of %u entities", with_data);
+    cJSON_Delete(doc);
+    free(ents);
+    return st;
+}

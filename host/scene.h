@@ -48,6 +48,15 @@ ecs_status host_scene_restore(host_world *w, const struct cJSON *doc, const ecs_
                               uint32_t n, host_manager *const *mgrs, size_t count,
                               const char *what);
 
+/* Keep the components of a captured document in the store (a plugin whose file was
+ * deleted): they are written on save and restored when the plugin comes back. False when
+ * memory ran out. */
+bool host_scene_keep(host_world *w, const struct cJSON *doc, const ecs_entity *ents, uint32_t n);
+
+/* Give the kept components of mgrs (a plugin loaded again) back to their entities and
+ * drop them from the store. Nothing kept: ECS_OK. */
+ecs_status host_scene_restore_kept(host_world *w, host_manager *const *mgrs, size_t count);
+
 /* For hostapi.c: the calls of the ecs_host table, valid during a load or save only. */
 ecs_status host_scene_resolve(host_world *w, const char *scene_id, ecs_entity *out);
 const char *host_scene_id_of(host_world *w, ecs_entity e);

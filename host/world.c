@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "reload.h"
 #include "scene.h"
 #include "debug_name_api.h" /* the host names entities through it when loaded */
 
@@ -37,6 +38,7 @@ void host_world_free(host_world *w)
     host_world_trace_close(w);
     for (size_t i = 0; i < w->plugin_count; i++) host_plugin_free(w->plugins[i]);
     free(w->plugins);
+    host_reloader_cleanup(w); /* the private copies are gone with the plugins: the folder */
     free(w->managers);
     free(w->destroyed);
     host_registry_free(&w->registry);

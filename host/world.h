@@ -48,8 +48,9 @@ typedef enum host_plugin_status {
 struct host_plugin {
     ecs_host table; /* first: a plugin's calls pass it back, the host casts it back */
     host_world *world;
-    char *path; /* as found in the folder */
-    char *file; /* relative to the folder: messages and ties */
+    char *path;      /* as found in the folder */
+    char *copy_path; /* the private copy that was dlopen()ed, or NULL (opened in place) */
+    char *file;      /* relative to the folder: messages and ties */
     void *dl;
     const ecs_plugin_desc *desc;   /* inside the shared object, valid while dl is open */
     char *name, *version;          /* copies of desc's strings */
@@ -65,6 +66,7 @@ struct host_plugin {
     char reason[512];
     /* registrations during load(), committed when it succeeds */
     bool in_load;
+    bool reloading; /* a new version's load() runs beside this one: same names allowed */
     bool registration_failed;
     host_manager **pending_managers;
     size_t pending_manager_count;
@@ -98,6 +100,8 @@ struct host_world {
     struct host_scene_store *scene; /* scene ids and kept JSON of entities */
     struct scene_load *scene_load;  /* the scene load under way, or NULL */
     struct scene_save *scene_save;  /* the scene save under way, or NULL */
+    char *private_dir;              /* where plugins are copied before dlopen, or NULL */
+    unsigned copies;                /* copies made so far: unique names */
 };
 
 /* A new world with no plugins; NULL when memory ran out. */
@@ -142,8 +146,29 @@ ecs_status host_plugin_load(host_world *w, host_plugin *p);
 /* Unload p: call unload(), drop its managers and APIs, report and free leaked memory. */
 void host_plugin_unload(host_world *w, host_plugin *p, ecs_unload_reason why);
 
-/* Close the shared object and free the record. */
+/* Close the shared object, delete its private copy and free the record. */
 void host_plugin_free(host_plugin *p);
+
+/* A new plugin record for path (file: relative to the plugin folder), opened and
+ * checked: through a private copy when w->private_dir is set. Bad plugins come back
+ * SKIPPED with the reason logged. NULL: out of memory. */
+host_plugin *host_plugin_open(host_world *w, const char *path, const char *file);
+
+/* Check a description; on error write the reason into why and return false. */
+bool host_plugin_desc_ok(const ecs_plugin_desc *d, char *why, size_t len);
+
+/* Drop what p registered during a load() that is being undone. */
+void host_plugin_discard_pending(host_plugin *p);
+
+/* Append p to w->plugins. -1 when memory ran out. */
+int host_world_push_plugin(host_world *w, host_plugin *p);
+
+/* The loaded plugin named name, or NULL. */
+host_plugin *host_world_plugin_named(host_world *w, const char *name);
+
+/* May users other than the owner (or root) write path? True (with the reason and the fix
+ * in why) when so and not allowed; with allow, warns and returns false. */
+bool host_plugin_insecure(const char *what, const char *path, bool allow, char *why, size_t len);
 
 /* Write e for a log line into buf: "name#index.gen" through the debug_name plugin's API
  * when it is loaded and e has a name, else "#index.gen". Returns buf. */

@@ -360,7 +360,11 @@ typedef struct ecs_plugin_desc {
     const char *name;     /* unique plugin name: [a-z0-9_]+ */
     const char *version;  /* free text, for example "1.2.0" */
     /* Version of the layout of the plugin's state. A reload to a build with the same
-     * value hands the old state over; a different value migrates through JSON. */
+     * value hands the old state over; a different value migrates through JSON: the old
+     * version's managers save every component (save_component), the new version's load
+     * them (load_component). A plugin that cannot migrate says so by leaving those out:
+     * a reload that changes its state_version is then refused, and the old version
+     * keeps running. */
     uint32_t state_version;
     /* NULL-terminated list of plugin names this one needs loaded first (or NULL). */
     const char *const *dependencies;

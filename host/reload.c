@@ -1,0 +1,486 @@
+/* reload.c: hot reload of plugins at a frame boundary (reload.h).
+ *
+ * A reload of plugin p: open the new file as a temporary record n (private copy, ELF,
+ * entry, ABI) -> capture p's components as JSON if the state layout changed -> call n's
+ * load() against p's table with p marked reloading, so its registrations stay pending ->
+ * restore the captured JSON through the pending managers -> commit: pending managers
+ * replace p's in place, APIs are rewritten in place -> unload the old version -> close
+ * it. Until the commit nothing of p changed, so every failure is a plain rollback.
+ */
+#include "reload.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "scene.h"
+#include "watch.h"
+#include "world.h"
+
+struct host_reloader {
+    host_world *w;
+    char *dir;
+    host_watch *watch;
+    host_reload_options opt;
+    unsigned done, failed;
+};
+
+host_reloader *host_reloader_new(host_world *w, const char *dir, const host_reload_options *opt)
+{
+    const char *base = getenv("XDG_RUNTIME_DIR");
+    char tmpl[PATH_MAX];
+    snprintf(tmpl, sizeof tmpl, "%s/ecs-host-XXXXXX", base && *base ? base : "/tmp");
+    host_reloader *r = calloc(1, sizeof *r);
+    if (!r || !mkdtemp(tmpl) || !(w->private_dir = strdup(tmpl)) || !(r->dir = strdup(dir))) {
+        host_error("reload", "cannot create the private plugin folder %s: %s", tmpl,
+                   strerror(errno));
+        if (r) free(r->dir);
+        free(r);
+        return NULL;
+    }
+    r->w = w;
+    r->opt = *opt;
+    r->watch = host_watch_new(dir, opt->poll, opt->quiet_ns, opt->poll_ns);
+    if (!r->watch) {
+        host_reloader_free(r);
+        return NULL;
+    }
+    host_info("reload", "watching %s (%s); private copies in %s", dir,
+              host_watch_inotify(r->watch) ? "inotify" : "polling", tmpl);
+    return r;
+}
+
+void host_reloader_free(host_reloader *r)
+{
+    if (!r) return;
+    host_watch_free(r->watch);
+    free(r->dir);
+    free(r);
+}
+
+void host_reloader_cleanup(host_world *w)
+{
+    if (!w->private_dir) return;
+    DIR *d = opendir(w->private_dir);
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        if (de->d_name[0] == '.') continue;
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", w->private_dir, de->d_name);
+        unlink(path);
+    }
+    if (d) closedir(d);
+    if (rmdir(w->private_dir) != 0)
+        host_warn("reload", "could not remove %s: %s", w->private_dir, strerror(errno));
+    free(w->private_dir);
+    w->private_dir = NULL;
+}
+
+void host_reloader_counts(const host_reloader *r, unsigned *done, unsigned *failed)
+{
+    *done = r->done;
+    *failed = r->failed;
+}
+
+/* ---- helpers ---- */
+
+/* p's managers in update order into a new array (free() it); NULL and *n = 0 when none. */
+static host_manager **managers_of(host_world *w, const host_plugin *p, size_t *n)
+{
+    host_manager **v = calloc(w->manager_count + 1, sizeof *v);
+    *n = 0;
+    for (size_t i = 0; v && i < w->manager_count; i++)
+        if (w->managers[i]->owner == p) v[(*n)++] = w->managers[i];
+    return v;
+}
+
+static uint32_t components_of(host_world *w, const host_plugin *p)
+{
+    uint32_t n = 0;
+    for (size_t i = 0; i < w->manager_count; i++) {
+        const host_manager *m = w->managers[i];
+        if (m->owner == p && m->desc.count) n += m->desc.count(m->desc.state);
+    }
+    return n;
+}
+
+/* A loaded plugin other than p that depends on p, or NULL. */
+static host_plugin *dependent_of(host_world *w, const host_plugin *p)
+{
+    for (size_t i = 0; i < w->plugin_count; i++) {
+        host_plugin *q = w->plugins[i];
+        if (q == p || q->status != HOST_PLUGIN_LOADED) continue;
+        for (char **d = q->deps; d && *d; d++)
+            if (strcmp(*d, p->name) == 0) return q;
+    }
+    return NULL;
+}
+
+/* The first dependency of n that is not loaded, or NULL. */
+static const char *missing_dependency(host_world *w, const host_plugin *n)
+{
+    for (char **d = n->deps; d && *d; d++)
+        if (!host_world_plugin_named(w, *d)) return *d;
+    return NULL;
+}
+
+/* Can p's managers move through JSON? A manager without save_component (old) or
+ * load_component (new) says no. The manager that cannot, or NULL. */
+static const char *cannot_migrate(host_manager *const *v, size_t n, bool saving)
+{
+    for (size_t i = 0; i < n; i++)
+        if (saving ? !v[i]->desc.save_component : !v[i]->desc.load_component) return v[i]->name;
+    return NULL;
+}
+
+/* ---- committing a new version in place ---- */
+
+/* The position of p's manager called name in the update order, or -1. */
+static long own_manager(const host_world *w, const host_plugin *p, const char *name)
+{
+    for (size_t i = 0; i < w->manager_count; i++)
+        if (w->managers[i]->owner == p && strcmp(w->managers[i]->name, name) == 0) return (long)i;
+    return -1;
+}
+
+/* Withdraw the APIs of p that the new version (names) does not publish again. */
+static void withdraw_dropped_apis(host_world *w, host_plugin *p, char **names, size_t count)
+{
+    for (size_t i = 0; i < p->api_count; i++) {
+        bool again = false;
+        for (size_t j = 0; j < count && !again; j++) again = !strcmp(names[j], p->api_names[i]);
+        host_api_entry *e = again ? NULL : host_registry_entry(&w->registry, p->api_names[i]);
+        if (e) {
+            memset(e->storage, 0, e->capacity);
+            e->owner = NULL;
+        }
+        free(p->api_names[i]);
+    }
+    free(p->api_names);
+}
+
+/* Replace p's managers and APIs by its pending ones: same names keep their place (and
+ * their API storage), new ones are appended, the ones not registered again go. All the
+ * memory is found first, so nothing changes unless everything can. */
+static ecs_status commit_replace(host_world *w, host_plugin *p)
+{
+    size_t need = w->manager_count + p->pending_manager_count;
+    if (need > w->manager_cap) {
+        host_manager **v = realloc(w->managers, need * 2 * sizeof *v);
+        if (!v) return ECS_ERR_NO_MEMORY;
+        w->managers = v;
+        w->manager_cap = need * 2;
+    }
+    char **names = calloc(p->pending_api_count + 1, sizeof *names);
+    bool *renewed = calloc(need + 1, sizeof *renewed);
+    if (!names || !renewed) {
+        free(names);
+        free(renewed);
+        return ECS_ERR_NO_MEMORY;
+    }
+    for (size_t i = 0; i < p->pending_api_count; i++) { /* cannot fail: p owns each name */
+        host_pending_api *a = &p->pending_apis[i];
+        host_registry_publish(&w->registry, p, a->name, a->version, a->bytes, a->size);
+        names[i] = a->name;
+        a->name = NULL;
+    }
+    withdraw_dropped_apis(w, p, names, p->pending_api_count);
+    p->api_names = names;
+    p->api_count = p->pending_api_count;
+    for (size_t i = 0; i < p->pending_manager_count; i++) {
+        host_manager *nm = p->pending_managers[i];
+        long at = own_manager(w, p, nm->name);
+        if (at >= 0) { /* same place in the update order, same timings */
+            host_manager *om = w->managers[at];
+            om->desc = nm->desc;
+            om->desc.name = om->name;
+            free(nm->name);
+            free(nm);
+            renewed[at] = true;
+        } else {
+            renewed[w->manager_count] = true;
+            w->managers[w->manager_count++] = nm;
+        }
+        p->pending_managers[i] = NULL;
+    }
+    size_t kept = 0, count = 0;
+    for (size_t i = 0; i < w->manager_count; i++) { /* drop managers not registered again */
+        host_manager *m = w->managers[i];
+        if (m->owner == p && !renewed[i]) {
+            host_warn("reload", "%s: the new version no longer registers manager '%s'", p->name,
+                      m->name);
+            free(m->name);
+            free(m);
+            continue;
+        }
+        count += m->owner == p;
+        w->managers[kept++] = m;
+    }
+    w->manager_count = kept;
+    p->manager_count = count;
+    free(renewed);
+    p->pending_manager_count = 0;
+    host_plugin_discard_pending(p);
+    return ECS_OK;
+}
+
+/* ---- the three events: changed, new, deleted ---- */
+
+/* Take over the new version's shared object, copy and description into p. */
+static void adopt(host_plugin *p, host_plugin *n, void *state)
+{
+    void *old_dl = p->dl;
+    char *old_copy = p->copy_path;
+    p->dl = n->dl;
+    p->copy_path = n->copy_path;
+    p->desc = n->desc;
+    p->state = state;
+    n->dl = NULL;
+    n->copy_path = NULL;
+    char *v = p->version, **d = p->deps;
+    p->version = n->version, n->version = v;
+    p->deps = n->deps, n->deps = d;
+    p->abi_major = n->abi_major;
+    p->abi_minor = n->abi_minor;
+    p->state_version = n->state_version;
+    dlclose(old_dl);
+    void *still = old_copy ? dlopen(old_copy, RTLD_NOW | RTLD_NOLOAD) : NULL;
+    if (still) { /* something pins it: C++ unique symbols, TLS destructors, ... */
+        host_warn("reload",
+                  "%s: the old version is still mapped after dlclose (a unique or "
+                  "thread-local symbol pins it): build plugins with -fno-gnu-unique and no "
+                  "thread_local destructors",
+                  p->name);
+        dlclose(still);
+    }
+    if (old_copy) unlink(old_copy);
+    free(old_copy);
+}
+
+static void refuse(host_reloader *r, host_plugin *p, const char *fmt, ...) ECS_PRINTF(3, 4);
+static void refuse(host_reloader *r, host_plugin *p, const char *fmt, ...)
+{
+    char why[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    host_error("reload", "%s: new build refused, version %s keeps running: %s", p->name, p->version,
+               why);
+    r->failed++;
+}
+
+/* Load n's code beside p's and, if that works, swap it in. */
+static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t changed_at)
+{
+    host_world *w = r->w;
+    bool same = n->state_version == p->state_version;
+    size_t count = 0;
+    host_manager **old = managers_of(w, p, &count);
+    const char *why = NULL;
+    cJSON *doc = NULL;
+    ecs_entity *ents = NULL;
+    uint32_t n_ents = 0;
+    if (!old) {
+        refuse(r, p, "out of memory");
+        return;
+    }
+    if (!same && (why = cannot_migrate(old, count, true))) {
+        refuse(r, p,
+               "state version %u -> %u needs a JSON migration, but manager '%s' cannot "
+               "save its components",
+               p->state_version, n->state_version, why);
+        goto done;
+    }
+    if (!same && !(doc = host_scene_capture(w, old, count, &ents, &n_ents))) {
+        refuse(r, p, "the old version could not save its components");
+        goto done;
+    }
+    ecs_load_args args = {sizeof args, same ? p->state : NULL};
+    void *state = NULL;
+    p->in_load = p->reloading = true;
+    p->registration_failed = false;
+    ecs_status s = n->desc->load(&p->table, &args, &state);
+    p->in_load = false;
+    ecs_unload_reason undo = same ? ECS_UNLOAD_RELOAD_KEEP_STATE : ECS_UNLOAD_SHUTDOWN;
+    if (s == ECS_OK && p->registration_failed) {
+        if (n->desc->unload) n->desc->unload(&p->table, state, undo);
+        refuse(r, p, "its load() went on after a refused registration: %s", p->reason);
+    } else if (s != ECS_OK) {
+        refuse(r, p, "its load() failed: %s", ecs_status_text(s));
+    } else if (!same &&
+               (why = cannot_migrate(p->pending_managers, p->pending_manager_count, false))) {
+        if (n->desc->unload) n->desc->unload(&p->table, state, undo);
+        refuse(r, p, "manager '%s' of the new version cannot load components", why);
+    } else if (!same && host_scene_restore(w, doc, ents, n_ents, p->pending_managers,
+                                           p->pending_manager_count, p->name) != ECS_OK) {
+        if (n->desc->unload) n->desc->unload(&p->table, state, undo);
+        refuse(r, p, "the new version could not load the components (see above)");
+    } else if (commit_replace(w, p) != ECS_OK) {
+        if (n->desc->unload) n->desc->unload(&p->table, state, undo);
+        refuse(r, p, "out of memory");
+    } else {
+        const ecs_plugin_desc *old_desc = p->desc;
+        void *old_state = p->state;
+        char *old_version = strdup(p->version);
+        if (old_desc->unload)
+            old_desc->unload(&p->table, old_state,
+                             same ? ECS_UNLOAD_RELOAD_KEEP_STATE : ECS_UNLOAD_RELOAD_MIGRATED);
+        adopt(p, n, state);
+        r->done++;
+        host_info("reload", "%s %s -> %s: %s, %u components kept, %.2f ms from change to swap",
+                  p->name, old_version ? old_version : "?", p->version,
+                  same ? "same state layout" : "JSON migration", components_of(w, p),
+                  (double)(host_now_ns() - changed_at) / 1e6);
+        free(old_version);
+    }
+    p->reloading = false;
+    host_plugin_discard_pending(p); /* nothing left after a commit; the attempt otherwise */
+done:
+    cJSON_Delete(doc);
+    free(ents);
+    free(old);
+}
+
+/* The file of loaded plugin p is gone: unload it, keeping its components as JSON. */
+static void remove_plugin(host_reloader *r, host_plugin *p)
+{
+    host_world *w = r->w;
+    host_plugin *q = dependent_of(w, p);
+    if (q) {
+        host_warn("reload", "%s was deleted, but plugin '%s' depends on it: it stays loaded",
+                  p->file, q->name);
+        return;
+    }
+    size_t count = 0;
+    host_manager **mgrs = managers_of(w, p, &count);
+    ecs_entity *ents = NULL;
+    uint32_t n = 0;
+    cJSON *doc = mgrs && !cannot_migrate(mgrs, count, true)
+                     ? host_scene_capture(w, mgrs, count, &ents, &n)
+                     : NULL;
+    bool kept = doc && host_scene_keep(w, doc, ents, n);
+    host_warn("reload", "%s was deleted: plugin '%s' unloaded%s", p->file, p->name,
+              kept ? "; its components are kept and come back with it"
+                   : " (its components could not be kept)");
+    host_plugin_unload(w, p, ECS_UNLOAD_SHUTDOWN);
+    if (p->dl) dlclose(p->dl);
+    p->dl = NULL;
+    p->desc = NULL;
+    if (p->copy_path) unlink(p->copy_path);
+    snprintf(p->reason, sizeof p->reason, "its file was deleted");
+    cJSON_Delete(doc);
+    free(ents);
+    free(mgrs);
+}
+
+/* A plugin file that is new (or back): load it like at start, then restore kept data. */
+static void add_plugin(host_reloader *r, host_plugin *n)
+{
+    host_world *w = r->w;
+    const char *dep = missing_dependency(w, n);
+    if (host_world_plugin_named(w, n->name)) {
+        host_error("reload", "%s: plugin name '%s' is already loaded from another file: ignored",
+                   n->path, n->name);
+    } else if (dep) {
+        host_error("reload", "%s: plugin '%s' needs '%s', which is not loaded: ignored", n->path,
+                   n->name, dep);
+    } else if (host_plugin_load(w, n) != ECS_OK) {
+        host_error("reload", "%s: %s", n->path, n->reason);
+    } else {
+        size_t count = 0;
+        host_manager **mgrs = managers_of(w, n, &count);
+        if (mgrs && host_scene_restore_kept(w, mgrs, count) != ECS_OK)
+            host_warn("reload", "%s: its kept components could not be restored: they stay kept",
+                      n->name);
+        free(mgrs);
+        r->done++;
+        return;
+    }
+    r->failed++;
+    n->status = HOST_PLUGIN_SKIPPED;
+}
+
+/* The record that came from file, in any state, or NULL. */
+static host_plugin *record_of(host_world *w, const char *file)
+{
+    for (size_t i = 0; i < w->plugin_count; i++)
+        if (strcmp(w->plugins[i]->file, file) == 0 && w->plugins[i]->status == HOST_PLUGIN_LOADED)
+            return w->plugins[i];
+    for (size_t i = 0; i < w->plugin_count; i++)
+        if (strcmp(w->plugins[i]->file, file) == 0) return w->plugins[i];
+    return NULL;
+}
+
+static void forget_record(host_world *w, host_plugin *p)
+{
+    for (size_t i = 0; i < w->plugin_count; i++) {
+        if (w->plugins[i] != p) continue;
+        memmove(&w->plugins[i], &w->plugins[i + 1], (w->plugin_count - i - 1) * sizeof *w->plugins);
+        w->plugin_count--;
+        break;
+    }
+    host_plugin_free(p);
+}
+
+static void apply(host_reloader *r, const char *file, uint64_t changed_at)
+{
+    host_world *w = r->w;
+    char path[PATH_MAX], why[600];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s", r->dir, file);
+    host_plugin *p = record_of(w, file);
+    bool loaded = p && p->status == HOST_PLUGIN_LOADED;
+    if (stat(path, &st) != 0) {
+        if (loaded) remove_plugin(r, p);
+        return;
+    }
+    if (host_plugin_insecure("plugin file", path, r->opt.allow_insecure, why, sizeof why)) {
+        host_error("reload", "%s %s", path, why);
+        r->failed++;
+        return;
+    }
+    int bad_before = w->bad_plugins;
+    host_plugin *n = host_plugin_open(w, path, file);
+    w->bad_plugins = bad_before; /* a bad build is reported here, not counted for --strict */
+    if (!n) {
+        host_error("reload", "%s: out of memory", path);
+        return;
+    }
+    if (n->status != HOST_PLUGIN_FOUND) {
+        if (loaded)
+            refuse(r, p, "%s", n->reason);
+        else
+            r->failed++;
+        host_plugin_free(n);
+    } else if (loaded && strcmp(n->name, p->name) != 0) {
+        refuse(r, p, "%s now holds plugin '%s'", file, n->name);
+        host_plugin_free(n);
+    } else if (loaded && missing_dependency(w, n)) {
+        refuse(r, p, "it needs '%s', which is not loaded", missing_dependency(w, n));
+        host_plugin_free(n);
+    } else if (loaded) {
+        reload(r, p, n, changed_at);
+        host_plugin_free(n);
+    } else if (host_world_push_plugin(w, n) != 0) {
+        host_plugin_free(n);
+    } else {
+        if (p) forget_record(w, p); /* the old record of this file: failed or unloaded */
+        add_plugin(r, n);
+    }
+}
+
+void host_reloader_poll(host_reloader *r)
+{
+    uint64_t changed_at = 0;
+    const char *const *files = host_watch_poll(r->watch, host_now_ns(), &changed_at);
+    for (size_t i = 0; files[i]; i++) apply(r, files[i], changed_at);
+}

@@ -1,0 +1,46 @@
+/* reload.h: hot reload: new builds of plugins swapped in at a frame boundary, data kept.
+ *
+ * With --watch, every plugin is loaded from a private copy (a 0700 folder the host
+ * creates and removes at exit), never from the build output, so a linker or cp may
+ * rewrite the original at any time. A changed file is loaded and validated (ELF, entry,
+ * ABI, its own load()) beside the running version; only then is state handed over:
+ * the same state_version passes the state pointer, another migrates every component
+ * through JSON (the old code saves, the new code loads). Managers keep their place in
+ * the update order, APIs are rewritten in place. Any failure keeps the old version
+ * running and says why in one line. A new file loads as a new plugin; a deleted one
+ * unloads, its components kept as JSON for when it comes back.
+ */
+#ifndef HOST_RELOAD_H
+#define HOST_RELOAD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct host_world host_world;
+typedef struct host_reloader host_reloader;
+
+typedef struct host_reload_options {
+    bool poll;         /* scan the folder instead of using inotify */
+    uint64_t quiet_ns; /* wait this long after the last change of a file */
+    uint64_t poll_ns;  /* scan period when polling */
+    bool allow_insecure;
+} host_reload_options;
+
+/* Create the private folder (sets w->private_dir: call before loading the plugins) and
+ * start watching dir. NULL with an error logged when the folder cannot be made. */
+host_reloader *host_reloader_new(host_world *w, const char *dir, const host_reload_options *opt);
+
+/* Apply what changed: call at a frame boundary. Never blocks. */
+void host_reloader_poll(host_reloader *r);
+
+/* Reloads done and refused so far (for --stats). */
+void host_reloader_counts(const host_reloader *r, unsigned *done, unsigned *failed);
+
+/* Stop watching; the private folder is removed by host_reloader_cleanup() after the
+ * plugins were freed. */
+void host_reloader_free(host_reloader *r);
+
+/* Remove the private folder and whatever is left in it. */
+void host_reloader_cleanup(host_world *w);
+
+#endif
