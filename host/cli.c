@@ -33,6 +33,8 @@ static const char usage[] =
     "  --watch                    hot reload: load new builds of plugins as they appear,\n"
     "                             keeping every component (see README, Hot reload)\n"
     "  --poll                     with --watch: scan the folder instead of using inotify\n"
+    "  --safe                     catch a crash in plugin code (SIGSEGV, SIGBUS, SIGFPE,\n"
+    "                             SIGILL, abort): keep the old build, or unload the plugin\n"
     "  --reload-quiet MS          with --watch: wait MS after a file's last change (200)\n"
     "  --frames N                 run N frames, then exit (0: load, unload and exit);\n"
     "                             default: run until SIGINT or SIGTERM\n"
@@ -58,6 +60,7 @@ enum {
     OPT_SCENE,
     OPT_WATCH,
     OPT_POLL,
+    OPT_SAFE,
     OPT_QUIET,
     OPT_SAVE,
     OPT_STATS,
@@ -78,6 +81,7 @@ static const struct option long_options[] = {
     {"scene", required_argument, NULL, OPT_SCENE},
     {"watch", no_argument, NULL, OPT_WATCH},
     {"poll", no_argument, NULL, OPT_POLL},
+    {"safe", no_argument, NULL, OPT_SAFE},
     {"reload-quiet", required_argument, NULL, OPT_QUIET},
     {"save", required_argument, NULL, OPT_SAVE},
     {"strict", no_argument, NULL, OPT_STRICT},
@@ -146,6 +150,9 @@ int host_cli_parse(int argc, char **argv, host_options *opt, FILE *out, FILE *er
             break;
         case OPT_WATCH:
             opt->watch = true;
+            break;
+        case OPT_SAFE:
+            opt->safe = true;
             break;
         case OPT_POLL:
             opt->poll = true;

@@ -19,6 +19,7 @@ typedef struct host_options {
     const char *scene_path; /* --scene: load it after the plugins */
     const char *save_path;  /* --save: write the world there at exit */
     bool watch, poll;       /* hot reload; polling instead of inotify */
+    bool safe;              /* catch crashes in plugin code */
     double reload_quiet_ms; /* quiet period before a changed file is used */
     int verbosity;          /* 0 default (info), <0 quiet, >0 verbose */
     bool help, version;

@@ -17,9 +17,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "guard.h"
 #include "json.h"
 #include "log.h"
 #include "order.h"
+#include "scene.h"
 #include "world.h"
 
 #define MANIFEST_NAME       "manifest.json"
@@ -439,14 +441,35 @@ static void release_memory(host_plugin *p, const char *when)
     host_mem_release_all(&p->mem);
 }
 
+typedef struct load_call {
+    host_plugin *p;
+    const ecs_load_args *args;
+    ecs_status status;
+} load_call;
+
+static void call_load(void *arg)
+{
+    load_call *c = arg;
+    c->status = c->p->desc->load(&c->p->table, c->args, &c->p->state);
+}
+
 ecs_status host_plugin_load(host_world *w, host_plugin *p)
 {
     host_api_init(p);
     ecs_load_args args = {sizeof args, NULL};
     p->in_load = true;
     p->registration_failed = false;
-    ecs_status s = p->desc->load(&p->table, &args, &p->state);
+    load_call lc = {p, &args, ECS_OK};
+    int sig = host_guard_run(call_load, &lc);
+    ecs_status s = sig ? ECS_ERR_PLUGIN : lc.status;
     p->in_load = false;
+    if (sig) { /* its state is unknown: do not call it again, take back what it holds */
+        format_cut(p->reason, sizeof p->reason, "load() crashed with %s",
+                   host_guard_signal_name(sig));
+        host_plugin_discard_pending(p);
+        host_mem_release_all(&p->mem);
+        return s;
+    }
     char refusal[sizeof p->reason];
     snprintf(refusal, sizeof refusal, "%s", p->registration_failed ? p->reason : "");
     if (s == ECS_OK && p->registration_failed) {
@@ -480,7 +503,7 @@ ecs_status host_plugin_load(host_world *w, host_plugin *p)
 void host_plugin_unload(host_world *w, host_plugin *p, ecs_unload_reason why)
 {
     if (p->status != HOST_PLUGIN_LOADED) return;
-    if (p->desc->unload) p->desc->unload(&p->table, p->state, why);
+    if (p->desc->unload && !p->crashed) p->desc->unload(&p->table, p->state, why);
     size_t kept = 0;
     for (size_t i = 0; i < w->manager_count; i++) {
         host_manager *m = w->managers[i];
@@ -695,5 +718,53 @@ void host_world_print_list(const host_world *w, FILE *out)
                          : p->status == HOST_PLUGIN_DISABLED ? "disabled"
                                                              : "does not load";
         fprintf(out, "  status: %s%s%s\n", st, *p->reason ? ": " : "", p->reason);
+    }
+}
+
+/* ---- --safe: plugins whose code crashed ---- */
+
+void host_plugin_crashed(host_world *w, host_plugin *p, int sig, const char *what)
+{
+    (void)w;
+    if (p->crashed) return;
+    p->crashed = true;
+    host_error("guard",
+               "plugin '%s' (%s) crashed with %s in %s: it is unloaded at the end of "
+               "this frame, and a new build loads it again",
+               p->name, p->file, host_guard_signal_name(sig), what);
+}
+
+typedef struct keep_call {
+    host_world *w;
+    host_plugin *p;
+    bool kept;
+} keep_call;
+
+static void call_keep(void *arg)
+{
+    keep_call *c = arg;
+    c->kept = host_scene_keep_plugin(c->w, c->p);
+}
+
+static void call_dlclose(void *dl)
+{
+    dlclose(dl);
+}
+
+void host_world_drop_crashed(host_world *w)
+{
+    for (size_t i = 0; i < w->plugin_count; i++) {
+        host_plugin *p = w->plugins[i];
+        if (!p->crashed || p->status != HOST_PLUGIN_LOADED) continue;
+        keep_call c = {w, p, false}; /* its save code may crash too: guarded */
+        if (host_guard_run(call_keep, &c) != 0) c.kept = false;
+        host_warn("guard", "plugin '%s' unloaded after its crash%s", p->name,
+                  c.kept ? "; its components are kept and come back with its next build"
+                         : "; its components could not be kept");
+        host_plugin_unload(w, p, ECS_UNLOAD_SHUTDOWN); /* its unload() is not called */
+        if (p->dl) host_guard_run(call_dlclose, p->dl);
+        p->dl = NULL;
+        p->desc = NULL;
+        snprintf(p->reason, sizeof p->reason, "it crashed");
     }
 }

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "guard.h"
 #include "log.h"
 #include "mem.h"
 #include "reload.h"
@@ -93,6 +94,7 @@ int main(int argc, char **argv)
     }
     code = HOST_EXIT_OK;
     w->time_managers = !opt.no_timing;
+    w->safe = opt.safe && host_guard_install();
     install_signals();
     host_load_options lo = {.allow_insecure = opt.allow_insecure};
     host_reload_options ro = {opt.poll, (uint64_t)(opt.reload_quiet_ms * 1e6), 250000000u,

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "guard.h"
 #include "log.h"
 #include "scene.h"
 #include "watch.h"
@@ -278,6 +279,44 @@ static void refuse(host_reloader *r, host_plugin *p, const char *fmt, ...)
     r->failed++;
 }
 
+/* The plugin calls of a reload, each run under the crash guard with --safe. */
+typedef struct new_load {
+    host_plugin *p, *n;
+    const ecs_load_args *args;
+    void *state;
+    ecs_status status;
+    const cJSON *doc;
+    const ecs_entity *ents;
+    uint32_t n_ents;
+} new_load;
+
+static void call_new_load(void *arg)
+{
+    new_load *c = arg;
+    c->status = c->n->desc->load(&c->p->table, c->args, &c->state);
+}
+
+static void call_restore(void *arg)
+{
+    new_load *c = arg;
+    host_plugin *p = c->p;
+    c->status = host_scene_restore(p->world, c->doc, c->ents, c->n_ents, p->pending_managers,
+                                   p->pending_manager_count, p->name);
+}
+
+typedef struct old_unload {
+    host_plugin *p;
+    const ecs_plugin_desc *desc;
+    void *state;
+    ecs_unload_reason why;
+} old_unload;
+
+static void call_old_unload(void *arg)
+{
+    old_unload *u = arg;
+    u->desc->unload(&u->p->table, u->state, u->why);
+}
+
 /* Load n's code beside p's and, if that works, swap it in. */
 static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t changed_at)
 {
@@ -305,13 +344,17 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
         goto done;
     }
     ecs_load_args args = {sizeof args, same ? p->state : NULL};
-    void *state = NULL;
+    new_load c = {p, n, &args, NULL, ECS_OK, doc, ents, n_ents};
     p->in_load = p->reloading = true;
     p->registration_failed = false;
-    ecs_status s = n->desc->load(&p->table, &args, &state);
+    int sig = host_guard_run(call_new_load, &c);
     p->in_load = false;
+    ecs_status s = c.status;
+    void *state = c.state;
     ecs_unload_reason undo = same ? ECS_UNLOAD_RELOAD_KEEP_STATE : ECS_UNLOAD_SHUTDOWN;
-    if (s == ECS_OK && p->registration_failed) {
+    if (sig) { /* never call that build again; what it allocated is lost to the leak count */
+        refuse(r, p, "its load() crashed with %s", host_guard_signal_name(sig));
+    } else if (s == ECS_OK && p->registration_failed) {
         if (n->desc->unload) n->desc->unload(&p->table, state, undo);
         refuse(r, p, "its load() went on after a refused registration: %s", p->reason);
     } else if (s != ECS_OK) {
@@ -320,8 +363,10 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
                (why = cannot_migrate(p->pending_managers, p->pending_manager_count, false))) {
         if (n->desc->unload) n->desc->unload(&p->table, state, undo);
         refuse(r, p, "manager '%s' of the new version cannot load components", why);
-    } else if (!same && host_scene_restore(w, doc, ents, n_ents, p->pending_managers,
-                                           p->pending_manager_count, p->name) != ECS_OK) {
+    } else if (!same && (sig = host_guard_run(call_restore, &c)) != 0) {
+        refuse(r, p, "the new version crashed with %s loading the components",
+               host_guard_signal_name(sig));
+    } else if (!same && c.status != ECS_OK) {
         if (n->desc->unload) n->desc->unload(&p->table, state, undo);
         refuse(r, p, "the new version could not load the components (see above)");
     } else if (commit_replace(w, p) != ECS_OK) {
@@ -331,9 +376,13 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
         const ecs_plugin_desc *old_desc = p->desc;
         void *old_state = p->state;
         char *old_version = strdup(p->version);
-        if (old_desc->unload)
-            old_desc->unload(&p->table, old_state,
-                             same ? ECS_UNLOAD_RELOAD_KEEP_STATE : ECS_UNLOAD_RELOAD_MIGRATED);
+        old_unload u = {p, old_desc, old_state,
+                        same ? ECS_UNLOAD_RELOAD_KEEP_STATE : ECS_UNLOAD_RELOAD_MIGRATED};
+        if (old_desc->unload && (sig = host_guard_run(call_old_unload, &u)) != 0)
+            host_warn("reload",
+                      "%s: the old version crashed with %s in unload(): ignored, the "
+                      "new one runs",
+                      p->name, host_guard_signal_name(sig));
         adopt(p, n, state);
         r->done++;
         host_info("reload", "%s %s -> %s: %s, %u components kept, %.2f ms from change to swap",
@@ -360,14 +409,7 @@ static void remove_plugin(host_reloader *r, host_plugin *p)
                   p->file, q->name);
         return;
     }
-    size_t count = 0;
-    host_manager **mgrs = managers_of(w, p, &count);
-    ecs_entity *ents = NULL;
-    uint32_t n = 0;
-    cJSON *doc = mgrs && !cannot_migrate(mgrs, count, true)
-                     ? host_scene_capture(w, mgrs, count, &ents, &n)
-                     : NULL;
-    bool kept = doc && host_scene_keep(w, doc, ents, n);
+    bool kept = host_scene_keep_plugin(w, p);
     host_warn("reload", "%s was deleted: plugin '%s' unloaded%s", p->file, p->name,
               kept ? "; its components are kept and come back with it"
                    : " (its components could not be kept)");
@@ -377,9 +419,6 @@ static void remove_plugin(host_reloader *r, host_plugin *p)
     p->desc = NULL;
     if (p->copy_path) unlink(p->copy_path);
     snprintf(p->reason, sizeof p->reason, "its file was deleted");
-    cJSON_Delete(doc);
-    free(ents);
-    free(mgrs);
 }
 
 /* A plugin file that is new (or back): load it like at start, then restore kept data. */

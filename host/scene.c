@@ -784,3 +784,25 @@ ecs_status host_scene_restore_kept(host_world *w, host_manager *const *mgrs, siz
     free(ents);
     return st;
 }
+
+bool host_scene_keep_plugin(host_world *w, const host_plugin *p)
+{
+    host_manager **mgrs = calloc(w->manager_count + 1, sizeof *mgrs);
+    size_t count = 0;
+    for (size_t i = 0; mgrs && i < w->manager_count; i++) {
+        if (w->managers[i]->owner != p) continue;
+        if (!w->managers[i]->desc.save_component) { /* it cannot save: nothing to keep */
+            free(mgrs);
+            return false;
+        }
+        mgrs[count++] = w->managers[i];
+    }
+    ecs_entity *ents = NULL;
+    uint32_t n = 0;
+    cJSON *doc = mgrs ? host_scene_capture(w, mgrs, count, &ents, &n) : NULL;
+    bool kept = doc && host_scene_keep(w, doc, ents, n);
+    cJSON_Delete(doc);
+    free(ents);
+    free(mgrs);
+    return kept;
+}

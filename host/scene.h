@@ -18,6 +18,7 @@
 typedef struct host_world host_world;
 typedef struct host_scene_store host_scene_store;
 typedef struct host_manager host_manager;
+typedef struct host_plugin host_plugin;
 
 #define HOST_SCENE_VERSION 1
 
@@ -52,6 +53,10 @@ ecs_status host_scene_restore(host_world *w, const struct cJSON *doc, const ecs_
  * deleted): they are written on save and restored when the plugin comes back. False when
  * memory ran out. */
 bool host_scene_keep(host_world *w, const struct cJSON *doc, const ecs_entity *ents, uint32_t n);
+
+/* Keep every component of p's managers in the store (p is going away: its file was
+ * deleted, or it crashed). False when a manager cannot save or memory ran out. */
+bool host_scene_keep_plugin(host_world *w, const host_plugin *p);
 
 /* Give the kept components of mgrs (a plugin loaded again) back to their entities and
  * drop them from the store. Nothing kept: ECS_OK. */

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "guard.h"
 #include "log.h"
 #include "reload.h"
 #include "scene.h"
@@ -75,6 +76,18 @@ void host_world_trace_close(host_world *w)
     w->trace = NULL;
 }
 
+typedef struct destroyed_call {
+    host_manager *m;
+    const ecs_entity *list;
+    uint32_t n;
+} destroyed_call;
+
+static void call_destroyed(void *arg)
+{
+    destroyed_call *c = arg;
+    c->m->desc.entities_destroyed(c->m->desc.state, c->list, c->n);
+}
+
 void host_world_announce_destroyed(host_world *w)
 {
     uint32_t n;
@@ -92,11 +105,37 @@ void host_world_announce_destroyed(host_world *w)
         host_scene_forget(w->scene, w->destroyed, n); /* their scene ids and kept JSON */
         for (size_t i = 0; i < w->manager_count; i++) {
             host_manager *m = w->managers[i];
-            if (m->desc.entities_destroyed)
-                m->desc.entities_destroyed(m->desc.state, w->destroyed, n);
+            if (!m->desc.entities_destroyed || m->owner->crashed) continue;
+            destroyed_call c = {m, w->destroyed, n};
+            int sig = w->safe ? host_guard_run(call_destroyed, &c) : (call_destroyed(&c), 0);
+            if (sig) host_plugin_crashed(w, m->owner, sig, m->name);
         }
     }
     host_entities_recycle(w->entities);
+}
+
+typedef struct update_call {
+    host_manager *m;
+    const ecs_frame_info *frame;
+} update_call;
+
+static void call_update(void *arg)
+{
+    update_call *c = arg;
+    c->m->desc.update(c->m->desc.state, c->frame);
+}
+
+/* Run m's update: directly, or under the crash guard with --safe. */
+static inline void run_update(host_world *w, host_manager *m)
+{
+    if (!w->safe) {
+        m->desc.update(m->desc.state, &w->frame);
+        return;
+    }
+    if (m->owner->crashed) return;
+    update_call c = {m, &w->frame};
+    int sig = host_guard_run(call_update, &c);
+    if (sig) host_plugin_crashed(w, m->owner, sig, m->name);
 }
 
 /* Update every manager in order: nothing but the calls. */
@@ -104,7 +143,7 @@ static void update_untimed(host_world *w)
 {
     for (size_t i = 0; i < w->manager_count; i++) {
         host_manager *m = w->managers[i];
-        if (m->desc.update) m->desc.update(m->desc.state, &w->frame);
+        if (m->desc.update) run_update(w, m);
     }
 }
 
@@ -115,7 +154,7 @@ static uint64_t update_timed(host_world *w, uint64_t t0)
     for (size_t i = 0; i < w->manager_count; i++) {
         host_manager *m = w->managers[i];
         if (!m->desc.update) continue;
-        m->desc.update(m->desc.state, &w->frame);
+        run_update(w, m);
         uint64_t t1 = host_now_ns();
         host_timing_record(&m->timing, t1 - t0);
         if (w->trace) trace_slice(w, m->name, "update", t0, t1);
@@ -137,6 +176,7 @@ void host_world_frame(host_world *w)
     bool timed = w->time_managers || w->trace;
     uint64_t t0 = timed ? update_timed(w, start) : (update_untimed(w), start);
     host_world_announce_destroyed(w);
+    if (w->safe) host_world_drop_crashed(w);
     uint64_t end = host_now_ns(); /* the frame's own time, timed or not */
     if (w->trace) trace_slice(w, "destroyed", "announce", t0, end);
     host_timing_record(&w->frame_timing, end - start);

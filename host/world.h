@@ -68,6 +68,7 @@ struct host_plugin {
     bool in_load;
     bool reloading; /* a new version's load() runs beside this one: same names allowed */
     bool registration_failed;
+    bool crashed; /* --safe caught a crash in its code: dropped at the end of the frame */
     host_manager **pending_managers;
     size_t pending_manager_count;
     host_pending_api *pending_apis;
@@ -100,6 +101,7 @@ struct host_world {
     struct host_scene_store *scene; /* scene ids and kept JSON of entities */
     struct scene_load *scene_load;  /* the scene load under way, or NULL */
     struct scene_save *scene_save;  /* the scene save under way, or NULL */
+    bool safe;                      /* --safe: plugin calls run under the crash guard */
     char *private_dir;              /* where plugins are copied before dlopen, or NULL */
     unsigned copies;                /* copies made so far: unique names */
 };
@@ -173,6 +175,14 @@ bool host_plugin_insecure(const char *what, const char *path, bool allow, char *
 /* Write e for a log line into buf: "name#index.gen" through the debug_name plugin's API
  * when it is loaded and e has a name, else "#index.gen". Returns buf. */
 const char *host_world_entity_text(const host_world *w, ecs_entity e, char *buf, size_t size);
+
+/* Note that p's code crashed (signal sig, in `what`): it is skipped from now on and
+ * dropped at the end of the frame (host_world_drop_crashed). */
+void host_plugin_crashed(host_world *w, host_plugin *p, int sig, const char *what);
+
+/* Unload every plugin that crashed, without calling into it again except to keep its
+ * components as JSON (itself guarded). */
+void host_world_drop_crashed(host_world *w);
 
 /* Monotonic time in nanoseconds. */
 uint64_t host_now_ns(void);
