@@ -7,16 +7,24 @@
  */
 #include "bench.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "world.h"
 
 const bench_workload *const bench_workloads[] = {
     &bench_entities_workload,
     &bench_dispatch_workload,
     &bench_mesh_workload,
+    &bench_transform_workload,
+    &bench_scene_workload,
+    &bench_reload_workload,
     NULL,
 };
 
@@ -32,6 +40,70 @@ uint64_t bench_now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void bench_local_draw(bench_rng *r, float position[3], float rotation[4], float scale[3])
+{
+    for (int c = 0; c < 3; c++) position[c] = bench_rng_float(r) * 2.0f - 1.0f;
+    for (int c = 0; c < 4; c++) rotation[c] = bench_rng_float(r) + (c == 3 ? 0.5f : -0.5f);
+    for (int c = 0; c < 3; c++) scale[c] = 0.9f + 0.2f * bench_rng_float(r);
+    float n = rotation[0] * rotation[0] + rotation[1] * rotation[1] + rotation[2] * rotation[2] +
+              rotation[3] * rotation[3],
+          inv = 1.0f;
+    for (int k = 0; k < 6; k++) inv = inv * (1.5f - 0.5f * n * inv * inv);
+    for (int c = 0; c < 4; c++) rotation[c] *= inv;
+}
+
+/* ---- plugins through the real loader ---- */
+
+int bench_world_open(bench_world *bw, const char *who, const char *const *paths, size_t n,
+                     const char *manifest)
+{
+    char path[256];
+    memset(bw, 0, sizeof *bw);
+    snprintf(bw->dir, sizeof bw->dir, "/tmp/ecs-bench-%s-XXXXXX", who);
+    if (!mkdtemp(bw->dir)) {
+        fprintf(stderr, "%s: mkdtemp %s: %s\n", who, bw->dir, strerror(errno));
+        bw->dir[0] = '\0';
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *base = strrchr(paths[i], '/');
+        snprintf(path, sizeof path, "%s/%s", bw->dir, base ? base + 1 : paths[i]);
+        if (symlink(paths[i], path) != 0)
+            return fprintf(stderr, "%s: symlink %s: %s\n", who, path, strerror(errno)), -1;
+    }
+    if (manifest) {
+        snprintf(path, sizeof path, "%s/manifest.json", bw->dir);
+        FILE *f = fopen(path, "w");
+        bool ok = f && fputs(manifest, f) >= 0;
+        if (f) ok = fclose(f) == 0 && ok;
+        if (!ok) return fprintf(stderr, "%s: cannot write %s\n", who, path), -1;
+    }
+    host_load_options opt = {0};
+    if (!(bw->w = host_world_new()) || host_world_load_dir(bw->w, bw->dir, &opt) != ECS_OK ||
+        bw->w->bad_plugins) {
+        fprintf(stderr, "%s: could not load the plugins linked in %s\n", who, bw->dir);
+        return -1;
+    }
+    return 0;
+}
+
+void bench_world_close(bench_world *bw)
+{
+    char path[512];
+    host_world_free(bw->w);
+    bw->w = NULL;
+    if (!bw->dir[0]) return;
+    DIR *d = opendir(bw->dir);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        snprintf(path, sizeof path, "%s/%s", bw->dir, e->d_name);
+        unlink(path);
+    }
+    if (d) closedir(d);
+    rmdir(bw->dir);
+    bw->dir[0] = '\0';
 }
 
 static int compare_doubles(const void *a, const void *b)

@@ -67,6 +67,31 @@ static inline uint32_t bench_rng_below(bench_rng *r, uint32_t n)
     return (uint32_t)(((bench_rng_next(r) >> 32) * n) >> 32);
 }
 
+/* BENCH.md's local transform of the next created entity, drawn from r in that order:
+ * position (3 draws of f*2-1), rotation (4 draws of f-0.5, f+0.5 for w, normalized by 6
+ * Newton steps from inv = 1), scale (3 draws of 0.9+0.2f). */
+void bench_local_draw(bench_rng *r, float position[3], float rotation[4], float scale[3]);
+
+/* ---- Plugins: real shared objects through the real loader --------------------------- */
+
+struct host_world;
+
+/* A world that loaded plugins from a temporary folder of symbolic links to them. */
+typedef struct bench_world {
+    struct host_world *w; /* NULL when not loaded */
+    char dir[96];         /* the mkdtemp folder ("" when none): the workload may add files */
+} bench_world;
+
+/* Make a folder /tmp/ecs-bench-<who>-XXXXXX holding a link to each of paths[0..n) (named
+ * by its file name) and, when manifest is not NULL, manifest.json with that text; load it
+ * into a new world with host_world_load_dir. Returns 0, or -1 after saying on stderr what
+ * failed (also when a plugin was skipped as bad). Call bench_world_close() either way. */
+int bench_world_open(bench_world *bw, const char *who, const char *const *paths, size_t n,
+                     const char *manifest);
+
+/* Free the world and remove the folder with every file in it. */
+void bench_world_close(bench_world *bw);
+
 /* ---- Statistics --------------------------------------------------------------------- */
 
 typedef struct bench_stats {
@@ -114,8 +139,11 @@ extern const bench_workload *const bench_workloads[];
 /* The workload called name, or NULL. */
 const bench_workload *bench_workload_find(const char *name);
 
-extern const bench_workload bench_entities_workload; /* bench_entities.c: W1-W4 */
-extern const bench_workload bench_dispatch_workload; /* bench_dispatch.c: D1 */
-extern const bench_workload bench_mesh_workload;     /* bench_mesh.c: M1 */
+extern const bench_workload bench_entities_workload;  /* bench_entities.c: W1-W4 */
+extern const bench_workload bench_dispatch_workload;  /* bench_dispatch.c: D1 */
+extern const bench_workload bench_mesh_workload;      /* bench_mesh.c: M1 */
+extern const bench_workload bench_transform_workload; /* bench_transform.c: W6 */
+extern const bench_workload bench_scene_workload;     /* bench_scene.c: W7 */
+extern const bench_workload bench_reload_workload;    /* bench_reload.c: R1 */
 
 #endif

@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# demo.sh: install what is missing, build, and run ecs-host on the built plugins.
+# demo.sh: install what is missing, build, and run ecs-host on the built plugins with the
+# demo scene (examples/demo.json): 120 frames at 60 fps, then the scene is saved back.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 ecs_install_missing
 ecs_build
-echo "== ecs-host on $ECS_BUILD/plugins"
-"$ECS_BUILD/host/ecs-host" --frames 120 --stats "$ECS_BUILD/plugins"
+saved="$ECS_BUILD/demo-saved.json"
+echo "== ecs-host on $ECS_BUILD/plugins with $ECS_ROOT/examples/demo.json"
+"$ECS_BUILD/host/ecs-host" --fps 60 --frames 120 --stats --scene "$ECS_ROOT/examples/demo.json" \
+    --save "$saved" "$ECS_BUILD/plugins"
+echo "== the world after 120 frames, saved to $saved"

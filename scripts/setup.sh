@@ -12,7 +12,9 @@ ECS_BUILD="${ECS_BUILD:-$ECS_ROOT/build}"
 #   libcjson-dev    scene and manifest JSON (DESIGN.md names cJSON)
 #   libcmocka-dev   the unit-test framework
 #   python3         meson runs on it; test.sh reads meson's test log with it
-ECS_PACKAGES=(meson ninja-build pkg-config gcc g++ libcjson-dev libcmocka-dev python3)
+#   assimp-testmodels  real glTF 2.0 files (.gltf, .glb) tests/test_gltf.c imports
+ECS_PACKAGES=(meson ninja-build pkg-config gcc g++ libcjson-dev libcmocka-dev python3
+    assimp-testmodels)
 
 ecs_install_missing() {
     local missing=() p

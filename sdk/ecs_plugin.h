@@ -381,7 +381,10 @@ typedef struct ecs_plugin_desc {
 /* Declare the plugin's entry point, the only symbol it exports:
  *     static const ecs_plugin_desc my_plugin = { sizeof(ecs_plugin_desc), ... };
  *     ECS_PLUGIN_EXPORT(my_plugin)
- * Build with -fvisibility=hidden so nothing else is exported. */
+ * Build with -fvisibility=hidden so nothing else is exported, and link with -Wl,-z,defs so
+ * a missing symbol fails the build rather than the load. C++ plugins: also
+ * -fno-gnu-unique (or the library can never be unloaded) and noexcept callbacks (no
+ * exception may cross the C ABI). docs/abi.md has the whole list. */
 typedef const ecs_plugin_desc *(*ecs_plugin_entry_fn)(void);
 
 #ifdef __cplusplus

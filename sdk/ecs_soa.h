@@ -66,25 +66,29 @@ static inline void ecs_soa_free(ecs_soa *s)
     for (uint32_t k = 0; k < s->field_count; k++) s->field[k] = NULL;
 }
 
-/* Make room for at least `capacity` instances: one new allocation, every field copied.
- * ECS_ERR_NO_MEMORY leaves the store as it was. */
+/* Make room for at least `capacity` instances. The one buffer is resized with
+ * host->realloc (the C library grows a large block by remapping its pages rather than
+ * copying them, and each page is touched once), then each field's array moves up to its
+ * new offset, last field first: offsets only grow, so no array is overwritten before it
+ * moved. ECS_ERR_NO_MEMORY leaves the store as it was. */
 static inline ecs_status ecs_soa_reserve(ecs_soa *s, uint32_t capacity)
 {
     if (capacity <= s->capacity) return ECS_OK;
-    size_t total = 0;
+    size_t total = 0, old_total = 0, offset[ECS_SOA_MAX_FIELDS], old_offset[ECS_SOA_MAX_FIELDS];
     for (uint32_t k = 0; k < s->field_count; k++) {
         if (s->size[k] && (size_t)capacity > SIZE_MAX / 2 / s->size[k]) return ECS_ERR_NO_MEMORY;
+        offset[k] = total;
+        old_offset[k] = old_total;
         total += ecs_soa_round16(s->size[k] * capacity);
+        old_total += ecs_soa_round16(s->size[k] * s->capacity);
     }
-    char *buf = (char *)s->host->alloc(s->host, total ? total : 16);
+    char *buf = s->buffer ? (char *)s->host->realloc(s->host, s->buffer, total ? total : 16)
+                          : (char *)s->host->alloc(s->host, total ? total : 16);
     if (!buf) return ECS_ERR_NO_MEMORY;
-    size_t offset = 0;
-    for (uint32_t k = 0; k < s->field_count; k++) {
-        if (s->count) memcpy(buf + offset, s->field[k], s->size[k] * s->count);
-        s->field[k] = buf + offset;
-        offset += ecs_soa_round16(s->size[k] * capacity);
+    for (uint32_t k = s->field_count; k-- > 0;) {
+        if (s->count) memmove(buf + offset[k], buf + old_offset[k], s->size[k] * s->count);
+        s->field[k] = buf + offset[k];
     }
-    if (s->buffer) s->host->free(s->host, s->buffer);
     s->buffer = buf;
     s->capacity = capacity;
     return ECS_OK;

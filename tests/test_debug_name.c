@@ -91,6 +91,26 @@ static uint32_t count(dn_test *t)
 
 #define assert_entity_equal(a, b) assert_int_equal((a).id, (b).id)
 
+/* Run load_component(e, json) with stderr (the host's log) captured into log[0..size). */
+static ecs_status load_logged(dn_test *t, ecs_entity e, const cJSON *json, char *log, size_t size)
+{
+    char path[] = "/tmp/ecs-dn-log-XXXXXX";
+    int fd = mkstemp(path), saved = dup(STDERR_FILENO);
+    assert_true(fd >= 0 && saved >= 0);
+    fflush(stderr);
+    dup2(fd, STDERR_FILENO);
+    ecs_status s = t->manager->load_component(t->manager->state, e, json);
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    ssize_t n = pread(fd, log, size - 1, 0);
+    log[n > 0 ? n : 0] = '\0';
+    close(fd);
+    unlink(path);
+    fputs(log, stderr);
+    return s;
+}
+
 /* ---- set / get ------------------------------------------------------------------------- */
 
 static void DebugName_set_then_get_returns_the_name(void **state)
@@ -471,10 +491,14 @@ static void DebugName_json_rejects_bad_values(void **state)
         assert_int_equal(set(t, e, "before"), ECS_OK);
         cJSON *json = cJSON_Parse(bad[i]);
         assert_non_null(json);
-        ecs_status s = m->load_component(m->state, e, json);
+        char log[512];
+        ecs_status s = load_logged(t, e, json, log, sizeof log);
         cJSON_Delete(json);
         if (s != ECS_ERR_BAD_VALUE) fail_msg("%s: status %d", bad[i], (int)s);
         if (get(t, e)) fail_msg("%s: the entity kept a name after the error", bad[i]);
+        if (!strstr(log, "expected a name of 1-255 bytes of UTF-8 without control characters, "
+                         "found "))
+            fail_msg("%s: the log does not name the key and what was expected:\n%s", bad[i], log);
     }
     char long_name[ECS_DEBUG_NAME_MAX + 1];
     memset(long_name, 'q', ECS_DEBUG_NAME_MAX);

@@ -19,8 +19,8 @@
 #include "harness.h"
 
 #if !defined(ECS_HOST_PATH) || !defined(TEST_PLUGIN_DIR) || !defined(SDK_DIR) ||                   \
-    !defined(SOURCE_ROOT)
-#error "tests/meson.build defines ECS_HOST_PATH, TEST_PLUGIN_DIR, SDK_DIR and SOURCE_ROOT"
+    !defined(SOURCE_ROOT) || !defined(ECS_DEFAULT_PLUGIN_DIR)
+#error "tests/meson.build defines ECS_HOST_PATH, TEST_PLUGIN_DIR, SDK_DIR, SOURCE_ROOT, ..."
 #endif
 
 #define RUN_TIMEOUT    20.0 /* seconds for one run; a normal run takes milliseconds */
@@ -793,7 +793,6 @@ static void Host_usage_errors_exit_2(void **state)
     fixture *f = *state;
     const char *const cases[][4] = {
         /* args (up to 3), then what stderr must say */
-        {NULL, NULL, NULL, "missing PLUGIN_DIR"},
         {"--frobnicate", "DIR", NULL, "unknown option '--frobnicate'"},
         {"-x", "DIR", NULL, "unknown option '-x'"},
         {"--frames", "abc", "DIR", "--frames needs a whole number >= 0, not 'abc'"},
@@ -824,7 +823,8 @@ static void Host_help_and_version_exit_0(void **state)
     char version[64];
     HOST_RAW(f, "--help");
     EXPECT_EXIT(f, 0);
-    EXPECT_OUT(f, "usage: ecs-host [options] PLUGIN_DIR");
+    EXPECT_OUT(f, "usage: ecs-host [options] [PLUGIN_DIR]");
+    EXPECT_OUT(f, "the installed plugin folder, " ECS_DEFAULT_PLUGIN_DIR);
     EXPECT_OUT(f, "--allow-insecure-plugins");
     assert_string_equal(f->run.err, "");
     HOST_RAW(f, "-h");
@@ -836,6 +836,25 @@ static void Host_help_and_version_exit_0(void **state)
     EXPECT_OUT(f, "ecs-host ");
     EXPECT_OUT(f, version);
     assert_string_equal(f->run.err, "");
+}
+
+/* No PLUGIN_DIR: the folder `meson install` puts plugins in (prefix/libdir/ecs-host/
+ * plugins). Where nothing is installed, exit 1 with a line that names that folder. */
+static void Host_without_plugin_dir_uses_the_installed_folder(void **state)
+{
+    fixture *f = *state;
+    struct stat st;
+    HOST_RAW(f, "--frames", "0");
+    if (stat(ECS_DEFAULT_PLUGIN_DIR, &st) != 0) {
+        EXPECT_EXIT(f, 1);
+        EXPECT_ERR(f, "no PLUGIN_DIR given and the installed plugin folder " ECS_DEFAULT_PLUGIN_DIR
+                      " cannot be used");
+        assert_string_equal(f->run.out, "");
+    } else { /* installed on this machine: loaded (whether its plugins load is theirs) */
+        print_message("# %s exists: checking only that it is used\n", ECS_DEFAULT_PLUGIN_DIR);
+        assert_int_not_equal(f->run.exit_code, 2);
+        EXPECT_ABSENT(f, "no PLUGIN_DIR given");
+    }
 }
 
 static void Host_missing_plugin_dir_exits_1(void **state)
@@ -1108,6 +1127,7 @@ int main(void)
         TEST(Host_quiet_logs_errors_only),
         TEST(Host_usage_errors_exit_2),
         TEST(Host_help_and_version_exit_0),
+        TEST(Host_without_plugin_dir_uses_the_installed_folder),
         TEST(Host_missing_plugin_dir_exits_1),
         TEST(Host_file_as_plugin_dir_exits_1),
         TEST(Host_refuses_plugin_file_writable_by_others),

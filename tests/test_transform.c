@@ -22,6 +22,7 @@
 
 #include "fixture.h"
 #include "log.h"
+#include "scene.h"
 #include "transform_api.h"
 
 #define MAP_INDICES 65536u /* entity indices the tests' instance maps cover */
@@ -177,6 +178,27 @@ static void assert_parents_first(tctx *c)
 {
     char why[200];
     if (!parents_first(c, why, sizeof why)) fail_msg("%s", why);
+}
+
+/* Snapshot of everything observable: instance order, worlds, parents. */
+typedef struct snapshot {
+    uint32_t n;
+    ecs_entity ents[16], parents[16];
+    ecs_mat4 world[16];
+} snapshot;
+
+static void snap(tctx *c, snapshot *s)
+{
+    const ecs_entity *e;
+    const ecs_mat4 *w;
+    memset(s, 0, sizeof *s);
+    s->n = c->tf->instances(c->tf->self, &e, &w);
+    assert_true(s->n <= 16);
+    for (uint32_t i = 0; i < s->n; i++) {
+        s->ents[i] = e[i];
+        s->world[i] = w[i];
+        s->parents[i] = c->tf->parent(c->tf->self, e[i]);
+    }
 }
 
 /* ---- capture of the host's log (stderr) ---- */
@@ -430,6 +452,57 @@ static void Transform_set_local_many_recomputes_all_or_nothing(void **state)
     }
 }
 
+/* A batch in the dense order of instances() (a run of consecutive instances) takes the
+ * fused path: its descendants after the run must follow, and it stays all or nothing. */
+static void Transform_set_local_many_in_dense_order_updates_what_follows(void **state)
+{
+    tctx *c = *state;
+    const ecs_transform_api *tf = c->tf;
+    ecs_entity r = add(c, ident(), ecs_entity_null());
+    ecs_entity a = add(c, mk(1, 0, 0, 0, 0, 0, 1, 1, 1, 1), r);
+    ecs_entity b = add(c, mk(0, 1, 0, 0, 0, 0, 1, 1, 1, 1), a);
+    ecs_entity x = add(c, mk(9, 0, 0, 0, 0, 0, 1, 1, 1, 1), ecs_entity_null());
+    ecs_entity d = add(c, mk(0, 0, 1, 0, 0, 0, 1, 1, 1, 1), b); /* after the run below */
+    const ecs_entity *ents;
+    const ecs_mat4 *w;
+    assert_int_equal(tf->instances(tf->self, &ents, &w), 5);
+    ecs_entity run[2] = {ents[1], ents[2]}; /* a, b */
+    assert_true(ecs_entity_eq(run[0], a) && ecs_entity_eq(run[1], b));
+    ecs_transform_local ls[5] = {mk(0, 0, 0, 0, 0, S45, S45, 2, 2, 2),
+                                 mk(3, 0, 0, 0, S45, 0, S45, 1, 1, 1)};
+    ls[1].rotation.w = NAN;
+    uint32_t bad = 0;
+    snapshot before, after;
+    snap(c, &before);
+    assert_int_equal(tf->set_local_many(tf->self, run, ls, 2, &bad), ECS_ERR_BAD_VALUE);
+    assert_int_equal(bad, 1);
+    snap(c, &after);
+    assert_memory_equal(&after, &before, sizeof after);
+    ls[1].rotation.w = S45;
+    assert_int_equal(tf->set_local_many(tf->self, run, ls, 2, &bad), ECS_OK);
+    ecs_entity all[] = {r, a, b, x, d};
+    for (size_t k = 0; k < 5; k++) {
+        ecs_mat4 m = world_of(c, all[k]), ref = ref_world(c, all[k]);
+        assert_mat_near(&m, &ref, 1e-6);
+    }
+    ecs_mat4 m = world_of(c, d); /* d: b's (0,0,1) through b = a * T(3,0,0) Ry90, a = Rz90 * 2 */
+    assert_vec3_near(ecs_mat4_point(&m, ecs_vec3_make(0, 0, 0)), 0, 8, 0, 1e-5);
+
+    /* the whole dense array, in order */
+    assert_int_equal(tf->instances(tf->self, &ents, &w), 5);
+    ecs_entity every[5];
+    for (int k = 0; k < 5; k++) every[k] = ents[k], ls[k] = local_of(c, ents[k]);
+    ls[0].position.y = 5;
+    assert_int_equal(tf->set_local_many(tf->self, every, ls, 5, NULL), ECS_OK);
+    for (size_t k = 0; k < 5; k++) {
+        m = world_of(c, all[k]);
+        ecs_mat4 ref = ref_world(c, all[k]);
+        assert_mat_near(&m, &ref, 1e-6);
+    }
+    m = world_of(c, d);
+    assert_vec3_near(ecs_mat4_point(&m, ecs_vec3_make(0, 0, 0)), 0, 13, 0, 1e-5);
+}
+
 /* ---- hierarchy ---- */
 
 static void Transform_set_parent_and_detach_relink_and_recompute(void **state)
@@ -507,27 +580,6 @@ static void Transform_reparent_under_a_later_parent_keeps_parents_first(void **s
     for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) {
         ecs_mat4 w = world_of(c, all[k]), ref = ref_world(c, all[k]);
         assert_mat_near(&w, &ref, 1e-6);
-    }
-}
-
-/* Snapshot of everything observable: instance order, worlds, parents. */
-typedef struct snapshot {
-    uint32_t n;
-    ecs_entity ents[16], parents[16];
-    ecs_mat4 world[16];
-} snapshot;
-
-static void snap(tctx *c, snapshot *s)
-{
-    const ecs_entity *e;
-    const ecs_mat4 *w;
-    memset(s, 0, sizeof *s);
-    s->n = c->tf->instances(c->tf->self, &e, &w);
-    assert_true(s->n <= 16);
-    for (uint32_t i = 0; i < s->n; i++) {
-        s->ents[i] = e[i];
-        s->world[i] = w[i];
-        s->parents[i] = c->tf->parent(c->tf->self, e[i]);
     }
 }
 
@@ -630,6 +682,21 @@ static void Transform_destroying_a_parent_destroys_its_descendants(void **state)
     assert_parents_first(c);
 }
 
+static void Transform_recompute_all_reproduces_every_world(void **state)
+{
+    tctx *c = *state;
+    ecs_entity r = add(c, mk(1, 2, 3, 0, 0, S45, S45, 2, 1, 2), ecs_entity_null());
+    ecs_entity a = add(c, mk(0, 1, 0, 0.5f, 0.5f, 0.5f, 0.5f, 1, 1, 3), r);
+    add(c, mk(0, 0, 1, 0, 0, 0, 1, 1, 1, 1), a);
+    add(c, mk(5, 0, 0, 0, 0, 0, 1, 1, 1, 1), ecs_entity_null());
+    snapshot before, after;
+    snap(c, &before);
+    assert_int_equal(c->tf->recompute_all(c->tf->self), 4);
+    snap(c, &after);
+    assert_memory_equal(&after, &before, sizeof after); /* bit for bit */
+    assert_int_equal(c->tf->recompute_all(NULL), 0);
+}
+
 /* ---- random hierarchies against the reference ---- */
 
 #define RMAX 4096 /* model slots (entities ever made by one run) */
@@ -641,8 +708,9 @@ typedef struct rmodel {
     int n; /* slots used */
     ecs_entity e[RMAX];
     bool has[RMAX];
-    int parent[RMAX]; /* slot, -1 for none */
-    int live;         /* slots with a transform */
+    int parent[RMAX];                          /* slot, -1 for none */
+    int live;                                  /* slots with a transform */
+    int max_live, cycles, cascaded, max_depth; /* what the run went through */
 } rmodel;
 
 static uint64_t rnext(rmodel *m)
@@ -763,6 +831,7 @@ static void rop_set_parent(rmodel *m)
         m->c->tf->set_parent(m->c->tf->self, m->e[s], p < 0 ? ecs_entity_null() : m->e[p]);
     RCHECK(m, st == (cycle ? ECS_ERR_CYCLE : ECS_OK), "set_parent(%d, %d): %s", s, p,
            ecs_status_text(st));
+    m->cycles += cycle;
     if (!cycle) m->parent[s] = p;
 }
 
@@ -795,6 +864,7 @@ static void rop_destroy(rmodel *m)
         RCHECK(m, !host_entity_alive(m->c->f.w->entities, m->e[k]), "descendant %d alive", k);
         m->has[k] = false;
         m->live--;
+        m->cascaded += k != s;
     }
 }
 
@@ -804,6 +874,7 @@ static void rcheck(rmodel *m)
     const ecs_transform_api *tf = m->c->tf;
     RCHECK(m, (int)tf->count(tf->self) == m->live, "count %u, model %d", tf->count(tf->self),
            m->live);
+    if (m->live > m->max_live) m->max_live = m->live;
     for (int s = 0; s < m->n; s++) {
         if (!m->has[s]) {
             RCHECK(m, !tf->has(tf->self, m->e[s]), "slot %d still has a transform", s);
@@ -822,6 +893,9 @@ static void rcheck(rmodel *m)
             prev = k;
         }
         RCHECK(m, kids == 0, "slot %d: child list and model differ by %d", s, kids);
+        int depth = 0;
+        for (int x = m->parent[s]; x >= 0; x = m->parent[x]) depth++;
+        if (depth > m->max_depth) m->max_depth = depth;
         ecs_mat4 w, ref = ref_world(m->c, m->e[s]);
         RCHECK(m, tf->get_world(tf->self, m->e[s], &w) == ECS_OK, "slot %d: get_world", s);
         double err = mat_err(&w, &ref);
@@ -858,6 +932,10 @@ static void run_random(tctx *c, uint64_t seed, int steps)
         if (m->step % 3 == 0 || m->step == steps - 1) rcheck(m);
         if (m->n == RMAX) break; /* out of model slots: enough */
     }
+    fprintf(stderr,
+            "random hierarchies: seed %#" PRIx64 ": %d steps, up to %d transforms %d deep, "
+            "%d cycles refused, %d destroyed by a cascade\n",
+            seed, m->step, m->max_live, m->max_depth + 1, m->cycles, m->cascaded);
     free(m);
 }
 
@@ -940,7 +1018,11 @@ static void Transform_json_missing_keys_are_identity(void **state)
     assert_true(ecs_entity_is_null(c->tf->parent(c->tf->self, f)));
     assert_int_equal(load_json(c, g, "{\"rotation\":[0,0,0,2]}"), ECS_OK); /* normalized */
     assert_float_equal(local_of(c, g).rotation.w, 1, 0);
-    assert_int_equal(load_json(c, e, "{}"), ECS_ERR_EXISTS);
+    capture cap;
+    capture_begin(&cap);
+    ecs_status s = load_json(c, e, "{}");
+    free(capture_end(&cap));
+    assert_int_equal(s, ECS_ERR_EXISTS);
     ecs_entity dead = dead_entity(c);
     assert_int_equal(load_json(c, dead, "{}"), ECS_ERR_STALE_ENTITY);
     assert_int_equal(c->mgr->load_component(c->mgr->state, g, NULL), ECS_ERR_INVALID_ARGUMENT);
@@ -954,19 +1036,25 @@ static void Transform_json_bad_values_are_refused_naming_the_key(void **state)
         ecs_status want;
     } cases[] = {
         {"[1,2,3]", "expected an object", ECS_ERR_BAD_VALUE},
-        {"{\"position\":\"here\"}", "\"position\" must be an array of 3", ECS_ERR_BAD_VALUE},
-        {"{\"position\":[1,2]}", "\"position\" must be an array of 3", ECS_ERR_BAD_VALUE},
-        {"{\"position\":[1,2,3,4]}", "\"position\"", ECS_ERR_BAD_VALUE},
-        {"{\"position\":[1,\"2\",3]}", "\"position\"[1]", ECS_ERR_BAD_VALUE},
-        {"{\"position\":[1,2,1e39]}", "\"position\"[2]", ECS_ERR_BAD_VALUE},
-        {"{\"scale\":[1,1e400,1]}", "\"scale\"[1]", ECS_ERR_BAD_VALUE},
-        {"{\"scale\":{\"x\":1}}", "\"scale\" must be an array of 3", ECS_ERR_BAD_VALUE},
-        {"{\"rotation\":[0,0,1]}", "\"rotation\" must be an array of 4", ECS_ERR_BAD_VALUE},
-        {"{\"rotation\":[0,0,0,0]}", "\"rotation\" must be a non-zero", ECS_ERR_BAD_VALUE},
-        {"{\"rotation\":[0,null,0,1]}", "\"rotation\"[1]", ECS_ERR_BAD_VALUE},
-        {"{\"parent\":5}", "\"parent\" must be a string", ECS_ERR_BAD_VALUE},
+        {"{\"position\":\"here\"}", "expected an array of 3 finite numbers, found a string",
+         ECS_ERR_BAD_VALUE},
+        {"{\"position\":[1,2]}", "expected an array of 3 finite numbers, found 2 elements",
+         ECS_ERR_BAD_VALUE},
+        {"{\"position\":[1,2,3,4]}", "found 4 elements", ECS_ERR_BAD_VALUE},
+        {"{\"position\":[1,\"2\",3]}", "expected a finite number, found a string",
+         ECS_ERR_BAD_VALUE},
+        {"{\"position\":[1,2,1e39]}", "(float range), found 1e+39", ECS_ERR_BAD_VALUE},
+        {"{\"scale\":[1,1e400,1]}", "(float range), found inf", ECS_ERR_BAD_VALUE},
+        {"{\"scale\":{\"x\":1}}", "expected an array of 3 finite numbers, found an object",
+         ECS_ERR_BAD_VALUE},
+        {"{\"rotation\":[0,0,1]}", "expected an array of 4 finite numbers, found 3 elements",
+         ECS_ERR_BAD_VALUE},
+        {"{\"rotation\":[0,0,0,0]}", "expected a non-zero quaternion", ECS_ERR_BAD_VALUE},
+        {"{\"rotation\":[0,null,0,1]}", "expected a finite number, found null", ECS_ERR_BAD_VALUE},
+        {"{\"parent\":5}", "expected a scene id (a string) or null, found a number",
+         ECS_ERR_BAD_VALUE},
         /* outside a scene load the host cannot resolve ids: that status comes back */
-        {"{\"parent\":\"root\"}", "\"parent\"", ECS_ERR_WRONG_TIME},
+        {"{\"parent\":\"root\"}", "\"root\" cannot be resolved", ECS_ERR_WRONG_TIME},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         ecs_entity e = new_entity(c);
@@ -988,6 +1076,138 @@ static void Transform_json_bad_values_are_refused_naming_the_key(void **state)
     char *log = capture_end(&cap);
     assert_non_null(strstr(log, "colour"));
     free(log);
+}
+
+/* ---- scenes through the host: parents by scene id, in any order ---- */
+
+/* Write text to a new file in a new folder; the path into path. */
+static void scene_file(char *path, size_t size, const char *text)
+{
+    char dir[64] = "/tmp/ecs-tf-scene-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, size, "%s/scene.json", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void scene_file_remove(const char *path)
+{
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s", path);
+    unlink(path);
+    *strrchr(dir, '/') = 0;
+    rmdir(dir);
+}
+
+/* The live entity whose local position x is x (a tag for the scene's entities). */
+static ecs_entity tagged(tctx *c, float x)
+{
+    const ecs_entity *e;
+    const ecs_mat4 *w;
+    uint32_t n = c->tf->instances(c->tf->self, &e, &w);
+    for (uint32_t i = 0; i < n; i++)
+        if (local_of(c, e[i]).position.x == x) return e[i];
+    fail_msg("no transform tagged %g", x);
+    return ecs_entity_null();
+}
+
+/* Children listed before their parents: the parent gets a placeholder transform that its
+ * own component fills in later. Saving writes the parents by scene id. */
+static void Transform_scene_load_resolves_parents_in_any_order(void **state)
+{
+    tctx *c = *state;
+    char path[256];
+    scene_file(path, sizeof path,
+               "{\"version\": 1, \"entities\": [\n"
+               " {\"id\": \"grandchild\", \"transform\": {\"position\": [3, 0, 0], "
+               "\"parent\": \"child\"}},\n"
+               " {\"id\": \"child\", \"transform\": {\"position\": [2, 0, 0], "
+               "\"rotation\": [0, 0, 0.70710678, 0.70710678], \"parent\": \"root\"}},\n"
+               " {\"id\": \"root\", \"transform\": {\"position\": [1, 0, 0], "
+               "\"scale\": [2, 2, 2]}},\n"
+               " {\"id\": \"plain\", \"transform\": {\"position\": [4, 0, 0], "
+               "\"parent\": null}}\n]}\n");
+    assert_int_equal(host_scene_load(c->f.w, path), ECS_OK);
+    assert_int_equal(c->tf->count(c->tf->self), 4);
+    ecs_entity root = tagged(c, 1), child = tagged(c, 2), grand = tagged(c, 3);
+    assert_true(ecs_entity_eq(c->tf->parent(c->tf->self, grand), child));
+    assert_true(ecs_entity_eq(c->tf->parent(c->tf->self, child), root));
+    assert_true(ecs_entity_is_null(c->tf->parent(c->tf->self, root)));
+    assert_float_equal(local_of(c, root).scale.y, 2, 0); /* the placeholder was filled in */
+    assert_parents_first(c);
+    ecs_mat4 w = world_of(c, grand), ref = ref_world(c, grand);
+    assert_mat_near(&w, &ref, 1e-6);
+    /* root (1,0,0) scale 2; child at 2*(2,0,0) turned 90 about z; grandchild at 2*Rz(3,0,0) */
+    assert_vec3_near(ecs_mat4_point(&w, ecs_vec3_make(0, 0, 0)), 5, 6, 0, 1e-5);
+
+    assert_int_equal(host_scene_save(c->f.w, path), ECS_OK);
+    cJSON *doc = NULL;
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char text[8192];
+    size_t len = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[len] = 0;
+    assert_non_null(doc = cJSON_Parse(text));
+    int parents = 0;
+    const cJSON *ents = cJSON_GetObjectItem(doc, "entities"), *x;
+    cJSON_ArrayForEach(x, ents)
+    {
+        const cJSON *t = cJSON_GetObjectItem(x, "transform");
+        const cJSON *p = cJSON_GetObjectItem(t, "parent");
+        if (p) parents++, assert_true(cJSON_IsString(p));
+    }
+    assert_int_equal(parents, 2);
+    cJSON_Delete(doc);
+
+    /* and the saved file loads again into a second copy of the same hierarchy */
+    assert_int_equal(host_scene_load(c->f.w, path), ECS_OK);
+    assert_int_equal(c->tf->count(c->tf->self), 8);
+    assert_parents_first(c);
+    scene_file_remove(path);
+}
+
+/* A parent that has no transform in the scene gets an identity one (a root). */
+static void Transform_scene_parent_without_transform_gets_identity(void **state)
+{
+    tctx *c = *state;
+    char path[256];
+    scene_file(path, sizeof path,
+               "{\"version\": 1, \"entities\": [\n"
+               " {\"id\": \"kid\", \"transform\": {\"position\": [7, 0, 0], "
+               "\"parent\": \"holder\"}},\n"
+               " {\"id\": \"holder\"}\n]}\n");
+    assert_int_equal(host_scene_load(c->f.w, path), ECS_OK);
+    assert_int_equal(c->tf->count(c->tf->self), 2);
+    ecs_entity kid = tagged(c, 7), holder = c->tf->parent(c->tf->self, kid);
+    assert_false(ecs_entity_is_null(holder));
+    ecs_transform_local l = local_of(c, holder), id = ident();
+    assert_memory_equal(&l, &id, sizeof l);
+    assert_parents_first(c);
+    scene_file_remove(path);
+}
+
+/* A parent cycle through scene ids is refused and the whole load undone. */
+static void Transform_scene_parent_cycle_fails_the_load(void **state)
+{
+    tctx *c = *state;
+    char path[256];
+    scene_file(path, sizeof path,
+               "{\"version\": 1, \"entities\": [\n"
+               " {\"id\": \"a\", \"transform\": {\"parent\": \"b\"}},\n"
+               " {\"id\": \"b\", \"transform\": {\"parent\": \"a\"}}\n]}\n");
+    capture cap;
+    capture_begin(&cap);
+    ecs_status s = host_scene_load(c->f.w, path);
+    char *log = capture_end(&cap);
+    assert_int_not_equal(s, ECS_OK);
+    if (!strstr(log, "cycle")) fail_msg("the log does not say why: %s", log);
+    free(log);
+    fixture_frames(&c->f, 1); /* the undone entities are announced */
+    assert_int_equal(c->tf->count(c->tf->self), 0);
+    scene_file_remove(path);
 }
 
 /* ---- reload: the state handed over (a minimal fake host) ---- */
@@ -1151,15 +1371,20 @@ int main(void)
         TEST(Transform_world_is_parent_world_times_local_trs),
         TEST(Transform_set_local_updates_the_whole_subtree_at_once),
         TEST(Transform_set_local_many_recomputes_all_or_nothing),
+        TEST(Transform_set_local_many_in_dense_order_updates_what_follows),
         TEST(Transform_set_parent_and_detach_relink_and_recompute),
         TEST(Transform_reparent_under_a_later_parent_keeps_parents_first),
         TEST(Transform_cycles_are_refused_and_change_nothing),
         TEST(Transform_remove_makes_children_roots_keeping_their_world),
         TEST(Transform_destroying_a_parent_destroys_its_descendants),
+        TEST(Transform_recompute_all_reproduces_every_world),
         TEST(Transform_random_hierarchies_match_the_reference),
         TEST(Transform_json_round_trip_is_exact),
         TEST(Transform_json_missing_keys_are_identity),
         TEST(Transform_json_bad_values_are_refused_naming_the_key),
+        TEST(Transform_scene_load_resolves_parents_in_any_order),
+        TEST(Transform_scene_parent_without_transform_gets_identity),
+        TEST(Transform_scene_parent_cycle_fails_the_load),
         cmocka_unit_test(Transform_reload_keeping_state_adopts_it),
     };
     return cmocka_run_group_tests_name("transform", tests, NULL, NULL);

@@ -333,9 +333,10 @@ static const char *json_type(const cJSON *v)
     return "an invalid value";
 }
 
-/* Name e from a scene value: a JSON string. On error e is left without a name and one
- * line names the key and what was expected: ECS_ERR_BAD_VALUE, ECS_ERR_STALE_ENTITY,
- * ECS_ERR_INVALID_ARGUMENT (NULL json), ECS_ERR_NO_MEMORY. */
+/* Name e from a scene value: a JSON string. On error e is left without a name; a bad value
+ * is reported through host->scene_error (the host adds file, line, column and JSON path)
+ * with what was expected: ECS_ERR_BAD_VALUE, ECS_ERR_STALE_ENTITY, ECS_ERR_INVALID_ARGUMENT
+ * (NULL json), ECS_ERR_NO_MEMORY. */
 static ecs_status dn_load_component(void *state, ecs_entity e, const struct cJSON *json)
 {
     dn_state *s = (dn_state *)state;
@@ -345,11 +346,8 @@ static ecs_status dn_load_component(void *state, ecs_entity e, const struct cJSO
     const char *problem = cJSON_IsString(json) ? name_problem(json->valuestring) : "";
     ecs_status st = ECS_ERR_BAD_VALUE;
     if (problem) {
-        s->host->log(s->host, ECS_LOG_ERROR,
-                     "%s: entity %u.%u: \"" MANAGER_NAME "\": expected " NAME_EXPECTED
-                     ", found %s%s%s",
-                     call, ecs_entity_index(e), ecs_entity_generation(e), json_type(json),
-                     *problem ? ": " : "", problem);
+        s->host->scene_error(s->host, json, "expected " NAME_EXPECTED ", found %s%s%s",
+                             json_type(json), *problem ? ": " : "", problem);
     } else {
         st = dn_set(s, e, json->valuestring);
     }

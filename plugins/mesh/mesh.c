@@ -426,17 +426,62 @@ static const char *json_type(const cJSON *v)
     return "an invalid value";
 }
 
-/* The double with the fewest decimal digits that converts back to f, so 0.1f is
- * written 0.1 rather than 0.10000000149011612. */
-static double short_double(float f)
+/* Powers of ten a double holds exactly. */
+static const double pow10_exact[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                       1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                       1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* a > 0 rounded to `digits` significant digits, where 10^e <= a < 10^(e+1): the double
+ * nearest m * 10^k (k = e - digits + 1, |k| <= 22), found by one correctly rounded
+ * multiplication or division of exact values, as strtod finds it from the digits. */
+static double round_digits(double a, int e, int digits)
+{
+    int k = e - digits + 1;
+    if (k >= 0) return nearbyint(a / pow10_exact[k]) * pow10_exact[k];
+    return nearbyint(a * pow10_exact[-k]) / pow10_exact[-k];
+}
+
+/* short_double through the C library: print 1, 2, ... 9 significant digits until strtod
+ * gives f back (9 always do). About 30 times slower than the arithmetic. */
+static double short_double_printf(float f)
 {
     char buf[32];
-    for (int digits = 1; digits < 9; digits++) {
+    double d = f;
+    for (int digits = 1; digits <= 9; digits++) {
         snprintf(buf, sizeof buf, "%.*g", digits, (double)f);
-        double d = strtod(buf, NULL);
-        if ((float)d == f) return d;
+        if ((float)(d = strtod(buf, NULL)) == f) break;
     }
-    return f; /* 9 significant digits always round-trip a float */
+    return d;
+}
+
+/* The double with the fewest significant digits (1-9) that converts back to f, so 0.1f
+ * is written 0.1 rather than 0.10000000149011612 and a scene reads back bit for bit
+ * (cJSON prints it with %.15g, which gives exactly those digits). Arithmetic only, no
+ * printf/strtod: tries 7 digits, then fewer while they round-trip, or 8 then 9. Outside
+ * [1e-12, 1e22), where the powers of ten involved are not exact, through the C library;
+ * 0, inf and nan as they are. */
+static double short_double(float f)
+{
+    const double a = fabs((double)f);
+    if (a == 0 || !isfinite(a)) return f;
+    if (!(a >= 1e-12 && a < 1e22)) return short_double_printf(f);
+    int e = (int)floor(log10(a));
+    if (e >= 0 ? a < pow10_exact[e] : a * pow10_exact[-e] < 1.0) /* log10 rounded up */
+        e--;
+    else if (e + 1 >= 0 ? a >= pow10_exact[e + 1] : a * pow10_exact[-e - 1] >= 1.0)
+        e++;
+    const float fa = (float)a;
+    double best = round_digits(a, e, 7);
+    if ((float)best == fa) {
+        for (int digits = 6; digits >= 1; digits--) {
+            double c = round_digits(a, e, digits);
+            if ((float)c != fa) break;
+            best = c;
+        }
+    } else if ((float)(best = round_digits(a, e, 8)) != fa) {
+        best = round_digits(a, e, 9); /* 9 significant digits always round-trip a float */
+    }
+    return f < 0 ? -best : best;
 }
 
 static cJSON *vec3_json(ecs_vec3 v)
@@ -488,50 +533,54 @@ static ecs_status mesh_save(void *state, ecs_entity e, struct cJSON **out)
     return list ? ECS_OK : ECS_ERR_NO_MEMORY;
 }
 
-/* Where a scene value is being read, for error lines: entity e, mesh k. */
+/* Where a scene value is being read, for warnings: entity e, mesh k. */
 typedef struct json_where {
     const mesh_state *s;
     ecs_entity e;
     int k;
 } json_where;
 
-/* Log "expected X, found Y" for key (of mesh [k]) and return ECS_ERR_BAD_VALUE. */
-static ecs_status json_bad(const json_where *at, const char *key, const char *expected,
+/* Report "expected X, found Y" at node v through the host (which adds the file, line,
+ * column and JSON path during a scene load) and return ECS_ERR_BAD_VALUE. */
+static ecs_status json_bad(const json_where *at, const cJSON *v, const char *expected,
                            const char *found)
 {
     const ecs_host *h = at->s->host;
-    char path[80];
-    if (at->k < 0)
-        snprintf(path, sizeof path, "\"%s\"", MANAGER_NAME);
-    else
-        snprintf(path, sizeof path, "\"%s\"[%d]%s%s", MANAGER_NAME, at->k, *key ? "." : "", key);
-    h->log(h, ECS_LOG_ERROR, "load_component: entity %u.%u: %s: expected %s, found %s",
-           ecs_entity_index(at->e), ecs_entity_generation(at->e), path, expected, found);
+    h->scene_error(h, v, "expected %s, found %s", expected, found);
     return ECS_ERR_BAD_VALUE;
 }
 
-/* Read v, an array of 3 finite numbers (as floats), into *out. */
-static ecs_status json_vec3(const json_where *at, const char *key, const cJSON *v, ecs_vec3 *out)
+/* The same for key, missing from object o: reported at o. */
+static ecs_status json_missing(const json_where *at, const cJSON *o, const char *key,
+                               const char *expected)
+{
+    const ecs_host *h = at->s->host;
+    h->scene_error(h, o, "expected \"%s\": %s, found nothing", key, expected);
+    return ECS_ERR_BAD_VALUE;
+}
+
+/* Read o[key], an array of 3 finite numbers (as floats), into *out. Errors point at the
+ * array, or at its bad element. */
+static ecs_status json_vec3(const json_where *at, const cJSON *o, const char *key, ecs_vec3 *out)
 {
     const char *expected = "an array of 3 finite numbers";
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     char found[64];
-    if (!cJSON_IsArray(v)) return json_bad(at, key, expected, json_type(v));
+    if (!v) return json_missing(at, o, key, expected);
+    if (!cJSON_IsArray(v)) return json_bad(at, v, expected, json_type(v));
     int n = cJSON_GetArraySize(v);
     if (n != 3) {
         snprintf(found, sizeof found, "an array of %d", n);
-        return json_bad(at, key, expected, found);
+        return json_bad(at, v, expected, found);
     }
     float f[3];
     for (int c = 0; c < 3; c++) {
         const cJSON *x = cJSON_GetArrayItem(v, c);
-        if (!cJSON_IsNumber(x)) {
-            snprintf(found, sizeof found, "%s at [%d]", json_type(x), c);
-            return json_bad(at, key, expected, found);
-        }
+        if (!cJSON_IsNumber(x)) return json_bad(at, x, "a finite number", json_type(x));
         f[c] = (float)x->valuedouble;
         if (!isfinite(f[c])) { /* also a finite double beyond the float range */
-            snprintf(found, sizeof found, "%g at [%d] (not a finite float)", x->valuedouble, c);
-            return json_bad(at, key, expected, found);
+            snprintf(found, sizeof found, "%g (not a finite float)", x->valuedouble);
+            return json_bad(at, x, "a finite number", found);
         }
     }
     *out = ecs_vec3_make(f[0], f[1], f[2]);
@@ -548,12 +597,13 @@ static ecs_status json_text(const json_where *at, const cJSON *o, const char *ke
                                        : "a string of 1-255 bytes of UTF-8 without control "
                                          "characters";
     if (!v && fallback) return *out = fallback, ECS_OK;
-    if (!cJSON_IsString(v)) return json_bad(at, key, expected, json_type(v));
+    if (!v) return json_missing(at, o, key, expected);
+    if (!cJSON_IsString(v)) return json_bad(at, v, expected, json_type(v));
     const char *why = text_problem(v->valuestring, allow_empty);
     if (why) {
         char found[64];
         snprintf(found, sizeof found, "a string where %s", why);
-        return json_bad(at, key, expected, found);
+        return json_bad(at, v, expected, found);
     }
     *out = v->valuestring;
     return ECS_OK;
@@ -562,17 +612,20 @@ static ecs_status json_text(const json_where *at, const cJSON *o, const char *ke
 /* Read the "bounds" object of o into *out. */
 static ecs_status json_bounds(const json_where *at, const cJSON *o, ecs_aabb *out)
 {
+    const char *expected = "an object {\"min\": [x,y,z], \"max\": [x,y,z]}";
     const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, "bounds");
-    if (!cJSON_IsObject(b))
-        return json_bad(at, "bounds", "an object {\"min\": [x,y,z], \"max\": [x,y,z]}",
-                        json_type(b));
-    ecs_status st =
-        json_vec3(at, "bounds.min", cJSON_GetObjectItemCaseSensitive(b, "min"), &out->min);
-    if (st == ECS_OK)
-        st = json_vec3(at, "bounds.max", cJSON_GetObjectItemCaseSensitive(b, "max"), &out->max);
-    if (st == ECS_OK && bounds_problem(*out))
-        st = json_bad(at, "bounds", "min <= max on every axis", "min above max");
-    return st;
+    if (!b) return json_missing(at, o, "bounds", expected);
+    if (!cJSON_IsObject(b)) return json_bad(at, b, expected, json_type(b));
+    ecs_status st = json_vec3(at, b, "min", &out->min);
+    if (st == ECS_OK) st = json_vec3(at, b, "max", &out->max);
+    if (st != ECS_OK || !bounds_problem(*out)) return st;
+    const float lo[3] = {out->min.x, out->min.y, out->min.z};
+    const float hi[3] = {out->max.x, out->max.y, out->max.z};
+    int axis = lo[0] > hi[0] ? 0 : lo[1] > hi[1] ? 1 : 2;
+    char found[96];
+    snprintf(found, sizeof found, "min %g above max %g on axis %c", (double)lo[axis],
+             (double)hi[axis], "xyz"[axis]);
+    return json_bad(at, b, "min <= max on every axis", found);
 }
 
 /* Warn about keys of mesh object o this version does not know (a typo loses data). */
@@ -600,20 +653,21 @@ static void json_unknown_keys(const json_where *at, const cJSON *o)
 static ecs_status json_mesh(const json_where *at, const cJSON *o, ecs_mesh_desc *d)
 {
     if (!cJSON_IsObject(o))
-        return json_bad(at, "", "an object {\"mesh\": ..., \"bounds\": ...}", json_type(o));
+        return json_bad(at, o, "a mesh object {\"mesh\": ..., \"bounds\": ...}", json_type(o));
     json_unknown_keys(at, o);
     const cJSON *vis = cJSON_GetObjectItemCaseSensitive(o, "visible");
     ecs_status st = json_text(at, o, "mesh", false, NULL, &d->mesh);
     if (st == ECS_OK) st = json_text(at, o, "material", true, "", &d->material);
     if (st == ECS_OK && vis && !cJSON_IsBool(vis))
-        st = json_bad(at, "visible", "true or false", json_type(vis));
+        st = json_bad(at, vis, "true or false", json_type(vis));
     d->visible = !vis || cJSON_IsTrue(vis);
     if (st == ECS_OK) st = json_bounds(at, o, &d->local_bounds);
     return st;
 }
 
 /* Give e the meshes of a scene value, replacing those it had: an array of mesh objects.
- * On error e is left without meshes and one line names the key and what was expected:
+ * On error e is left without meshes; a bad value is reported through host->scene_error at
+ * the most precise node (the key, the array element) with what was expected:
  * ECS_ERR_BAD_VALUE, ECS_ERR_STALE_ENTITY, ECS_ERR_INVALID_ARGUMENT, ECS_ERR_NO_MEMORY. */
 static ecs_status mesh_load_component(void *state, ecs_entity e, const struct cJSON *json)
 {
@@ -623,7 +677,8 @@ static ecs_status mesh_load_component(void *state, ecs_entity e, const struct cJ
         return refuse(s, ECS_ERR_STALE_ENTITY, "load_component", e, "not alive");
     if (!json) return refuse(s, ECS_ERR_INVALID_ARGUMENT, "load_component", e, "json is NULL");
     remove_list(s, e, head_of(s, e));
-    if (!cJSON_IsArray(json)) return json_bad(&at, "", "an array of mesh objects", json_type(json));
+    if (!cJSON_IsArray(json))
+        return json_bad(&at, json, "an array of mesh objects", json_type(json));
     ecs_status st = ECS_OK;
     const cJSON *item;
     cJSON_ArrayForEach(item, json)

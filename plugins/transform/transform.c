@@ -30,9 +30,19 @@
  *     pairs in order, so a removal costs O(depth) swaps, not a shift of the arrays.
  * Every move of instances rewrites each link that names a moved instance (relink) before
  * the data moves.
+ *
+ * Updates: set_local recomputes its subtree at once (a pre-order walk of the links).
+ * set_local_many checks every entry first (all or nothing), then stores the locals and
+ * marks their instances, and one linear pass from the lowest mark recomputes each marked
+ * instance and each below one (flush); a batch that is a run of consecutive instances in
+ * order (the dense order instances() gives) stores and recomputes in the same pass. The
+ * manager's update and recompute_all run the same flush. Rotations are kept bit for bit
+ * when |q|^2 is within UNIT_TOLERANCE of 1 and normalized otherwise.
  */
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(__SSE2__)
@@ -50,7 +60,9 @@
 #define FLAG_IMPLICIT 1u
 #define SCRATCH_KEEP  65536u /* scratch bytes kept between calls; more is freed after use */
 
-enum { F_ENTITY, F_LOCAL, F_WORLD, F_PARENT, F_FIRST, F_NEXT, F_PREV, F_DIRTY, F_FLAGS, F_COUNT };
+/* The world matrices first: growing the store moves every array but the first one up to
+ * its new offset (ecs_soa_reserve), so the widest one never moves. */
+enum { F_WORLD, F_LOCAL, F_ENTITY, F_PARENT, F_FIRST, F_NEXT, F_PREV, F_DIRTY, F_FLAGS, F_COUNT };
 
 typedef struct tf_state {
     uint32_t layout; /* STATE_LAYOUT */
@@ -127,34 +139,56 @@ static ecs_transform_local identity_local(void)
     return l;
 }
 
-/* |q|^2 in double (no overflow for any finite float). */
+/* |q|^2 in double (no overflow or underflow for any finite float). */
 static double quat_norm2(ecs_quat q)
 {
     return (double)q.x * q.x + (double)q.y * q.y + (double)q.z * q.z + (double)q.w * q.w;
 }
 
-/* True when every number of l is finite and its rotation is not zero. */
-static bool local_ok(const ecs_transform_local *l)
+/* A rotation counts as unit when |q|^2 is within this of 1 (about 32 float ulps): such a
+ * quaternion is kept bit for bit, any other one is normalized. */
+#define UNIT_TOLERANCE 4e-6
+
+typedef enum local_kind {
+    LOCAL_BAD = -1,      /* a non-finite number or a zero rotation */
+    LOCAL_AS_IS = 0,     /* finite, unit rotation */
+    LOCAL_NORMALIZE = 1, /* finite, its rotation needs normalizing */
+} local_kind;
+
+/* Classify l. The common case (finite, unit) costs a few vector instructions and one
+ * float dot product; the double-precision check runs only when that one is not sure. */
+static inline local_kind local_check(const ecs_transform_local *l)
 {
+#if defined(__SSE2__)
+    const float *f = &l->position.x; /* 10 floats: position, rotation, scale */
+    __m128 a = _mm_loadu_ps(f), b = _mm_loadu_ps(f + 4), c = _mm_loadu_ps(f + 6);
+    a = _mm_sub_ps(a, a), b = _mm_sub_ps(b, b), c = _mm_sub_ps(c, c); /* NaN where not finite */
+    if (_mm_movemask_ps(_mm_or_ps(_mm_cmpunord_ps(a, b), _mm_cmpunord_ps(c, c)))) return LOCAL_BAD;
+#else
+    const ecs_quat r = l->rotation;
+    if (!ecs_finite3(l->position) || !ecs_finite3(l->scale) || !isfinite(r.x) || !isfinite(r.y) ||
+        !isfinite(r.z) || !isfinite(r.w))
+        return LOCAL_BAD;
+#endif
     const ecs_quat q = l->rotation;
-    if (!ecs_finite3(l->position) || !ecs_finite3(l->scale)) return false;
-    if (!isfinite(q.x) || !isfinite(q.y) || !isfinite(q.z) || !isfinite(q.w)) return false;
-    return quat_norm2(q) > 0.0;
+    float nf = q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w;
+    if (nf >= 1.0f - 2e-6f && nf <= 1.0f + 2e-6f) return LOCAL_AS_IS; /* float rounding: safe */
+    double n = quat_norm2(q);
+    if (!(n > 0.0)) return LOCAL_BAD;
+    return fabs(n - 1.0) <= UNIT_TOLERANCE ? LOCAL_AS_IS : LOCAL_NORMALIZE;
 }
 
-/* *out = *in with a unit rotation: one off by more than rounding is normalized (a unit one
- * is kept bit for bit). Precondition: local_ok(in). */
-static void local_store(ecs_transform_local *out, const ecs_transform_local *in)
+/* *out = *in, its rotation normalized when kind says so. */
+static inline void local_put(ecs_transform_local *out, const ecs_transform_local *in,
+                             local_kind kind)
 {
     *out = *in;
-    double n = quat_norm2(in->rotation);
-    if (fabs(n - 1.0) > 4e-6) { /* not unit beyond float rounding? */
-        double inv = 1.0 / sqrt(n);
-        out->rotation.x = (float)(in->rotation.x * inv);
-        out->rotation.y = (float)(in->rotation.y * inv);
-        out->rotation.z = (float)(in->rotation.z * inv);
-        out->rotation.w = (float)(in->rotation.w * inv);
-    }
+    if (kind != LOCAL_NORMALIZE) return;
+    double inv = 1.0 / sqrt(quat_norm2(in->rotation));
+    out->rotation.x = (float)(in->rotation.x * inv);
+    out->rotation.y = (float)(in->rotation.y * inv);
+    out->rotation.z = (float)(in->rotation.z * inv);
+    out->rotation.w = (float)(in->rotation.w * inv);
 }
 
 /* ---- world matrices ---- */
@@ -215,10 +249,10 @@ static void update_subtree(tf_state *t, uint32_t root)
     }
 }
 
-/* Recompute every dirty instance and everything below one, in one linear pass from the
- * lowest dirty instance on (invariant 1 makes each parent final before its children), and
- * clear the marks. */
-static void flush(tf_state *t)
+/* Recompute, from instance `from` on, every dirty instance and every one below a dirty
+ * one, in one linear pass (invariant 1 makes each parent final before its children are
+ * read); then clear the marks. Nothing before t->dirty_lo is marked. */
+static void flush_from(tf_state *t, uint32_t from)
 {
     uint32_t lo = t->dirty_lo, n = t->soa.count;
     if (lo == NONE) return;
@@ -226,7 +260,7 @@ static void flush(tf_state *t)
     const ecs_transform_local *l = locals(t);
     const uint32_t *par = parents(t);
     uint8_t *dirty = dirties(t);
-    for (uint32_t i = lo; i < n; i++) {
+    for (uint32_t i = from; i < n; i++) {
         uint32_t p = par[i];
         if (!dirty[i] && (p == NONE || p < lo || !dirty[p])) continue; /* nothing changed? */
         /* changed: so are its children, which come later */
@@ -235,6 +269,11 @@ static void flush(tf_state *t)
     }
     memset(dirty + lo, 0, n - lo);
     t->dirty_lo = NONE;
+}
+
+static void flush(tf_state *t)
+{
+    flush_from(t, t->dirty_lo);
 }
 
 /* ---- links ---- */
@@ -452,18 +491,19 @@ static uint32_t move_after(tf_state *t, uint32_t lo, uint32_t hi)
 
 /* ---- the operations, shared by the API and the manager callbacks ---- */
 
-/* Append a transform for e (alive, without one) under instance p (NONE: a root). */
+/* Append a transform for e (alive, without one) under instance p (NONE: a root); l must
+ * not be LOCAL_BAD. ECS_ERR_NO_MEMORY changes nothing. */
 static ecs_status add_instance(tf_state *t, ecs_entity e, const ecs_transform_local *l, uint32_t p,
                                uint8_t flag, uint32_t *out)
 {
-    uint32_t i = ecs_soa_push(&t->soa);
-    if (i == NONE) return ECS_ERR_NO_MEMORY;
-    if (ecs_entity_map_set(&t->map, e, i) != ECS_OK) {
-        t->soa.count--;
-        return ECS_ERR_NO_MEMORY;
-    }
+    uint32_t i = t->soa.count, cap = t->soa.capacity;
+    if (i == cap && ecs_soa_reserve(&t->soa, cap < 256 ? 256 : cap * 2) != ECS_OK)
+        return ECS_ERR_NO_MEMORY; /* doubling: each element moves once on average */
+    if (ecs_entity_map_set(&t->map, e, i) != ECS_OK) return ECS_ERR_NO_MEMORY;
+    t->soa.count++; /* not ecs_soa_push: every field is written here, no need to zero it */
     ents(t)[i] = e;
-    local_store(&locals(t)[i], l);
+    dirties(t)[i] = 0;
+    local_put(&locals(t)[i], l, local_check(l));
     parents(t)[i] = firsts(t)[i] = nexts(t)[i] = prevs(t)[i] = NONE;
     flags(t)[i] = flag;
     if (p != NONE) link_child(t, i, p);
@@ -516,7 +556,7 @@ static ecs_status api_add(void *self, ecs_entity e, const ecs_transform_local *l
     if (!t) return ECS_ERR_INVALID_ARGUMENT;
     if (!ecs_alive(t->host, e)) return ECS_ERR_STALE_ENTITY;
     if (lookup(t, e) != NONE) return ECS_ERR_EXISTS;
-    if (local && !local_ok(local)) return ECS_ERR_BAD_VALUE;
+    if (local && local_check(local) == LOCAL_BAD) return ECS_ERR_BAD_VALUE;
     if (!ecs_entity_is_null(parent)) {
         ecs_status s = find(t, parent, &p);
         if (s != ECS_OK) return s;
@@ -567,38 +607,87 @@ static ecs_status api_set_local(void *self, ecs_entity e, const ecs_transform_lo
     if (!t || !local) return ECS_ERR_INVALID_ARGUMENT;
     ecs_status s = find(t, e, &i);
     if (s != ECS_OK) return s;
-    if (!local_ok(local)) return ECS_ERR_BAD_VALUE;
-    local_store(&locals(t)[i], local);
+    local_kind kind = local_check(local);
+    if (kind == LOCAL_BAD) return ECS_ERR_BAD_VALUE;
+    local_put(&locals(t)[i], local, kind);
     update_subtree(t, i);
     return ECS_OK;
 }
 
-/* Check every entry before anything changes (all or nothing), then store the locals,
- * marking their instances, and recompute in one pass. */
-static ecs_status api_set_local_many(void *self, const ecs_entity *entities,
-                                     const ecs_transform_local *locals_in, uint32_t n,
-                                     uint32_t *bad)
+/* Check entries[0..n) before anything changes (all or nothing). ECS_OK with *run = true
+ * when they are the instances *lo, *lo + 1, ... in that order; else *lo is meaningless. On
+ * error *bad (may be NULL) is the index of the first bad entry. */
+static ecs_status check_many(const tf_state *t, const ecs_entity *entities,
+                             const ecs_transform_local *in, uint32_t n, uint32_t *bad, uint32_t *lo,
+                             bool *run)
 {
-    tf_state *t = (tf_state *)self;
-    uint32_t i;
-    if (!t || (n && (!entities || !locals_in))) {
-        if (bad) *bad = 0;
-        return ECS_ERR_INVALID_ARGUMENT;
-    }
+    const ecs_entity *ent = ents(t);
+    uint32_t i = NONE, count = t->soa.count;
+    *run = true;
+    *lo = NONE;
     for (uint32_t k = 0; k < n; k++) {
-        ecs_status s = find(t, entities[k], &i);
-        if (s == ECS_OK && !local_ok(&locals_in[k])) s = ECS_ERR_BAD_VALUE;
+        ecs_status s = ECS_OK;
+        if (*run && k > 0 && *lo + k < count && ent[*lo + k].id == entities[k].id) {
+            i = *lo + k; /* still the run: no map read needed, only liveness */
+            if (!ecs_alive(t->host, entities[k])) s = ECS_ERR_STALE_ENTITY;
+        } else {
+            s = find(t, entities[k], &i);
+            if (k == 0) *lo = i;
+            *run = *run && k == 0;
+        }
+        if (s == ECS_OK && local_check(&in[k]) == LOCAL_BAD) s = ECS_ERR_BAD_VALUE;
         if (s != ECS_OK) {
             if (bad) *bad = k;
             return s;
         }
     }
+    return ECS_OK;
+}
+
+/* The batch is the instances [lo, lo + n) in order (for example the dense order of
+ * instances()): store each local and recompute its world in the same pass, since its
+ * parent is final already (before lo and unchanged, or earlier in the run). The run is
+ * marked only when instances follow it, for the flush that carries the change to their
+ * descendants. */
+static void store_run(tf_state *t, uint32_t lo, const ecs_transform_local *in, uint32_t n)
+{
+    ecs_mat4 *w = worlds(t);
+    ecs_transform_local *l = locals(t);
+    const uint32_t *par = parents(t);
+    uint8_t *dirty = dirties(t);
+    bool mark = lo + n < t->soa.count;
+    for (uint32_t k = 0, i = lo; k < n; k++, i++) {
+        local_put(&l[i], &in[k], local_check(&in[k]));
+        compute_world(w, l, par, i);
+        if (mark) dirty[i] = 1;
+    }
+    if (!mark) return;
+    t->dirty_lo = lo;
+    flush_from(t, lo + n);
+}
+
+static ecs_status api_set_local_many(void *self, const ecs_entity *entities,
+                                     const ecs_transform_local *in, uint32_t n, uint32_t *bad)
+{
+    tf_state *t = (tf_state *)self;
+    uint32_t lo;
+    bool run;
+    if (!t || (n && (!entities || !in))) {
+        if (bad) *bad = 0;
+        return ECS_ERR_INVALID_ARGUMENT;
+    }
+    ecs_status s = check_many(t, entities, in, n, bad, &lo, &run);
+    if (s != ECS_OK || n == 0) return s;
+    if (run) {
+        store_run(t, lo, in, n);
+        return ECS_OK;
+    }
     ecs_transform_local *l = locals(t);
     uint8_t *dirty = dirties(t);
-    uint32_t lo = t->dirty_lo;
-    for (uint32_t k = 0; k < n; k++) {
-        i = lookup(t, entities[k]);
-        local_store(&l[i], &locals_in[k]);
+    lo = NONE;
+    for (uint32_t k = 0; k < n; k++) { /* store and mark, then one pass */
+        uint32_t i = lookup(t, entities[k]);
+        local_put(&l[i], &in[k], local_check(&in[k]));
         dirty[i] = 1;
         if (i < lo) lo = i;
     }
@@ -663,6 +752,17 @@ static uint32_t api_instances(void *self, const ecs_entity **entities, const ecs
     return t ? t->soa.count : 0;
 }
 
+/* Mark every instance and run the pass update() and set_local_many run. */
+static uint32_t api_recompute_all(void *self)
+{
+    tf_state *t = (tf_state *)self;
+    if (!t || t->soa.count == 0) return 0;
+    memset(dirties(t), 1, t->soa.count);
+    t->dirty_lo = 0;
+    flush(t);
+    return t->soa.count;
+}
+
 /* ---- the manager ---- */
 
 /* [frame] Recompute whatever a batch left marked (every call recomputes before it returns,
@@ -700,9 +800,70 @@ static uint32_t mgr_count(void *state)
  * {"position":[x,y,z], "rotation":[x,y,z,w], "scale":[x,y,z], "parent":"<scene id>"}
  * Missing keys are the identity's values and no parent. */
 
+/* Powers of ten a double holds exactly. */
+static const double pow10_exact[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                       1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                       1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* a > 0 rounded to `digits` significant digits, where 10^e <= a < 10^(e+1): the double
+ * nearest m * 10^k (k = e - digits + 1, |k| <= 22), found by one correctly rounded
+ * multiplication or division of exact values, as strtod finds it from the digits. */
+static double round_digits(double a, int e, int digits)
+{
+    int k = e - digits + 1;
+    if (k >= 0) return nearbyint(a / pow10_exact[k]) * pow10_exact[k];
+    return nearbyint(a * pow10_exact[-k]) / pow10_exact[-k];
+}
+
+/* short_double through the C library: print 1, 2, ... 9 significant digits until strtod
+ * gives f back (9 always do). About 30 times slower than the arithmetic. */
+static double short_double_printf(float f)
+{
+    char buf[32];
+    double d = f;
+    for (int digits = 1; digits <= 9; digits++) {
+        snprintf(buf, sizeof buf, "%.*g", digits, (double)f);
+        if ((float)(d = strtod(buf, NULL)) == f) break;
+    }
+    return d;
+}
+
+/* The double with the fewest significant digits (1-9) that converts back to f, so 0.1f
+ * is written 0.1 rather than 0.10000000149011612 and a scene reads back bit for bit
+ * (cJSON prints it with %.15g, which gives exactly those digits). Arithmetic only, no
+ * printf/strtod: tries 7 digits, then fewer while they round-trip, or 8 then 9. Outside
+ * [1e-12, 1e22), where the powers of ten involved are not exact, through the C library;
+ * 0, inf and nan as they are. */
+static double short_double(float f)
+{
+    const double a = fabs((double)f);
+    if (a == 0 || !isfinite(a)) return f;
+    if (!(a >= 1e-12 && a < 1e22)) return short_double_printf(f);
+    int e = (int)floor(log10(a));
+    if (e >= 0 ? a < pow10_exact[e] : a * pow10_exact[-e] < 1.0) /* log10 rounded up */
+        e--;
+    else if (e + 1 >= 0 ? a >= pow10_exact[e + 1] : a * pow10_exact[-e - 1] >= 1.0)
+        e++;
+    const float fa = (float)a;
+    double best = round_digits(a, e, 7);
+    if ((float)best == fa) {
+        for (int digits = 6; digits >= 1; digits--) {
+            double c = round_digits(a, e, digits);
+            if ((float)c != fa) break;
+            best = c;
+        }
+    } else if ((float)(best = round_digits(a, e, 8)) != fa) {
+        best = round_digits(a, e, 9); /* 9 significant digits always round-trip a float */
+    }
+    return f < 0 ? -best : best;
+}
+
+/* v[0..n) as a JSON array of their shortest round-tripping decimals; NULL without memory. */
 static cJSON *float_array(const float *v, int n)
 {
-    return cJSON_CreateFloatArray(v, n);
+    double d[4];
+    for (int k = 0; k < n; k++) d[k] = short_double(v[k]);
+    return cJSON_CreateDoubleArray(d, n);
 }
 
 /* [scene-save] */
@@ -744,8 +905,8 @@ static const char *json_type_name(const cJSON *j)
 }
 
 /* Read obj[key] as an array of exactly n finite float numbers into out; a missing key
- * leaves out as it was. ECS_ERR_BAD_VALUE, logged with the key and what was expected,
- * otherwise. */
+ * leaves out as it was. ECS_ERR_BAD_VALUE otherwise, reported (host->scene_error) at the
+ * array or its bad element with what was expected. */
 static ecs_status read_floats(const tf_state *t, const cJSON *obj, const char *key, float *out,
                               int n)
 {
@@ -753,13 +914,12 @@ static ecs_status read_floats(const tf_state *t, const cJSON *obj, const char *k
     if (!a) return ECS_OK;
     const char *want = n == 3 ? "an array of 3 finite numbers" : "an array of 4 finite numbers";
     if (!cJSON_IsArray(a)) {
-        t->host->log(t->host, ECS_LOG_ERROR, "\"%s\" must be %s, not %s", key, want,
-                     json_type_name(a));
+        t->host->scene_error(t->host, a, "expected %s, found %s", want, json_type_name(a));
         return ECS_ERR_BAD_VALUE;
     }
     if (cJSON_GetArraySize(a) != n) {
-        t->host->log(t->host, ECS_LOG_ERROR, "\"%s\" must be %s, not %d elements", key, want,
-                     cJSON_GetArraySize(a));
+        t->host->scene_error(t->host, a, "expected %s, found %d elements", want,
+                             cJSON_GetArraySize(a));
         return ECS_ERR_BAD_VALUE;
     }
     float v[4];
@@ -767,9 +927,12 @@ static ecs_status read_floats(const tf_state *t, const cJSON *obj, const char *k
     for (const cJSON *x = a->child; x; x = x->next, k++) {
         v[k] = cJSON_IsNumber(x) ? (float)x->valuedouble : NAN;
         if (!isfinite(v[k])) {
-            t->host->log(t->host, ECS_LOG_ERROR,
-                         "\"%s\"[%d] must be a finite number (float range), not %s", key, k,
-                         cJSON_IsNumber(x) ? "out of range" : json_type_name(x));
+            if (cJSON_IsNumber(x))
+                t->host->scene_error(t->host, x, "expected a finite number (float range), found %g",
+                                     x->valuedouble);
+            else
+                t->host->scene_error(t->host, x, "expected a finite number, found %s",
+                                     json_type_name(x));
             return ECS_ERR_BAD_VALUE;
         }
     }
@@ -789,7 +952,8 @@ static ecs_status read_local(const tf_state *t, const cJSON *json, ecs_transform
     l->rotation.x = rot[0], l->rotation.y = rot[1], l->rotation.z = rot[2], l->rotation.w = rot[3];
     l->scale = ecs_vec3_make(scl[0], scl[1], scl[2]);
     if (quat_norm2(l->rotation) > 0.0) return ECS_OK;
-    t->host->log(t->host, ECS_LOG_ERROR, "\"rotation\" must be a non-zero quaternion [x, y, z, w]");
+    t->host->scene_error(t->host, cJSON_GetObjectItemCaseSensitive(json, "rotation"),
+                         "expected a non-zero quaternion [x, y, z, w], found a zero one");
     return ECS_ERR_BAD_VALUE;
 }
 
@@ -816,21 +980,21 @@ static ecs_status read_parent(tf_state *t, ecs_entity e, const cJSON *json, uint
     *p = NONE;
     if (!j || cJSON_IsNull(j)) return ECS_OK;
     if (!cJSON_IsString(j)) {
-        t->host->log(t->host, ECS_LOG_ERROR, "\"parent\" must be a string (a scene id), not %s",
-                     json_type_name(j));
+        t->host->scene_error(t->host, j, "expected a scene id (a string) or null, found %s",
+                             json_type_name(j));
         return ECS_ERR_BAD_VALUE;
     }
     ecs_entity pe;
     ecs_status s = t->host->scene_resolve(t->host, j->valuestring, &pe);
     if (s == ECS_OK && !ecs_alive(t->host, pe)) s = ECS_ERR_STALE_ENTITY;
     if (s != ECS_OK) {
-        t->host->log(t->host, ECS_LOG_ERROR, "\"parent\": \"%s\" cannot be resolved (%s)",
-                     j->valuestring, ecs_status_text(s));
+        t->host->scene_error(t->host, j, "\"%s\" cannot be resolved (%s)", j->valuestring,
+                             ecs_status_text(s));
         return s;
     }
     if (ecs_entity_eq(pe, e)) {
-        t->host->log(t->host, ECS_LOG_ERROR, "\"parent\": \"%s\" is the entity itself",
-                     j->valuestring);
+        t->host->scene_error(t->host, j, "expected another entity's id, found its own (\"%s\")",
+                             j->valuestring);
         return ECS_ERR_CYCLE;
     }
     *p = lookup(t, pe);
@@ -850,26 +1014,28 @@ static ecs_status mgr_load(void *state, ecs_entity e, const cJSON *json)
     if (!ecs_alive(t->host, e)) return ECS_ERR_STALE_ENTITY;
     i = lookup(t, e);
     if (i != NONE && !(flags(t)[i] & FLAG_IMPLICIT)) {
-        t->host->log(t->host, ECS_LOG_ERROR, "the entity has a transform already");
+        t->host->scene_error(t->host, json, "the entity has a transform already");
         return ECS_ERR_EXISTS;
     }
     if (!cJSON_IsObject(json)) {
-        t->host->log(t->host, ECS_LOG_ERROR,
-                     "expected an object {\"position\": [x, y, z], \"rotation\": "
-                     "[x, y, z, w], \"scale\": [x, y, z], \"parent\": \"id\"}, not %s",
-                     json_type_name(json));
+        t->host->scene_error(t->host, json,
+                             "expected an object {\"position\": [x, y, z], \"rotation\": "
+                             "[x, y, z, w], \"scale\": [x, y, z], \"parent\": \"id\"}, found %s",
+                             json_type_name(json));
         return ECS_ERR_BAD_VALUE;
     }
     ecs_status s = read_local(t, json, &l);
     if (s == ECS_OK) s = read_parent(t, e, json, &p);
     if (s != ECS_OK) return s;
     warn_unknown_keys(t, json);
+    i = lookup(t, e); /* resolving the parent may have loaded others and moved instances */
     if (i == NONE) return add_instance(t, e, &l, p, 0, NULL);
     if ((s = reparent(t, i, p, &i)) != ECS_OK) {
-        t->host->log(t->host, ECS_LOG_ERROR, "\"parent\": %s", ecs_status_text(s));
+        t->host->scene_error(t->host, cJSON_GetObjectItemCaseSensitive(json, "parent"), "%s",
+                             ecs_status_text(s));
         return s;
     }
-    local_store(&locals(t)[i], &l);
+    local_put(&locals(t)[i], &l, local_check(&l));
     flags(t)[i] &= (uint8_t)~FLAG_IMPLICIT;
     update_subtree(t, i);
     return ECS_OK;
@@ -886,11 +1052,12 @@ static void state_bind(tf_state *t, const ecs_host *h)
 
 static tf_state *state_new(const ecs_host *h)
 {
-    static const size_t sizes[F_COUNT] = {sizeof(ecs_entity), sizeof(ecs_transform_local),
-                                          sizeof(ecs_mat4),   sizeof(uint32_t),
-                                          sizeof(uint32_t),   sizeof(uint32_t),
-                                          sizeof(uint32_t),   sizeof(uint8_t),
-                                          sizeof(uint8_t)};
+    static const size_t sizes[F_COUNT] = {
+        [F_WORLD] = sizeof(ecs_mat4),    [F_LOCAL] = sizeof(ecs_transform_local),
+        [F_ENTITY] = sizeof(ecs_entity), [F_PARENT] = sizeof(uint32_t),
+        [F_FIRST] = sizeof(uint32_t),    [F_NEXT] = sizeof(uint32_t),
+        [F_PREV] = sizeof(uint32_t),     [F_DIRTY] = sizeof(uint8_t),
+        [F_FLAGS] = sizeof(uint8_t)};
     tf_state *t = (tf_state *)h->alloc(h, sizeof *t);
     if (!t) return NULL;
     memset(t, 0, sizeof *t);
@@ -932,7 +1099,8 @@ static ecs_status register_all(const ecs_host *h, tf_state *t)
                              api_next_sibling,
                              api_prev_sibling,
                              api_count,
-                             api_instances};
+                             api_instances,
+                             api_recompute_all};
     return h->api_publish(h, ECS_TRANSFORM_API_NAME, ECS_TRANSFORM_API_VERSION, &api, sizeof api);
 }
 

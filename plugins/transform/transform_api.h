@@ -73,6 +73,13 @@ typedef struct ecs_transform_api {
     /* The dense arrays: entities[i] has world matrix world[i], parents before children.
      * Valid until the next change to the manager. Returns the count. */
     uint32_t (*instances)(void *self, const ecs_entity **entities, const ecs_mat4 **world);
+
+    /* Recompute every world matrix from the locals: the one linear pass over the dense
+     * arrays (parents first) that set_local_many and the manager's update run, over every
+     * transform. World matrices are always up to date, so correctness never needs it: it is
+     * there for tools, for a reload whose new code computes differently, and for the W6
+     * benchmark, which times it beside a plain loop. Returns the count. */
+    uint32_t (*recompute_all)(void *self);
 } ecs_transform_api;
 
 #ifdef __cplusplus

@@ -1,11 +1,17 @@
-/* sdk_layout.h: the sizes and field offsets of the SDK's ABI structs, as a list that a C
- * translation unit and a C++ one both evaluate, so the C++ check can compare the two. */
+/* sdk_layout.h: the sizes and field offsets of the SDK's ABI structs (ecs_plugin.h, the
+ * helpers' structs and the plugins' API structs), as a list that a C translation unit and
+ * a C++ one both evaluate, so the C++ check can compare the two. */
 #ifndef SDK_LAYOUT_H
 #define SDK_LAYOUT_H
 
 #include <stddef.h>
 
+#include "debug_name_api.h"
+#include "ecs_math.h"
 #include "ecs_plugin.h"
+#include "ecs_soa.h"
+#include "mesh_api.h"
+#include "transform_api.h"
 
 /* X(label, value) for every size and offset a plugin and the host must agree on. */
 #define SDK_LAYOUT(X)                                                                              \
@@ -33,7 +39,25 @@
     X("offsetof ecs_plugin_desc.name", offsetof(ecs_plugin_desc, name))                            \
     X("offsetof ecs_plugin_desc.state_version", offsetof(ecs_plugin_desc, state_version))          \
     X("offsetof ecs_plugin_desc.dependencies", offsetof(ecs_plugin_desc, dependencies))            \
-    X("offsetof ecs_plugin_desc.unload", offsetof(ecs_plugin_desc, unload))
+    X("offsetof ecs_plugin_desc.unload", offsetof(ecs_plugin_desc, unload))                        \
+    X("sizeof ecs_soa", sizeof(ecs_soa))                                                           \
+    X("offsetof ecs_soa.field", offsetof(ecs_soa, field))                                          \
+    X("sizeof ecs_entity_map", sizeof(ecs_entity_map))                                             \
+    X("sizeof ecs_mat4", sizeof(ecs_mat4))                                                         \
+    X("sizeof ecs_aabb", sizeof(ecs_aabb))                                                         \
+    X("sizeof ecs_transform_local", sizeof(ecs_transform_local))                                   \
+    X("offsetof ecs_transform_local.rotation", offsetof(ecs_transform_local, rotation))            \
+    X("sizeof ecs_transform_api", sizeof(ecs_transform_api))                                       \
+    X("offsetof ecs_transform_api.set_local", offsetof(ecs_transform_api, set_local))              \
+    X("offsetof ecs_transform_api.instances", offsetof(ecs_transform_api, instances))              \
+    X("sizeof ecs_mesh_desc", sizeof(ecs_mesh_desc))                                               \
+    X("offsetof ecs_mesh_desc.local_bounds", offsetof(ecs_mesh_desc, local_bounds))                \
+    X("sizeof ecs_mesh_info", sizeof(ecs_mesh_info))                                               \
+    X("offsetof ecs_mesh_info.world_bounds", offsetof(ecs_mesh_info, world_bounds))                \
+    X("sizeof ecs_mesh_api", sizeof(ecs_mesh_api))                                                 \
+    X("offsetof ecs_mesh_api.count", offsetof(ecs_mesh_api, count))                                \
+    X("sizeof ecs_debug_name_api", sizeof(ecs_debug_name_api))                                     \
+    X("offsetof ecs_debug_name_api.count", offsetof(ecs_debug_name_api, count))
 
 #ifdef __cplusplus
 extern "C" {

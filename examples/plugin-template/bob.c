@@ -1,0 +1,325 @@
+/* bob.c: the plugin template. Plugin "bob", one component manager "bob": an entity with a
+ * bob component moves up and down (along any axis) around a centre, through the transform
+ * plugin's API. Copy this folder, rename bob, keep the shape.
+ *
+ * Data: structure of arrays in one allocation (ecs_soa.h), one instance per entity:
+ *   F_ENTITY  ecs_entity  the owner
+ *   F_MOTION  bob_motion  axis, amplitude, frequency, phase: what the scene file says
+ *   F_CENTER  ecs_vec3    where the entity rests; taken from its transform on the first
+ *                         update when the scene gives none
+ *   F_FLAGS   uint8_t     FLAG_HAS_CENTER
+ * Invariant: map[index(entity[i])] == i + 1 for every instance i (ecs_entity_map); the
+ * instances are dense, a removal moves the last one into the hole.
+ *
+ * Every frame: local position = centre + axis * amplitude * sin(2 pi frequency t + phase),
+ * t the host's frame time. An entity without a transform is left alone.
+ *
+ * Scene JSON (every key optional; unknown keys and bad values are errors that name the
+ * file, line and key through host->scene_error):
+ *   "bob": { "axis": [0, 1, 0], "amplitude": 1, "frequency": 1, "phase": 0,
+ *            "center": [x, y, z] }
+ *
+ * Reload: the state starts with its layout number (BOB_STATE_VERSION, also the plugin's
+ * state_version); a new build with the same number adopts the old state, a different one
+ * gets the components back through save_component / load_component.
+ */
+#include <cjson/cJSON.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ecs_math.h"
+#include "ecs_plugin.h"
+#include "ecs_soa.h"
+#include "transform_api.h"
+
+#define BOB_STATE_VERSION 1u /* change it whenever bob_state or the fields change */
+#define BOB_TWO_PI        6.28318530717958647692
+
+enum { F_ENTITY, F_MOTION, F_CENTER, F_FLAGS, F_COUNT };
+enum { FLAG_HAS_CENTER = 1 };
+
+typedef struct bob_motion {
+    ecs_vec3 axis;
+    float amplitude, frequency, phase; /* units, hertz, radians */
+} bob_motion;
+
+typedef struct bob_state {
+    uint32_t layout; /* BOB_STATE_VERSION: checked when a reload hands the state over */
+    const ecs_host *host;
+    const ecs_transform_api *tf;
+    ecs_soa soa;
+    ecs_entity_map map;
+} bob_state;
+
+static ecs_entity *ents(bob_state *b)
+{
+    return (ecs_entity *)b->soa.field[F_ENTITY];
+}
+static bob_motion *motions(bob_state *b)
+{
+    return (bob_motion *)b->soa.field[F_MOTION];
+}
+static ecs_vec3 *centers(bob_state *b)
+{
+    return (ecs_vec3 *)b->soa.field[F_CENTER];
+}
+static uint8_t *flags(bob_state *b)
+{
+    return (uint8_t *)b->soa.field[F_FLAGS];
+}
+
+/* ---- instances ---- */
+
+/* A new zeroed instance for e into *i. ECS_ERR_NO_MEMORY leaves nothing behind. */
+static ecs_status add_instance(bob_state *b, ecs_entity e, uint32_t *i)
+{
+    uint32_t k = ecs_soa_push(&b->soa);
+    if (k == ECS_SOA_NONE) return ECS_ERR_NO_MEMORY;
+    if (ecs_entity_map_set(&b->map, e, k) != ECS_OK) {
+        ecs_soa_remove(&b->soa, k); /* the last one: nothing moves */
+        return ECS_ERR_NO_MEMORY;
+    }
+    ents(b)[k] = e;
+    *i = k;
+    return ECS_OK;
+}
+
+/* Remove instance i; the last instance moves into its place and its map slot follows. */
+static void remove_instance(bob_state *b, uint32_t i)
+{
+    ecs_entity gone = ents(b)[i];
+    uint32_t moved = ecs_soa_remove(&b->soa, i);
+    (void)ecs_entity_map_set(&b->map, gone, ECS_SOA_NONE); /* clearing never allocates */
+    if (moved != ECS_SOA_NONE) (void)ecs_entity_map_set(&b->map, ents(b)[i], i);
+}
+
+/* ---- the manager's callbacks ---- */
+
+/* [frame] Move every entity that has a transform. */
+static void bob_update(void *state, const ecs_frame_info *frame)
+{
+    bob_state *b = (bob_state *)state;
+    const ecs_transform_api *tf = b->tf;
+    for (uint32_t i = 0; i < b->soa.count; i++) {
+        ecs_transform_local l;
+        if (tf->get_local(tf->self, ents(b)[i], &l) != ECS_OK) continue; /* no transform */
+        if (!(flags(b)[i] & FLAG_HAS_CENTER)) {
+            centers(b)[i] = l.position;
+            flags(b)[i] |= FLAG_HAS_CENTER;
+        }
+        const bob_motion *m = &motions(b)[i];
+        float s =
+            m->amplitude * (float)sin(BOB_TWO_PI * m->frequency * frame->time + (double)m->phase);
+        const ecs_vec3 c = centers(b)[i];
+        l.position = ecs_vec3_make(c.x + m->axis.x * s, c.y + m->axis.y * s, c.z + m->axis.z * s);
+        (void)tf->set_local(tf->self, ents(b)[i], &l); /* cannot fail: values are finite */
+    }
+}
+
+/* [frame] Forget the components of destroyed entities. */
+static void bob_entities_destroyed(void *state, const ecs_entity *list, uint32_t n)
+{
+    bob_state *b = (bob_state *)state;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t i = ecs_soa_lookup(&b->soa, F_ENTITY, &b->map, list[k]);
+        if (i != ECS_SOA_NONE) remove_instance(b, i);
+    }
+}
+
+static uint32_t bob_count(void *state)
+{
+    return ((bob_state *)state)->soa.count;
+}
+
+/* f as the shortest decimal that reads back as the same float ("0.1", not the double
+ * 0.10000000149011612), so saved files stay readable. */
+static double short_double(float f)
+{
+    char buf[32];
+    for (int digits = 6; digits < 9; digits++) {
+        snprintf(buf, sizeof buf, "%.*g", digits, (double)f);
+        if (strtof(buf, NULL) == f) return strtod(buf, NULL);
+    }
+    return (double)f; /* 9 significant digits always read back */
+}
+
+static cJSON *vec3_json(ecs_vec3 v)
+{
+    const double d[3] = {short_double(v.x), short_double(v.y), short_double(v.z)};
+    return cJSON_CreateDoubleArray(d, 3);
+}
+
+/* [scene-save] e's component as a new JSON object in *out (NULL when e has none). */
+static ecs_status bob_save(void *state, ecs_entity e, cJSON **out)
+{
+    bob_state *b = (bob_state *)state;
+    *out = NULL;
+    uint32_t i = ecs_soa_lookup(&b->soa, F_ENTITY, &b->map, e);
+    if (i == ECS_SOA_NONE) return ECS_OK;
+    const bob_motion *m = &motions(b)[i];
+    cJSON *o = cJSON_CreateObject();
+    if (!o || !cJSON_AddItemToObject(o, "axis", vec3_json(m->axis)) ||
+        !cJSON_AddNumberToObject(o, "amplitude", short_double(m->amplitude)) ||
+        !cJSON_AddNumberToObject(o, "frequency", short_double(m->frequency)) ||
+        !cJSON_AddNumberToObject(o, "phase", short_double(m->phase)) ||
+        ((flags(b)[i] & FLAG_HAS_CENTER) &&
+         !cJSON_AddItemToObject(o, "center", vec3_json(centers(b)[i])))) {
+        cJSON_Delete(o);
+        return ECS_ERR_NO_MEMORY;
+    }
+    *out = o;
+    return ECS_OK;
+}
+
+/* A number that fits a float into *out; otherwise a scene error at j. */
+static ecs_status read_number(bob_state *b, const cJSON *j, float *out)
+{
+    if (!cJSON_IsNumber(j) || !(fabs(j->valuedouble) <= FLT_MAX)) { /* also NaN */
+        b->host->scene_error(b->host, j, "expected a finite number (float range)");
+        return ECS_ERR_BAD_VALUE;
+    }
+    *out = (float)j->valuedouble;
+    return ECS_OK;
+}
+
+/* An array of 3 finite numbers into *out; otherwise a scene error at j. */
+static ecs_status read_vec3(bob_state *b, const cJSON *j, ecs_vec3 *out)
+{
+    float v[3];
+    if (!cJSON_IsArray(j) || cJSON_GetArraySize(j) != 3) {
+        b->host->scene_error(b->host, j, "expected an array of 3 numbers");
+        return ECS_ERR_BAD_VALUE;
+    }
+    for (int k = 0; k < 3; k++)
+        if (read_number(b, cJSON_GetArrayItem(j, k), &v[k]) != ECS_OK) return ECS_ERR_BAD_VALUE;
+    *out = ecs_vec3_make(v[0], v[1], v[2]);
+    return ECS_OK;
+}
+
+/* Read key j of the component into *m, or into *center (setting FLAG_HAS_CENTER in *fl). */
+static ecs_status read_key(bob_state *b, const cJSON *j, bob_motion *m, ecs_vec3 *center,
+                           uint8_t *fl)
+{
+    if (strcmp(j->string, "axis") == 0) return read_vec3(b, j, &m->axis);
+    if (strcmp(j->string, "amplitude") == 0) return read_number(b, j, &m->amplitude);
+    if (strcmp(j->string, "phase") == 0) return read_number(b, j, &m->phase);
+    if (strcmp(j->string, "frequency") == 0) {
+        if (read_number(b, j, &m->frequency) != ECS_OK) return ECS_ERR_BAD_VALUE;
+        if (m->frequency >= 0) return ECS_OK;
+        b->host->scene_error(b->host, j, "expected a frequency >= 0 (hertz)");
+        return ECS_ERR_BAD_VALUE;
+    }
+    if (strcmp(j->string, "center") == 0) {
+        *fl |= FLAG_HAS_CENTER;
+        return read_vec3(b, j, center);
+    }
+    b->host->scene_error(b->host, j,
+                         "unknown key (expected axis, amplitude, frequency, phase or center)");
+    return ECS_ERR_BAD_VALUE;
+}
+
+/* [scene-load] Give e the component json describes. Every value is checked before the
+ * instance is made, so on error e is left without one. */
+static ecs_status bob_load(void *state, ecs_entity e, const cJSON *json)
+{
+    bob_state *b = (bob_state *)state;
+    bob_motion m = {{0, 1, 0}, 1.0f, 1.0f, 0.0f};
+    ecs_vec3 center = {0, 0, 0};
+    uint8_t fl = 0;
+    uint32_t i;
+    if (ecs_soa_lookup(&b->soa, F_ENTITY, &b->map, e) != ECS_SOA_NONE) {
+        b->host->scene_error(b->host, json, "the entity has a bob component already");
+        return ECS_ERR_EXISTS;
+    }
+    if (!cJSON_IsObject(json)) {
+        b->host->scene_error(b->host, json, "expected an object {\"amplitude\": 1, ...}");
+        return ECS_ERR_BAD_VALUE;
+    }
+    for (const cJSON *j = json->child; j; j = j->next)
+        if (read_key(b, j, &m, &center, &fl) != ECS_OK) return ECS_ERR_BAD_VALUE;
+    ecs_status s = add_instance(b, e, &i);
+    if (s != ECS_OK) return s;
+    motions(b)[i] = m;
+    centers(b)[i] = center;
+    flags(b)[i] = fl;
+    return ECS_OK;
+}
+
+/* ---- the plugin ---- */
+
+/* Point the state at this load's host table (it is new after a reload). */
+static void bind(bob_state *b, const ecs_host *h)
+{
+    b->host = h;
+    b->soa.host = h;
+    b->map.host = h;
+}
+
+static bob_state *state_new(const ecs_host *h)
+{
+    static const size_t sizes[F_COUNT] = {sizeof(ecs_entity), sizeof(bob_motion), sizeof(ecs_vec3),
+                                          sizeof(uint8_t)};
+    bob_state *b = (bob_state *)h->alloc(h, sizeof *b);
+    if (!b) return NULL;
+    memset(b, 0, sizeof *b);
+    b->layout = BOB_STATE_VERSION;
+    (void)ecs_soa_init(&b->soa, h, F_COUNT, sizes); /* F_COUNT is in range */
+    ecs_entity_map_init(&b->map, h);
+    bind(b, h);
+    return b;
+}
+
+static void state_free(bob_state *b)
+{
+    ecs_soa_free(&b->soa);
+    ecs_entity_map_free(&b->map);
+    b->host->free(b->host, b);
+}
+
+/* [load] Find the transform API, adopt or make the state, register the manager. */
+static ecs_status plugin_load(const ecs_host *h, const ecs_load_args *args, void **state)
+{
+    const ecs_transform_api *tf = (const ecs_transform_api *)h->api_find(
+        h, ECS_TRANSFORM_API_NAME, ECS_TRANSFORM_API_VERSION, NULL);
+    if (!tf) return ECS_ERR_NOT_FOUND; /* "transform" is a dependency: should not happen */
+    bob_state *prev = args && args->struct_size >= sizeof *args && args->previous_state
+                          ? (bob_state *)args->previous_state
+                          : NULL;
+    if (prev && prev->layout != BOB_STATE_VERSION) return ECS_ERR_ABI;
+    const ecs_host *old_host = prev ? prev->host : NULL;
+    bob_state *b = prev ? prev : state_new(h);
+    if (!b) return ECS_ERR_NO_MEMORY;
+    bind(b, h);
+    b->tf = tf;
+    ecs_manager_desc m = {sizeof m,  "bob",    b,       bob_update, bob_entities_destroyed,
+                          bob_count, bob_save, bob_load};
+    ecs_status s = h->register_manager(h, &m);
+    if (s != ECS_OK) {
+        if (prev)
+            bind(b, old_host); /* the old version keeps it */
+        else
+            state_free(b);
+        return s;
+    }
+    *state = b;
+    return ECS_OK;
+}
+
+/* [main-thread] Free everything, unless the next version takes the state over. */
+static void plugin_unload(const ecs_host *h, void *state, ecs_unload_reason reason)
+{
+    (void)h;
+    if (reason != ECS_UNLOAD_RELOAD_KEEP_STATE) state_free((bob_state *)state);
+}
+
+static const char *const bob_dependencies[] = {"transform", NULL};
+
+static const ecs_plugin_desc bob_plugin = {
+    ECS_PLUGIN_DESC_HEADER, "bob",       "1.0.0",       BOB_STATE_VERSION,
+    bob_dependencies,       plugin_load, plugin_unload,
+};
+
+ECS_PLUGIN_EXPORT(bob_plugin)

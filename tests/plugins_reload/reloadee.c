@@ -1,0 +1,371 @@
+/* reloadee.c: the test plugin of the hot-reload tests (test_reload.c) and of ecs-bench's
+ * R1, built as many versions from this one source with -D flags.
+ *
+ * Plugin RL_NAME (default "rl") with one manager of the same name: one integer value per
+ * entity, scene value a JSON number. Each update adds RL_STEP to every value, so a saved
+ * scene shows which code ran for how long: value = start + sum over the versions that ran
+ * of (their step x their updates), and each version logs its update count at unload.
+ * The state layout is RL_LAYOUT (== state_version): 1 keeps {entity, value} pairs in one
+ * array, 2 keeps two arrays and its fields in another order, so 1 -> 2 must migrate
+ * through JSON. Entity index -> position + 1 in `slot` (0: none).
+ *
+ * Build flags:
+ *   RL_NAME="x"     plugin and manager name (default "rl")
+ *   RL_VERSION="v"  version string, in every log line (default "1")
+ *   RL_STEP=n       added to each value per update (default 1)
+ *   RL_LAYOUT=1|2   state layout and state_version (default 1)
+ *   RL_NO_JSON      no save_component/load_component: cannot migrate; a fresh load makes
+ *                   RL_OWN entities with values 1000, 2000, ... itself
+ *   RL_NO_API       do not publish "test.reloadee" (a second plugin of this source)
+ *   RL_BAD_ABI      built for ABI major + 1: the host must refuse it
+ *   RL_LOAD_FAILS   load() fails with ECS_ERR_PLUGIN after registering its manager
+ *   RL_CRASH_AT=n   update dereferences NULL at frame n (a crashing build)
+ *
+ * Log lines (info), "rl 1" standing for RL_NAME RL_VERSION:
+ *   "rl 1 load: new state" | "rl 1 load: adopted the previous state (reload K), N components"
+ *   "rl 1 first update: frame F, step S"
+ *   "rl 1 unload (shutdown|keep state|migrated): U updates run, N components"
+ */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <string.h>
+
+#include "ecs_plugin.h"
+#include "reloadee_api.h"
+
+#ifndef RL_NAME
+#define RL_NAME "rl"
+#endif
+#ifndef RL_VERSION
+#define RL_VERSION "1"
+#endif
+#ifndef RL_STEP
+#define RL_STEP 1
+#endif
+#ifndef RL_LAYOUT
+#define RL_LAYOUT 1
+#endif
+#ifndef RL_OWN
+#define RL_OWN 3
+#endif
+#define WHO RL_NAME " " RL_VERSION
+
+#if RL_LAYOUT == 1
+typedef struct rl_item {
+    ecs_entity e;
+    int64_t value;
+} rl_item;
+
+typedef struct rl_state {
+    uint32_t layout; /* RL_LAYOUT: checked when a state is adopted */
+    uint32_t count, cap;
+    const ecs_host *host;
+    rl_item *items;
+    uint32_t *slot;
+    uint32_t slot_cap;
+    uint32_t reloads; /* same-layout reloads this state went through */
+} rl_state;
+
+#define ENTITY(s, i) ((s)->items[i].e)
+#define VALUE(s, i)  ((s)->items[i].value)
+
+/* Room for cap items. ECS_ERR_NO_MEMORY leaves s as it was. */
+static ecs_status reserve_items(rl_state *s, uint32_t cap)
+{
+    rl_item *v = s->host->realloc(s->host, s->items, (size_t)cap * sizeof *v);
+    if (!v) return ECS_ERR_NO_MEMORY;
+    s->items = v;
+    s->cap = cap;
+    return ECS_OK;
+}
+
+static void free_items(rl_state *s)
+{
+    s->host->free(s->host, s->items);
+}
+#elif RL_LAYOUT == 2
+typedef struct rl_state {
+    uint32_t layout; /* RL_LAYOUT: checked when a state is adopted */
+    uint32_t reloads;
+    const ecs_host *host;
+    uint32_t *slot;
+    int64_t *values;
+    ecs_entity *owners;
+    uint32_t slot_cap, count, cap;
+} rl_state;
+
+#define ENTITY(s, i) ((s)->owners[i])
+#define VALUE(s, i)  ((s)->values[i])
+
+/* Room for cap items. ECS_ERR_NO_MEMORY leaves the capacity as it was. */
+static ecs_status reserve_items(rl_state *s, uint32_t cap)
+{
+    int64_t *v = s->host->realloc(s->host, s->values, (size_t)cap * sizeof *v);
+    if (!v) return ECS_ERR_NO_MEMORY;
+    s->values = v;
+    ecs_entity *o = s->host->realloc(s->host, s->owners, (size_t)cap * sizeof *o);
+    if (!o) return ECS_ERR_NO_MEMORY;
+    s->owners = o;
+    s->cap = cap;
+    return ECS_OK;
+}
+
+static void free_items(rl_state *s)
+{
+    s->host->free(s->host, s->values);
+    s->host->free(s->host, s->owners);
+}
+#else
+#error "RL_LAYOUT is 1 or 2"
+#endif
+
+static uint64_t updates_run; /* by this copy of the code: each dlopen starts at 0 */
+
+/* ---- the components ---- */
+
+/* The position of e's component, or -1. */
+static long find(const rl_state *s, ecs_entity e)
+{
+    uint32_t idx = ecs_entity_index(e);
+    if (idx >= s->slot_cap || !s->slot[idx]) return -1;
+    uint32_t i = s->slot[idx] - 1;
+    return ecs_entity_eq(ENTITY(s, i), e) ? (long)i : -1;
+}
+
+/* Room in slot for entity indices below n. */
+static ecs_status reserve_slots(rl_state *s, uint32_t n)
+{
+    if (n <= s->slot_cap) return ECS_OK;
+    uint32_t cap = s->slot_cap ? s->slot_cap : 1024;
+    while (cap < n) cap *= 2;
+    uint32_t *v = s->host->realloc(s->host, s->slot, (size_t)cap * sizeof *v);
+    if (!v) return ECS_ERR_NO_MEMORY;
+    memset(v + s->slot_cap, 0, (size_t)(cap - s->slot_cap) * sizeof *v);
+    s->slot = v;
+    s->slot_cap = cap;
+    return ECS_OK;
+}
+
+/* Give e the value. ECS_ERR_EXISTS when it has one, ECS_ERR_NO_MEMORY. */
+static ecs_status add(rl_state *s, ecs_entity e, int64_t value)
+{
+    if (find(s, e) >= 0) return ECS_ERR_EXISTS;
+    ecs_status st = reserve_slots(s, ecs_entity_index(e) + 1);
+    if (st == ECS_OK && s->count == s->cap) st = reserve_items(s, s->cap ? s->cap * 2 : 64);
+    if (st != ECS_OK) return st;
+    ENTITY(s, s->count) = e;
+    VALUE(s, s->count) = value;
+    s->slot[ecs_entity_index(e)] = ++s->count;
+    return ECS_OK;
+}
+
+/* Remove position i: the last component moves into the hole. */
+static void remove_at(rl_state *s, uint32_t i)
+{
+    uint32_t last = --s->count;
+    s->slot[ecs_entity_index(ENTITY(s, i))] = 0;
+    if (i == last) return;
+    ENTITY(s, i) = ENTITY(s, last);
+    VALUE(s, i) = VALUE(s, last);
+    s->slot[ecs_entity_index(ENTITY(s, i))] = i + 1;
+}
+
+/* ---- the manager ---- */
+
+static void mgr_update(void *state, const ecs_frame_info *frame)
+{
+    rl_state *s = state;
+#ifdef RL_CRASH_AT
+    static int *volatile nowhere; /* NULL, and the compiler must not assume so */
+    if (frame->frame + 1 > RL_CRASH_AT) *nowhere = 1; /* from frame RL_CRASH_AT on */
+#endif
+    if (updates_run++ == 0)
+        s->host->log(s->host, ECS_LOG_INFO, WHO " first update: frame %llu, step %d",
+                     (unsigned long long)frame->frame, RL_STEP);
+    for (uint32_t i = 0; i < s->count; i++) VALUE(s, i) += RL_STEP;
+}
+
+static void mgr_destroyed(void *state, const ecs_entity *list, uint32_t n)
+{
+    rl_state *s = state;
+    for (uint32_t k = 0; k < n; k++) {
+        long i = find(s, list[k]);
+        if (i >= 0) remove_at(s, (uint32_t)i);
+    }
+}
+
+static uint32_t mgr_count(void *state)
+{
+    return ((rl_state *)state)->count;
+}
+
+#ifndef RL_NO_JSON
+static ecs_status mgr_save(void *state, ecs_entity e, cJSON **out)
+{
+    rl_state *s = state;
+    long i = find(s, e);
+    *out = NULL;
+    if (i < 0) return ECS_OK;
+    *out = cJSON_CreateNumber((double)VALUE(s, i));
+    return *out ? ECS_OK : ECS_ERR_NO_MEMORY;
+}
+
+static ecs_status mgr_load(void *state, ecs_entity e, const cJSON *json)
+{
+    rl_state *s = state;
+    double v = cJSON_IsNumber(json) ? json->valuedouble : NAN;
+    if (!(fabs(v) <= 9007199254740992.0) || v != floor(v)) { /* 2^53: exact in a double */
+        s->host->scene_error(s->host, json, "expected a whole number");
+        return ECS_ERR_BAD_VALUE;
+    }
+    ecs_status st = add(s, e, (int64_t)v);
+    if (st != ECS_OK) s->host->scene_error(s->host, json, "%s", ecs_status_text(st));
+    return st;
+}
+#endif
+
+/* ---- the API ---- */
+
+static ecs_status api_populate(void *self, uint32_t n, int64_t first)
+{
+    rl_state *s = self;
+    const ecs_host *h = s->host;
+    ecs_entity *ents = n ? h->alloc(h, (size_t)n * sizeof *ents) : NULL;
+    if (n && !ents) return ECS_ERR_NO_MEMORY;
+    ecs_status st = n ? h->entity_create_many(h, ents, n) : ECS_OK;
+    uint32_t top = 0;
+    for (uint32_t i = 0; st == ECS_OK && i < n; i++)
+        if (ecs_entity_index(ents[i]) >= top) top = ecs_entity_index(ents[i]) + 1;
+    if (st == ECS_OK) st = reserve_slots(s, top);
+    if (st == ECS_OK && s->count + n > s->cap) st = reserve_items(s, s->count + n);
+    for (uint32_t i = 0; st == ECS_OK && i < n; i++) st = add(s, ents[i], first + i);
+    if (st != ECS_OK && n) h->entity_destroy_many(h, ents, n); /* announced: removed then */
+    h->free(h, ents);
+    return st;
+}
+
+static int64_t api_sum(void *self)
+{
+    rl_state *s = self;
+    int64_t sum = 0;
+    for (uint32_t i = 0; i < s->count; i++) sum += VALUE(s, i);
+    return sum;
+}
+
+static uint32_t api_count(void *self)
+{
+    return ((rl_state *)self)->count;
+}
+
+/* ---- the plugin ---- */
+
+static ecs_status register_all(const ecs_host *h, rl_state *s)
+{
+    ecs_manager_desc m = {sizeof m, RL_NAME, s, mgr_update, mgr_destroyed, mgr_count, NULL, NULL};
+#ifndef RL_NO_JSON
+    m.save_component = mgr_save;
+    m.load_component = mgr_load;
+#endif
+    ecs_status st = h->register_manager(h, &m);
+#ifndef RL_NO_API
+    reloadee_api api = {sizeof api, s, api_populate, api_sum, api_count};
+    if (st == ECS_OK)
+        st = h->api_publish(h, RELOADEE_API_NAME, RELOADEE_API_VERSION, &api, sizeof api);
+#else
+    (void)api_populate, (void)api_sum, (void)api_count;
+#endif
+    return st;
+}
+
+static void state_free(rl_state *s)
+{
+    free_items(s);
+    s->host->free(s->host, s->slot);
+    s->host->free(s->host, s);
+}
+
+/* A fresh state; without JSON it makes its own few components (the scene cannot). */
+static rl_state *state_new(const ecs_host *h)
+{
+    rl_state *s = h->alloc(h, sizeof *s);
+    if (!s) return NULL;
+    memset(s, 0, sizeof *s);
+    s->layout = RL_LAYOUT;
+    s->host = h;
+#ifdef RL_NO_JSON
+    for (int i = 1; i <= RL_OWN; i++) {
+        ecs_entity e;
+        if (h->entity_create(h, &e) != ECS_OK || add(s, e, 1000 * i) != ECS_OK) {
+            state_free(s);
+            return NULL;
+        }
+    }
+#endif
+    return s;
+}
+
+static ecs_status rl_load(const ecs_host *h, const ecs_load_args *args, void **state)
+{
+    rl_state *prev = args && args->struct_size >= sizeof *args ? args->previous_state : NULL;
+    if (prev && prev->layout != RL_LAYOUT) {
+        h->log(h, ECS_LOG_ERROR, WHO " load: the state handed over has layout %u, not %d",
+               prev->layout, RL_LAYOUT);
+        return ECS_ERR_ABI;
+    }
+    rl_state *s = prev ? prev : state_new(h);
+    if (!s) return ECS_ERR_NO_MEMORY;
+    const ecs_host *old_host = s->host;
+    s->host = h;
+    ecs_status st = register_all(h, s);
+#ifdef RL_LOAD_FAILS
+    if (st == ECS_OK) {
+        h->log(h, ECS_LOG_INFO, WHO " load: failing on purpose");
+        st = ECS_ERR_PLUGIN;
+    }
+#endif
+    if (st != ECS_OK) {
+        if (prev)
+            s->host = old_host;
+        else
+            state_free(s);
+        return st;
+    }
+    if (prev)
+        h->log(h, ECS_LOG_INFO, WHO " load: adopted the previous state (reload %u), %u components",
+               ++s->reloads, s->count);
+    else
+        h->log(h, ECS_LOG_INFO, WHO " load: new state");
+    *state = s;
+    return ECS_OK;
+}
+
+static void rl_unload(const ecs_host *h, void *state, ecs_unload_reason reason)
+{
+    rl_state *s = state;
+    const char *why = reason == ECS_UNLOAD_RELOAD_KEEP_STATE ? "keep state"
+                      : reason == ECS_UNLOAD_RELOAD_MIGRATED ? "migrated"
+                                                             : "shutdown";
+    h->log(h, ECS_LOG_INFO, WHO " unload (%s): %llu updates run, %u components", why,
+           (unsigned long long)updates_run, s ? s->count : 0);
+    if (s && reason != ECS_UNLOAD_RELOAD_KEEP_STATE) state_free(s);
+}
+
+#ifdef RL_BAD_ABI
+#define RL_ABI_MAJOR (ECS_ABI_MAJOR + 1)
+#else
+#define RL_ABI_MAJOR ECS_ABI_MAJOR
+#endif
+
+static const ecs_plugin_desc rl_plugin = {
+    sizeof(ecs_plugin_desc),
+    RL_ABI_MAJOR,
+    ECS_ABI_MINOR,
+    RL_NAME,
+    RL_VERSION,
+    RL_LAYOUT,
+    NULL,
+    rl_load,
+    rl_unload,
+};
+
+ECS_PLUGIN_EXPORT(rl_plugin)

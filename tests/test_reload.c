@@ -1,0 +1,992 @@
+/* test_reload.c: integration tests of hot reload: the real ecs-host runs in the background
+ * (--watch --fps 100 --reload-quiet 50 --scene S --save OUT DIR) on a plugin folder the
+ * test owns, while the test puts new builds there the ways build tools do (cp over the
+ * file, write-and-rename like lld, GNU ld relinking in place, failed links, deletes);
+ * then SIGTERM, and the log, the --stats table and the saved scene are checked.
+ *
+ * The test plugins (tests/plugins_reload/) make values checkable: each version of "rl"
+ * adds its step (v1: 1, v2: 10, v3: 100) to every value per frame and logs at unload how
+ * many updates it ran. So after any sequence of reloads, every entity's saved value must
+ * be its value in the scene plus the sum over the versions that ran of step x updates
+ * (nothing lost, nothing counted twice), and while rl was never away the updates of all
+ * its versions add up to the host's frame count (the old version kept running until the
+ * very frame the new one took over).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ecs_plugin.h"
+#include "harness.h"
+
+#if !defined(ECS_HOST_PATH) || !defined(RELOAD_PLUGIN_DIR) || !defined(TRANSFORM_SO) ||            \
+    !defined(MESH_SO) || !defined(SDK_DIR) || !defined(SOURCE_ROOT)
+#error "tests/meson.build defines ECS_HOST_PATH, RELOAD_PLUGIN_DIR, TRANSFORM_SO, MESH_SO, ..."
+#endif
+
+#define WAIT       10.0 /* seconds to wait for a log line, or for the exit after SIGTERM */
+#define ENTITIES   8    /* scene entities e1..e8 with rl values 1000, 2000, ... */
+#define MAX_ARGS   32
+#define CYCLES     1000 /* reloads in the endurance test */
+#define RSS_GROWTH 2048 /* kB the host may grow between reload 100 and reload 1000 */
+#define RL_SOURCE  SOURCE_ROOT "/tests/plugins_reload/reloadee.c"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+
+/* ---- Fixture: a temp root (0700) with the plugin folder, the scene and the output ---- */
+
+typedef struct fixture {
+    char *root;         /* removed with everything under it at teardown */
+    char *dir;          /* root/plugins: the PLUGIN_DIR (0700) */
+    char *scene, *out;  /* root/scene.json (--scene), root/out.json (--save) */
+    char cmd[4096];     /* the command line, for failure messages */
+    harness_proc proc;  /* the host while it runs */
+    harness_output run; /* the host once it stopped */
+} fixture;
+
+static int write_scene(const char *path, int entities)
+{
+    char text[4096];
+    size_t n = (size_t)snprintf(text, sizeof text, "{\"version\": 1, \"entities\": [");
+    for (int i = 1; i <= entities; i++)
+        n += (size_t)snprintf(text + n, sizeof text - n, "%s\n  {\"id\": \"e%d\", \"rl\": %d}",
+                              i > 1 ? "," : "", i, 1000 * i);
+    snprintf(text + n, sizeof text - n, "\n]}\n");
+    return harness_write_file(path, text, 0600);
+}
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    if (!f) return -1;
+    f->proc.fd[0] = f->proc.fd[1] = -1;
+    f->root = harness_make_tmpdir("ecs-reload-test");
+    f->dir = f->root ? harness_join(f->root, "plugins") : NULL;
+    f->scene = f->root ? harness_join(f->root, "scene.json") : NULL;
+    f->out = f->root ? harness_join(f->root, "out.json") : NULL;
+    if (!f->dir || !f->scene || !f->out || mkdir(f->dir, 0700) != 0 || chmod(f->dir, 0700) != 0 ||
+        write_scene(f->scene, ENTITIES) != 0) {
+        print_error("cannot make a temporary plugin folder: %s\n", strerror(errno));
+        if (f->root) harness_remove_tree(f->root);
+        free(f->root), free(f->dir), free(f->scene), free(f->out), free(f);
+        return -1;
+    }
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    harness_proc_discard(&f->proc);
+    harness_output_free(&f->run);
+    if (harness_remove_tree(f->root) != 0)
+        print_error("could not remove %s: %s\n", f->root, strerror(errno));
+    free(f->root), free(f->dir), free(f->scene), free(f->out), free(f);
+    return 0;
+}
+
+/* ---- Output ---- */
+
+static const char *out_of(const fixture *f)
+{
+    return f->proc.pid > 0 ? f->proc.result.out : f->run.out;
+}
+
+static const char *err_of(const fixture *f)
+{
+    return f->proc.pid > 0 ? f->proc.result.err : f->run.err;
+}
+
+/* Print the command and its output so far to stderr (whole: print_error cuts). */
+static void dump(const fixture *f)
+{
+    fprintf(stderr, "command: %s\n--- stdout ---\n%s--- stderr ---\n%s---\n", f->cmd,
+            out_of(f) ? out_of(f) : "", err_of(f) ? err_of(f) : "");
+}
+
+static int count_of(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *at = text ? strstr(text, needle) : NULL; at; at = strstr(at + 1, needle)) n++;
+    return n;
+}
+
+/* The line of text holding needle, copied into buf (cut to size); "" when none. */
+static const char *line_of(const char *text, const char *needle, char *buf, size_t size)
+{
+    const char *at = text ? strstr(text, needle) : NULL;
+    buf[0] = '\0';
+    if (!at) return buf;
+    while (at > text && at[-1] != '\n') at--;
+    size_t len = strcspn(at, "\n");
+    snprintf(buf, size, "%.*s", (int)(len < size ? len : size - 1), at);
+    return buf;
+}
+
+static void check_count(const fixture *f, const char *needle, int want, const char *file, int line)
+{
+    int n = count_of(err_of(f), needle);
+    if (n == want) return;
+    fprintf(stderr, "'%s' appears %d times in stderr, expected %d\n", needle, n, want);
+    dump(f);
+    _fail(file, line);
+}
+
+static void check_out(const fixture *f, const char *needle, const char *file, int line)
+{
+    if (strstr(out_of(f), needle)) return;
+    fprintf(stderr, "'%s' missing from stdout\n", needle);
+    dump(f);
+    _fail(file, line);
+}
+
+#define EXPECT_ONCE(f, needle)   check_count(f, needle, 1, __FILE__, __LINE__)
+#define EXPECT_COUNT(f, n, want) check_count(f, n, want, __FILE__, __LINE__)
+#define EXPECT_ABSENT(f, needle) check_count(f, needle, 0, __FILE__, __LINE__)
+#define EXPECT_OUT(f, needle)    check_out(f, needle, __FILE__, __LINE__)
+
+/* ---- The plugin folder ---- */
+
+static void path_in_dir(const fixture *f, const char *name, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s/%s", f->dir, name);
+}
+
+/* The built file of a variant: a full path (contains '/') or a name in RELOAD_PLUGIN_DIR. */
+static void built(const char *variant, char *buf, size_t size)
+{
+    if (strchr(variant, '/'))
+        snprintf(buf, size, "%s", variant);
+    else
+        snprintf(buf, size, "%s/%s.so", RELOAD_PLUGIN_DIR, variant);
+}
+
+/* cp: write the variant into the folder as `as` (an existing file keeps its inode). */
+static void put_copy(const fixture *f, const char *variant, const char *as)
+{
+    char src[4096], dst[4096];
+    built(variant, src, sizeof src);
+    path_in_dir(f, as, dst, sizeof dst);
+    if (harness_copy_file(src, dst, 0755) == 0) return;
+    print_error("cannot copy %s to %s: %s\n", src, dst, strerror(errno));
+    fail();
+}
+
+/* Like lld: write DIR/.as.tmp, then rename it over DIR/as (a new inode, one event). */
+static void put_rename(const fixture *f, const char *variant, const char *as)
+{
+    char name[512], tmp[4096], dst[4096];
+    snprintf(name, sizeof name, ".%s.tmp", as);
+    put_copy(f, variant, name);
+    path_in_dir(f, name, tmp, sizeof tmp);
+    path_in_dir(f, as, dst, sizeof dst);
+    if (rename(tmp, dst) == 0) return;
+    print_error("rename %s -> %s: %s\n", tmp, dst, strerror(errno));
+    fail();
+}
+
+static void remove_in_dir(const fixture *f, const char *name)
+{
+    char path[4096];
+    path_in_dir(f, name, path, sizeof path);
+    if (unlink(path) == 0) return;
+    print_error("unlink %s: %s\n", path, strerror(errno));
+    fail();
+}
+
+/* The usual folder: rl.so (the variant) between two neighbours in the update order. */
+static void put_rl_with_peers(const fixture *f, const char *variant)
+{
+    put_copy(f, "peer_a", "a_peer.so");
+    put_copy(f, variant, "rl.so");
+    put_copy(f, "peer_z", "z_peer.so");
+}
+
+/* ---- Running the host ---- */
+
+/* Start ecs-host --watch --fps 100 --reload-quiet 50 --scene S --save OUT --stats, then
+ * args (NULL-terminated; a later --fps or --reload-quiet wins), then the folder. Returns
+ * once `ready` is in the log. */
+static void start(fixture *f, const char *ready, const char *const *args)
+{
+    const char *argv[MAX_ARGS] = {ECS_HOST_PATH,    "--watch", "--fps",   "100",
+                                  "--reload-quiet", "50",      "--scene", f->scene,
+                                  "--save",         f->out,    "--stats"};
+    size_t n = 11;
+    for (; *args && n < MAX_ARGS - 2; args++) argv[n++] = *args;
+    argv[n++] = f->dir;
+    argv[n] = NULL;
+    size_t used = 0;
+    for (size_t i = 0; i < n && used < sizeof f->cmd; i++)
+        used +=
+            (size_t)snprintf(f->cmd + used, sizeof f->cmd - used, "%s%s", i ? " " : "", argv[i]);
+    int rc = harness_start(&f->proc, argv);
+    if (rc != 0) {
+        print_error("cannot run %s: %s\n", f->cmd, strerror(rc));
+        fail();
+    }
+    if (harness_wait_output(&f->proc, ready, WAIT)) return;
+    fprintf(stderr, "'%s' did not come within %.0f s\n", ready, WAIT);
+    dump(f);
+    fail();
+}
+
+#define START(f, ready, ...) start(f, ready, (const char *const[]){__VA_ARGS__, NULL})
+
+/* Wait until needle appears `times` times in the host's output. */
+static bool wait_times(fixture *f, const char *needle, int times, double timeout)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        if (count_of(f->proc.result.err, needle) + count_of(f->proc.result.out, needle) >= times)
+            return true;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        double left =
+            timeout - (double)(t.tv_sec - t0.tv_sec) - (double)(t.tv_nsec - t0.tv_nsec) / 1e9;
+        if (left <= 0) return false;
+        if (times == 1) return harness_wait_output(&f->proc, needle, left);
+        if (!harness_wait_output(&f->proc, "\x01 never printed", left < 0.005 ? left : 0.005) &&
+            f->proc.fd[0] < 0 && f->proc.fd[1] < 0)
+            return count_of(f->proc.result.err, needle) >= times; /* the host is gone */
+    }
+}
+
+static void wait_line(fixture *f, const char *needle, int times, const char *file, int line)
+{
+    if (wait_times(f, needle, times, WAIT)) return;
+    fprintf(stderr, "'%s' did not appear %d time(s) within %.0f s\n", needle, times, WAIT);
+    dump(f);
+    _fail(file, line);
+}
+
+/* Wait for the n-th occurrence of a log line. */
+#define WAIT_LINE(f, needle)   wait_line(f, needle, 1, __FILE__, __LINE__)
+#define WAIT_NTH(f, needle, n) wait_line(f, needle, n, __FILE__, __LINE__)
+
+/* Let the host run about ms milliseconds (some frames at --fps 100). */
+static void let_run(fixture *f, int ms)
+{
+    harness_wait_output(&f->proc, "\x01 never printed", ms / 1000.0);
+}
+
+/* SIGTERM, wait for the exit, keep the output in f->run; the host must exit 0. */
+static void stop(fixture *f, const char *file, int line)
+{
+    pid_t pid = f->proc.pid;
+    if (pid <= 0 || kill(pid, SIGTERM) != 0) {
+        dump(f);
+        _fail(file, line);
+    }
+    harness_finish(&f->proc, WAIT);
+    harness_output_free(&f->run);
+    f->run = f->proc.result;
+    memset(&f->proc.result, 0, sizeof f->proc.result);
+    if (!f->run.timed_out && f->run.exit_code == 0 && f->run.term_signal == 0) return;
+    fprintf(stderr, "after SIGTERM: exit code %d, signal %d%s\n", f->run.exit_code,
+            f->run.term_signal, f->run.timed_out ? ", killed after the timeout" : "");
+    dump(f);
+    _fail(file, line);
+}
+
+#define STOP(f) stop(f, __FILE__, __LINE__)
+
+/* ---- What the log says ---- */
+
+/* The step of an rl version, as tests/plugins_reload/meson.build builds it. */
+static long long step_of(const char *version)
+{
+    return !strcmp(version, "1") ? 1 : !strcmp(version, "2") ? 10 : !strcmp(version, "3") ? 100 : 0;
+}
+
+/* From the unload lines of rl: the sum of step x updates over every version that ran
+ * (into *added) and of the updates (into *updates). */
+static void rl_updates(const char *err, long long *added, long long *updates)
+{
+    *added = *updates = 0;
+    for (const char *at = strstr(err, "] rl: rl "); at; at = strstr(at + 1, "] rl: rl ")) {
+        char version[32];
+        unsigned long long n;
+        if (sscanf(at, "] rl: rl %31s unload (%*[^)]): %llu updates run", version, &n) != 2)
+            continue;
+        *added += step_of(version) * (long long)n;
+        *updates += (long long)n;
+    }
+}
+
+/* The frame count of "stopping after N frames (signal)", or -1. */
+static long long frames_run(const fixture *f)
+{
+    const char *at = strstr(f->run.err, "stopping after ");
+    unsigned long long n;
+    return at && sscanf(at, "stopping after %llu frames", &n) == 1 ? (long long)n : -1;
+}
+
+/* Fail unless the versions of rl ran exactly once per frame, between them: no frame was
+ * missed or run twice around a reload. */
+static void check_continuous(const fixture *f, const char *file, int line)
+{
+    long long added, updates, frames = frames_run(f);
+    rl_updates(f->run.err, &added, &updates);
+    if (frames > 0 && updates == frames) return;
+    fprintf(stderr, "rl's versions ran %lld updates in all, the host %lld frames\n", updates,
+            frames);
+    dump(f);
+    _fail(file, line);
+}
+
+#define EXPECT_CONTINUOUS(f) check_continuous(f, __FILE__, __LINE__)
+
+/* Fail unless the saved scene holds every entity e1..e<entities> with rl == its value in
+ * the scene plus what the versions that ran added (from their unload lines). */
+static void check_saved(const fixture *f, int entities, const char *file, int line)
+{
+    long long added, updates;
+    rl_updates(f->run.err, &added, &updates);
+    char *text = harness_read_file(f->out, NULL);
+    cJSON *root = text ? cJSON_Parse(text) : NULL;
+    const cJSON *e, *list = cJSON_GetObjectItemCaseSensitive(root, "entities");
+    int found = 0, bad = 0;
+    cJSON_ArrayForEach(e, list)
+    {
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(e, "id");
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, "rl");
+        int k;
+        if (!cJSON_IsString(id) || sscanf(id->valuestring, "e%d", &k) != 1) continue;
+        double want = 1000.0 * k + (double)added;
+        if (cJSON_IsNumber(v) && v->valuedouble == want) {
+            found++;
+        } else if (bad++ == 0) {
+            fprintf(stderr, "%s: entity %s: rl is %s%.0f, expected %.0f (scene value %d + %lld)\n",
+                    f->out, id->valuestring,
+                    cJSON_IsNumber(v) ? "" : "missing: ", cJSON_IsNumber(v) ? v->valuedouble : 0.0,
+                    want, 1000 * k, added);
+        }
+    }
+    cJSON_Delete(root);
+    free(text);
+    if (found == entities && bad == 0) return;
+    fprintf(stderr, "%s: %d of %d entities have the expected rl value\n", f->out, found, entities);
+    dump(f);
+    _fail(file, line);
+}
+
+#define EXPECT_SAVED(f) check_saved(f, ENTITIES, __FILE__, __LINE__)
+
+/* Fail unless the --stats table lists the managers in this order (NULL-terminated). */
+static void check_order(const fixture *f, const char *const *names, const char *file, int line)
+{
+    const char *at = f->run.out;
+    for (const char *const *n = names; *n; n++) {
+        char row[80];
+        snprintf(row, sizeof row, "\n%s ", *n); /* a row starts with the manager's name */
+        const char *found = strstr(at, row);
+        if (!found) {
+            fprintf(stderr, "--stats: no row '%s' after '%s'\n", *n,
+                    n == names ? "the start" : n[-1]);
+            dump(f);
+            _fail(file, line);
+        }
+        at = found + 1;
+    }
+}
+
+#define EXPECT_UPDATE_ORDER(f, ...)                                                                \
+    check_order(f, (const char *const[]){__VA_ARGS__, NULL}, __FILE__, __LINE__)
+
+/* ---- Each way a new build arrives ---- */
+
+/* v1 runs, v2 (same state layout, step 10) arrives by `put`; it must take over at a frame
+ * boundary with the state handed over: its behaviour, every value continued, the order. */
+static void check_same_layout_reload(fixture *f,
+                                     void (*put)(const fixture *, const char *, const char *))
+{
+    put_rl_with_peers(f, "rl_v1");
+    START(f, "rl 1 first update", NULL);
+    put(f, "rl_v2", "rl.so");
+    WAIT_LINE(f, "reload: rl 1 -> 2: same state layout, 8 components kept");
+    WAIT_LINE(f, "rl 2 first update");
+    let_run(f, 100);
+    STOP(f);
+    EXPECT_ONCE(f, "rl 2 load: adopted the previous state (reload 1), 8 components");
+    EXPECT_ONCE(f, "rl 1 unload (keep state):");
+    EXPECT_ABSENT(f, "[error]");
+    EXPECT_OUT(f, "reloads: 1 done, 0 refused");
+    EXPECT_UPDATE_ORDER(f, "peer_a", "rl", "peer_z");
+    EXPECT_CONTINUOUS(f);
+    EXPECT_SAVED(f);
+}
+
+static void Reload_cp_over_the_file_switches_behaviour_and_keeps_values(void **state)
+{
+    check_same_layout_reload(*state, put_copy);
+}
+
+static void Reload_write_and_rename_like_lld_switches_behaviour_and_keeps_values(void **state)
+{
+    check_same_layout_reload(*state, put_rename);
+}
+
+static bool program_in_path(const char *name)
+{
+    const char *path = getenv("PATH");
+    char buf[4096];
+    for (const char *p = path; p && *p;) {
+        size_t len = strcspn(p, ":");
+        snprintf(buf, sizeof buf, "%.*s/%s", (int)len, p, name);
+        if (access(buf, X_OK) == 0) return true;
+        p += len + (p[len] == ':');
+    }
+    return false;
+}
+
+/* Build rl version 2 with cc straight into DIR/rl.so, linked by `linker` (bfd, lld). */
+static void relink_in_place(fixture *f, const char *linker)
+{
+    char out[4096], fuse[32];
+    path_in_dir(f, "rl.so", out, sizeof out);
+    snprintf(fuse, sizeof fuse, "-fuse-ld=%s", linker);
+    const char *const cc[] = {"cc",           "-shared", "-fPIC", "-fvisibility=hidden",
+                              fuse,           "-I",      SDK_DIR, "-DRL_VERSION=\"2\"",
+                              "-DRL_STEP=10", "-o",      out,     RL_SOURCE,
+                              "-lcjson",      "-lm",     NULL};
+    harness_output r;
+    int rc = harness_run(&r, 60.0, cc);
+    if (rc != 0 || r.exit_code != 0) {
+        fprintf(stderr, "cc failed (%s): %s\n", rc ? strerror(rc) : "exit status", r.err);
+        harness_output_free(&r);
+        fail();
+    }
+    harness_output_free(&r);
+}
+
+/* GNU ld deletes the output, creates it empty, links, writes it and chmods it. Run with
+ * the default quiet period (200 ms): the link must be loaded once, never half-written.
+ * (A link slower than the quiet period: the next test.) */
+static void Reload_relink_in_place_by_gnu_ld_reloads_once(void **state)
+{
+    fixture *f = *state;
+    if (!program_in_path("cc") || !program_in_path("ld.bfd")) {
+        print_message("# no cc or ld.bfd in PATH: test skipped\n");
+        skip();
+    }
+    put_rl_with_peers(f, "rl_v1");
+    START(f, "rl 1 first update", "--reload-quiet", "200");
+    relink_in_place(f, "bfd");
+    WAIT_LINE(f, "reload: rl 1 -> 2: same state layout, 8 components kept");
+    WAIT_LINE(f, "rl 2 first update");
+    STOP(f);
+    EXPECT_ABSENT(f, "refused");
+    EXPECT_ABSENT(f, "[error]");
+    EXPECT_OUT(f, "reloads: 1 done, 0 refused");
+    EXPECT_UPDATE_ORDER(f, "peer_a", "rl", "peer_z");
+    EXPECT_CONTINUOUS(f);
+    EXPECT_SAVED(f);
+}
+
+/* What GNU ld does to its output (strace of ld.bfd 2.40): unlink it, create it empty
+ * (open O_CREAT|O_TRUNC, mode 0666 & ~umask), link for a while with the file open and
+ * empty, write it (the ELF header last), close it, chmod it 0755. link_ms: the link. */
+static void link_like_gnu_ld(const fixture *f, const char *variant, int link_ms)
+{
+    char src[4096], dst[4096];
+    size_t len = 0;
+    built(variant, src, sizeof src);
+    path_in_dir(f, "rl.so", dst, sizeof dst);
+    char *bytes = harness_read_file(src, &len);
+    assert_non_null(bytes);
+    assert_int_equal(unlink(dst), 0);
+    int fd = open(dst, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    assert_true(fd >= 0);
+    struct timespec pause = {link_ms / 1000, (long)(link_ms % 1000) * 1000000L};
+    nanosleep(&pause, NULL);
+    bool ok = pwrite(fd, bytes + 64, len - 64, 64) == (ssize_t)(len - 64) &&
+              pwrite(fd, bytes, 64, 0) == 64; /* the header last, like ld */
+    ok = close(fd) == 0 && ok;
+    ok = chmod(dst, 0755) == 0 && ok;
+    free(bytes);
+    assert_true(ok);
+}
+
+/* A GNU ld link that takes longer than the quiet period (a big plugin, a busy machine):
+ * the file sits there empty and open for writing, with no event, for the whole link. The
+ * host must wait for ld to close it, not load it half-written. */
+static void Reload_gnu_ld_link_slower_than_the_quiet_period_is_loaded_once_complete(void **state)
+{
+    fixture *f = *state;
+    put_rl_with_peers(f, "rl_v1");
+    START(f, "rl 1 first update", NULL);
+    link_like_gnu_ld(f, "rl_v2", 300); /* 6 quiet periods */
+    WAIT_LINE(f, "reload: rl 1 -> 2: same state layout, 8 components kept");
+    WAIT_LINE(f, "rl 2 first update");
+    STOP(f);
+    EXPECT_ABSENT(f, "[error]");
+    EXPECT_ABSENT(f, "refused");
+    EXPECT_OUT(f, "reloads: 1 done, 0 refused");
+    EXPECT_CONTINUOUS(f);
+    EXPECT_SAVED(f);
+}
+
+/* lld writes OUTPUT.tmpXXXXXX beside the output and renames it over: one event. */
+static void Reload_relink_by_lld_reloads_once(void **state)
+{
+    fixture *f = *state;
+    if (!program_in_path("cc") || !program_in_path("ld.lld")) {
+        print_message("# no cc or ld.lld in PATH: test skipped\n");
+        skip();
+    }
+    put_rl_with_peers(f, "rl_v1");
+    START(f, "rl 1 first update", NULL);
+    relink_in_place(f, "lld");
+    WAIT_LINE(f, "reload: rl 1 -> 2: same state layout, 8 components kept");
+    WAIT_LINE(f, "rl 2 first update");
+    STOP(f);
+    EXPECT_ABSENT(f, "refused");
+    EXPECT_ABSENT(f, "[error]");
+    EXPECT_OUT(f, "reloads: 1 done, 0 refused");
+    EXPECT_CONTINUOUS(f);
+    EXPECT_SAVED(f);
+}
+
+/* Write garbage to DIR/name (a partial link). */
+static void write_garbage(const fixture *f, const char *name)
+{
+    char path[4096];
+    path_in_dir(f, name, path, sizeof path);
+    if (harness_write_file(path,
+                           "\x7f"
+                           "ELF but cut short by a failed link",
+                           0755) == 0)
+        return;
+    print_error("cannot write %s: %s\n", path, strerror(errno));
+    fail();
+}
+
+/* A link of a new plugin that fails (partial file, deleted again within the quiet
+ * period), and a failed lld link (its temporary file, deleted): nothing happens. */
+static void Reload_failed_link_of_a_new_file_is_a_logged_non_event(void **state)
+{
+    fixture *f = *state;
+    put_rl_with_peers(f, "rl_v1");
+    START(f, "rl 1 first update", NULL);
+    write_garbage(f, "fresh.so");
+    remove_in_dir(f, "fresh.so");
+    write_garbage(f, "rl.so.tmp1a2b3c"); /* lld's temporary name: not a plugin name */
+    remove_in_dir(f, "rl.so.tmp1a2b3c");
+    WAIT_LINE(f, "watch: fresh.so changed and settled as it was: nothing to do");
+    let_run(f, 200);
+    STOP(f);
+    EXPECT_ABSENT(f, "[error]");
+    EXPECT_ABSENT(f, "[warn]");
+    EXPECT_ABSENT(f, "rl.so.tmp");
+    EXPECT_ABSENT(f, "rl 1 unload (keep state)");
+    EXPECT_OUT(f, "reloads: 0 done, 0 refused");
+    EXPECT_CONTINUOUS(f);
+    EXPECT_SAVED(f);
+}
+
+/* GNU ld failing to relink an existing plugin: it deletes the output, writes part of it
+ * and deletes it again, all within the quiet period. What settles is a deleted file:
+ * the host must never try the partial file, must not crash, must unload the plugin with
+ * one warning keeping its components, and the next good link must bring them back. */
+static void Reload_failed_relink_in_place_never_loads_the_partial_file(void **state)
+{
+    fixture *f = *state;
+    put_rl_with_peers(f, "rl_v1");
+    START(f, "rl 1 first update", NULL);
+    remove_in_dir(f, "rl.so");
+    write_garbage(f, "rl.so");
+    remove_in_dir(f, "rl.so");
+    WAIT_LINE(f, "rl.so was deleted: plugin 'rl' unloaded; its components are kept");
+    let_run(f, 100);
+    put_rename(f, "rl_v2", "rl.so");
+    WAIT_LINE(f, "restored the kept components of 8 entities");
+    WAIT_LINE(f, "rl 2 first update");
+    STOP(f);
+    EXPECT_ABSENT(f, "[error]");
+    EXPECT_ABSENT(f, "not a shared object");
+    EXPECT_COUNT(f, "[warn]", 1);
+    EXPECT_ONCE(f, "rl 1 unload (shutdown)");
+    EXPECT_SAVED(f);
+}
+
+/* Two builds within the same second: two reloads, both logged. */
+static void Reload_two_builds_within_one_second_reload_twice(void **state)
+{
+    fixture *f = *state;
+    struct timespec t0, t1;
+    put_rl_with_peers(f, "rl_v1");
+    START(f, "rl 1 first update", NULL);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    put_copy(f, "rl_v2", "rl.so");
+    WAIT_LINE(f, "reload: rl 1 -> 2: same state layout");
+    put_copy(f, "rl_v1", "rl.so"); /* same inode, maybe the same size: only mtime differs */
+    WAIT_LINE(f, "reload: rl 2 -> 1: same state layout");
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    STOP(f);
+    double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    print_message("# two builds %.0f ms apart, both reloaded\n", s * 1e3);
+    assert_true(s < 1.0);
+    EXPECT_ONCE(f, "rl 1 -> 2");
+    EXPECT_ONCE(f, "rl 2 -> 1");
+    EXPECT_ONCE(f, "rl 1 load: adopted the previous state (reload 2)");
+    EXPECT_OUT(f, "reloads: 2 done, 0 refused");
+    EXPECT_UPDATE_ORDER(f, "peer_a", "rl", "peer_z");
+    EXPECT_CONTINUOUS(f);
+    EXPECT_SAVED(f);
+}
+
+/* Delete the file: unloaded with a warning, components kept; copy it back: loaded again
+ * with every component restored. */
+static void Reload_deleted_plugin_unloads_and_comes_back_with_its_components(void **state)
+{
+    fixture *f = *state;
+    put_rl_with_peers(f, "rl_v1");
+    START(f, "rl 1 first update", NULL);
+    remove_in_dir(f, "rl.so");
+    WAIT_LINE(f, "[warn] reload: rl.so was deleted: plugin 'rl' unloaded; its components are "
+                 "kept and come back with it");
+    WAIT_LINE(f, "rl 1 unload (shutdown)");
+    let_run(f, 100); /* frames without rl: the values must not move */
+    put_copy(f, "rl_v1", "rl.so");
+    WAIT_LINE(f, "loaded rl 1 from rl.so");
+    WAIT_LINE(f, "restored the kept components of 8 entities");
+    WAIT_NTH(f, "rl 1 first update", 2);
+    STOP(f);
+    EXPECT_COUNT(f, "rl 1 load: new state", 2);
+    EXPECT_ABSENT(f, "[error]");
+    EXPECT_OUT(f, "reloads: 1 done, 0 refused");
+    long long added, updates;
+    rl_updates(f->run.err, &added, &updates);
+    assert_true(updates < frames_run(f)); /* it was away for some frames */
+    EXPECT_SAVED(f);
+}
+
+/* A bad build (refused in `why`) keeps the old version running; the next good one
+ * reloads normally. */
+static void check_bad_build(fixture *f, const char *variant, const char *why)
+{
+    put_rl_with_peers(f, "rl_v1");
+    START(f, "rl 1 first update", NULL);
+    put_copy(f, variant, "rl.so");
+    WAIT_LINE(f, "rl: new build refused, version 1 keeps running: ");
+    let_run(f, 200); /* v1 must go on updating: checked by EXPECT_CONTINUOUS */
+    put_rename(f, "rl_v2", "rl.so");
+    WAIT_LINE(f, "reload: rl 1 -> 2: same state layout, 8 components kept");
+    WAIT_LINE(f, "rl 2 first update");
+    STOP(f);
+    EXPECT_ONCE(f, "new build refused");
+    EXPECT_ONCE(f, why);
+    EXPECT_ONCE(f, "rl 1 unload (keep state)");
+    EXPECT_OUT(f, "reloads: 1 done, 1 refused");
+    EXPECT_UPDATE_ORDER(f, "peer_a", "rl", "peer_z");
+    EXPECT_CONTINUOUS(f);
+    EXPECT_SAVED(f);
+}
+
+static void Reload_abi_mismatch_is_refused_and_the_old_version_keeps_running(void **state)
+{
+    char why[160];
+    snprintf(why, sizeof why,
+             "rl: new build refused, version 1 keeps running: built for ABI %d.%d, this host "
+             "speaks %d.%d",
+             ECS_ABI_MAJOR + 1, ECS_ABI_MINOR, ECS_ABI_MAJOR, ECS_ABI_MINOR);
+    check_bad_build(*state, "rl_badabi", why);
+}
+
+/* A bad build is reported in one clear line: the refusal, with the reason. */
+static void Reload_bad_build_is_reported_in_one_log_line(void **state)
+{
+    fixture *f = *state;
+    put_rl_with_peers(f, "rl_v1");
+    START(f, "rl 1 first update", NULL);
+    put_copy(f, "rl_badabi", "rl.so");
+    WAIT_LINE(f, "rl: new build refused, version 1 keeps running: built for ABI");
+    let_run(f, 100);
+    STOP(f);
+    EXPECT_COUNT(f, "[error]", 1);
+}
+
+static void Reload_failing_load_is_refused_and_the_old_version_keeps_running(void **state)
+{
+    fixture *f = *state;
+    check_bad_build(f, "rl_loadfail",
+                    "rl: new build refused, version 1 keeps running: its load() failed: plugin "
+                    "failure");
+    EXPECT_ONCE(f, "rl loadfail load: failing on purpose");
+    EXPECT_ABSENT(f, "leaked");
+}
+
+/* A new state layout (state_version 2) migrates every component through JSON. */
+static void Reload_changed_state_layout_migrates_through_json(void **state)
+{
+    fixture *f = *state;
+    put_rl_with_peers(f, "rl_v1");
+    START(f, "rl 1 first update", NULL);
+    put_rename(f, "rl_v3", "rl.so");
+    WAIT_LINE(f, "reload: rl 1 -> 3: JSON migration, 8 components kept");
+    WAIT_LINE(f, "rl 3 first update");
+    let_run(f, 100);
+    STOP(f);
+    EXPECT_ONCE(f, "rl 1 unload (migrated)");
+    EXPECT_COUNT(f, "rl 3 load: new state", 1);
+    EXPECT_ABSENT(f, "[error]");
+    EXPECT_ABSENT(f, "leaked");
+    EXPECT_OUT(f, "reloads: 1 done, 0 refused");
+    EXPECT_UPDATE_ORDER(f, "peer_a", "rl", "peer_z");
+    EXPECT_CONTINUOUS(f);
+    EXPECT_SAVED(f);
+}
+
+/* A plugin without save/load_component cannot migrate: a new state_version is refused
+ * with a clear message and the old version keeps running with its components. */
+static void Reload_layout_change_without_json_is_refused(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(write_scene(f->scene, 0), 0); /* the scene cannot give it components */
+    put_copy(f, "rl_nojson_v1", "rl.so");
+    START(f, "rl 1 first update", NULL);
+    put_copy(f, "rl_nojson_v3", "rl.so");
+    WAIT_LINE(f, "rl: new build refused, version 1 keeps running: state version 1 -> 2 needs a "
+                 "JSON migration, but manager 'rl' cannot save its components");
+    let_run(f, 100);
+    STOP(f);
+    EXPECT_ONCE(f, "new build refused");
+    EXPECT_ABSENT(f, "rl 3 load"); /* refused before the new code ran */
+    EXPECT_ONCE(f, "rl 1 unload (shutdown): ");
+    EXPECT_ONCE(f, "updates run, 3 components");
+    EXPECT_OUT(f, "reloads: 0 done, 1 refused");
+    EXPECT_CONTINUOUS(f);
+}
+
+/* ---- --safe: a build that crashes ---- */
+
+/* With --safe, a new build that loads but crashes in its first update is unloaded at the
+ * end of that frame, its components kept (saved by its own, working, save code); the
+ * next good build loads with every value as the crash left it (it crashed before
+ * changing any). The neighbours never stop. */
+static void Reload_safe_build_crashing_in_update_is_unloaded_and_the_next_restores(void **state)
+{
+    fixture *f = *state;
+    put_rl_with_peers(f, "rl_v1");
+    START(f, "rl 1 first update", "--safe");
+    put_rename(f, "rl_crash", "rl.so");
+    WAIT_LINE(f, "reload: rl 1 -> crash: same state layout, 8 components kept");
+    WAIT_LINE(f, "[error] guard: plugin 'rl' (rl.so) crashed with SIGSEGV in rl");
+    WAIT_LINE(f, "[warn] guard: plugin 'rl' unloaded after its crash; its components are kept");
+    let_run(f, 100);
+    put_rename(f, "rl_v2", "rl.so");
+    WAIT_LINE(f, "restored the kept components of 8 entities");
+    WAIT_LINE(f, "rl 2 first update");
+    STOP(f);
+    EXPECT_ONCE(f, "crashed with");
+    EXPECT_ABSENT(f, "rl crash unload"); /* a crashed plugin's unload() is not called */
+    EXPECT_OUT(f, "reloads: 2 done, 0 refused");
+    EXPECT_UPDATE_ORDER(f, "peer_a", "peer_z", "rl"); /* loaded again: a new registration */
+    EXPECT_SAVED(f);
+}
+
+/* ---- A dependency reloaded under its user ---- */
+
+/* Reload the real transform.so (the same file copied over it) under the real mesh.so and
+ * tfprobe, which check every frame through the API pointers they got at load that
+ * transform's world matrices and mesh's world bounds are right. */
+static void Reload_transform_under_mesh_keeps_world_matrices_and_bounds(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(write_scene(f->scene, 0), 0);
+    put_copy(f, TRANSFORM_SO, "transform.so");
+    put_copy(f, MESH_SO, "mesh.so");
+    put_copy(f, "tfprobe", "tfprobe.so");
+    START(f, "loaded tfprobe", NULL);
+    let_run(f, 200);
+    put_copy(f, TRANSFORM_SO, "transform.so");
+    WAIT_LINE(f, "reload: transform 1.0.0 -> 1.0.0: same state layout, 2 components kept");
+    WAIT_LINE(f, "tfprobe: transform code changed at frame ");
+    let_run(f, 300);
+    STOP(f);
+    EXPECT_ABSENT(f, "[error]");
+    EXPECT_UPDATE_ORDER(f, "transform", "mesh", "tfprobe");
+    unsigned long long checked = 0, after = 0, bad = 1;
+    const char *at = strstr(f->run.err, "frames checked");
+    while (at && at > f->run.err && at[0] != ':') at--;
+    if (!at || sscanf(at, ": %llu frames checked, %llu after the transform code changed, %llu",
+                      &checked, &after, &bad) != 3) {
+        dump(f);
+        fail();
+    }
+    print_message("# tfprobe: %llu frames checked, %llu after the reload, %llu mismatches\n",
+                  checked, after, bad);
+    assert_true(after >= 5 && checked > after);
+    assert_int_equal(bad, 0);
+}
+
+/* ---- Polling ---- */
+
+static void Reload_poll_mode_detects_a_new_build(void **state)
+{
+    fixture *f = *state;
+    char watching[4200];
+    put_rl_with_peers(f, "rl_v1");
+    START(f, "rl 1 first update", "--poll", NULL);
+    snprintf(watching, sizeof watching, "reload: watching %s (polling)", f->dir);
+    EXPECT_ONCE(f, watching);
+    put_copy(f, "rl_v2", "rl.so");
+    WAIT_LINE(f, "reload: rl 1 -> 2: same state layout, 8 components kept");
+    WAIT_LINE(f, "rl 2 first update");
+    STOP(f);
+    EXPECT_ABSENT(f, "[error]");
+    EXPECT_OUT(f, "reloads: 1 done, 0 refused");
+    EXPECT_CONTINUOUS(f);
+    EXPECT_SAVED(f);
+}
+
+/* ---- 1,000 reloads: nothing may grow ---- */
+
+typedef struct footprint {
+    long rss_kb;   /* VmRSS */
+    int fds, maps; /* entries of /proc/PID/fd, lines of /proc/PID/maps */
+    int copies;    /* files in the private folder */
+} footprint;
+
+static int entries_of(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));) n += e->d_name[0] != '.';
+    if (d) closedir(d);
+    return d ? n : -1;
+}
+
+static footprint footprint_of(pid_t pid, const char *private_dir)
+{
+    footprint fp = {-1, -1, -1, -1};
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    char *status = harness_read_file(path, NULL);
+    const char *rss = status ? strstr(status, "VmRSS:") : NULL;
+    if (rss) sscanf(rss, "VmRSS: %ld", &fp.rss_kb);
+    free(status);
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+    char *maps = harness_read_file(path, NULL);
+    fp.maps = maps ? count_of(maps, "\n") : -1;
+    free(maps);
+    snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
+    fp.fds = entries_of(path);
+    fp.copies = entries_of(private_dir);
+    return fp;
+}
+
+static void Reload_1000_cycles_keep_memory_fds_maps_and_copies_flat(void **state)
+{
+    fixture *f = *state;
+    char line[4200], private_dir[4096] = "", needle[64];
+    footprint at100 = {0}, at1000 = {0};
+    struct timespec t0, t1;
+    put_copy(f, "rl_v1", "rl.so");
+    START(f, "rl 1 first update", "--fps", "0", "--reload-quiet", "1");
+    line_of(f->proc.result.err, "private copies in ", line, sizeof line);
+    assert_int_equal(
+        sscanf(strstr(line, "private copies in "), "private copies in %4095s", private_dir), 1);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 1; i <= CYCLES; i++) {
+        put_rename(f, i % 2 ? "rl_v2" : "rl_v1", "rl.so");
+        snprintf(needle, sizeof needle, "(reload %d)", i);
+        if (!wait_times(f, needle, 1, WAIT)) {
+            fprintf(stderr, "reload %d did not come\n", i);
+            dump(f);
+            fail();
+        }
+        if (i != 100 && i != CYCLES) continue;
+        /* "(reload i)" comes from the new code's load(): wait for the swap to finish */
+        if (!wait_times(f, "same state layout", i, WAIT)) {
+            dump(f);
+            fail();
+        }
+        *(i == 100 ? &at100 : &at1000) = footprint_of(f->proc.pid, private_dir);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    STOP(f);
+    double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    print_message("# %d reloads in %.2f s (%.2f ms each, file write + rename included)\n", CYCLES,
+                  s, s * 1e3 / CYCLES);
+    print_message("# after reload 100: VmRSS %ld kB, %d fds, %d maps, %d private copies\n",
+                  at100.rss_kb, at100.fds, at100.maps, at100.copies);
+    print_message("# after reload %d: VmRSS %ld kB, %d fds, %d maps, %d private copies\n", CYCLES,
+                  at1000.rss_kb, at1000.fds, at1000.maps, at1000.copies);
+    struct stat st;
+    assert_int_not_equal(stat(private_dir, &st), 0); /* removed at exit */
+    assert_int_equal(errno, ENOENT);
+    assert_int_equal(at1000.fds, at100.fds);
+    assert_int_equal(at1000.maps, at100.maps);
+    assert_int_equal(at100.copies, 1);
+    assert_int_equal(at1000.copies, 1);
+#ifndef UNDER_ASAN /* its quarantine keeps freed memory on purpose */
+    assert_true(at100.rss_kb > 0 && at1000.rss_kb - at100.rss_kb < RSS_GROWTH);
+#endif
+    char done[64];
+    snprintf(done, sizeof done, "reloads: %d done, 0 refused", CYCLES);
+    EXPECT_OUT(f, done);
+    EXPECT_ABSENT(f, "[error]");
+    EXPECT_ABSENT(f, "[warn]");
+    EXPECT_CONTINUOUS(f);
+    EXPECT_SAVED(f);
+}
+
+/* ---- main ---- */
+
+static int check_host_exists(void **state)
+{
+    umask(022); /* what cc creates must not be group-writable, or the host refuses it */
+    if (access(ECS_HOST_PATH, X_OK) == 0) return 0;
+    print_error("%s is not an executable: build it first\n", ECS_HOST_PATH);
+    return -1;
+}
+
+#define TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        TEST(Reload_cp_over_the_file_switches_behaviour_and_keeps_values),
+        TEST(Reload_write_and_rename_like_lld_switches_behaviour_and_keeps_values),
+        TEST(Reload_relink_in_place_by_gnu_ld_reloads_once),
+        TEST(Reload_gnu_ld_link_slower_than_the_quiet_period_is_loaded_once_complete),
+        TEST(Reload_relink_by_lld_reloads_once),
+        TEST(Reload_failed_link_of_a_new_file_is_a_logged_non_event),
+        TEST(Reload_failed_relink_in_place_never_loads_the_partial_file),
+        TEST(Reload_two_builds_within_one_second_reload_twice),
+        TEST(Reload_deleted_plugin_unloads_and_comes_back_with_its_components),
+        TEST(Reload_abi_mismatch_is_refused_and_the_old_version_keeps_running),
+        TEST(Reload_bad_build_is_reported_in_one_log_line),
+        TEST(Reload_failing_load_is_refused_and_the_old_version_keeps_running),
+        TEST(Reload_changed_state_layout_migrates_through_json),
+        TEST(Reload_layout_change_without_json_is_refused),
+        TEST(Reload_safe_build_crashing_in_update_is_unloaded_and_the_next_restores),
+        TEST(Reload_transform_under_mesh_keeps_world_matrices_and_bounds),
+        TEST(Reload_poll_mode_detects_a_new_build),
+        TEST(Reload_1000_cycles_keep_memory_fds_maps_and_copies_flat),
+    };
+    return cmocka_run_group_tests_name("reload", tests, check_host_exists, NULL);
+}

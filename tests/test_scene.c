@@ -1,0 +1,1198 @@
+/* test_scene.c: scenes end to end: the real ecs-host binary (harness.h) on the transform,
+ * debug_name and mesh plugins with scene files written into a temporary folder, and an
+ * in-process world (fixture.h) where the world's state must be compared before and after.
+ *
+ * Error cases write a scene in which '@' marks the character the error must point at; the
+ * '@' is removed, its line and column computed, and the run must exit 1 with exactly one
+ * error line "FILE:LINE:COL: JSON.PATH: ...what was expected...".
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <math.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "debug_name_api.h"
+#include "ecs_plugin.h"
+#include "fixture.h"
+#include "harness.h"
+#include "mesh_api.h"
+#include "scene.h"
+#include "transform_api.h"
+#include "world.h"
+
+#if !defined(ECS_HOST_PATH) || !defined(TRANSFORM_SO) || !defined(DEBUG_NAME_SO) ||                \
+    !defined(MESH_SO) || !defined(SOURCE_ROOT) || !defined(GEN_SCENE_PATH)
+#error "tests/meson.build defines the ecs-host, plugin, gen-scene and source paths"
+#endif
+
+#define RUN_TIMEOUT    60.0 /* seconds for one run; most take milliseconds */
+#define SIGNAL_TIMEOUT 20.0
+#define MAX_ARGS       24
+#define PATH_SIZE      4096
+
+/* ---- the fixture: a temporary folder with two plugin folders and scratch files ---- */
+
+/* An in-process world with the three plugins, for what the binary cannot show. */
+typedef struct world_test {
+    fixture f;
+    const ecs_transform_api *tf;
+    const ecs_debug_name_api *dn;
+    const ecs_mesh_api *mesh;
+} world_test;
+
+typedef struct scene_test {
+    char *root;    /* removed with everything under it at teardown */
+    char *plugins; /* root/plugins: transform, debug_name, mesh */
+    char *no_mesh; /* root/no_mesh: transform and debug_name only */
+    char cmd[8192];
+    harness_output run; /* the last finished run */
+    harness_proc proc;  /* a run in the background (signal tests) */
+    char *locked;       /* a folder a test made unwritable: writable again at teardown */
+    bool immutable;     /* ... through the immutable attribute (root ignores modes) */
+    world_test world;   /* open when world.f.w is set: closed at teardown */
+} scene_test;
+
+static void copy_plugin(const char *so, const char *dir)
+{
+    const char *base = strrchr(so, '/');
+    char dst[PATH_SIZE];
+    snprintf(dst, sizeof dst, "%s/%s", dir, base ? base + 1 : so);
+    if (harness_copy_file(so, dst, 0755) != 0) {
+        print_error("cannot copy %s to %s: %s\n", so, dst, strerror(errno));
+        fail();
+    }
+}
+
+static int setup(void **state)
+{
+    scene_test *t = calloc(1, sizeof *t);
+    if (!t) return -1;
+    t->proc.fd[0] = t->proc.fd[1] = -1;
+    t->root = harness_make_tmpdir("ecs-scene-test");
+    t->plugins = t->root ? harness_join(t->root, "plugins") : NULL;
+    t->no_mesh = t->root ? harness_join(t->root, "no_mesh") : NULL;
+    if (!t->plugins || !t->no_mesh || mkdir(t->plugins, 0700) != 0 ||
+        mkdir(t->no_mesh, 0700) != 0) {
+        print_error("cannot make the temporary folders: %s\n", strerror(errno));
+        return -1;
+    }
+    copy_plugin(TRANSFORM_SO, t->plugins);
+    copy_plugin(DEBUG_NAME_SO, t->plugins);
+    copy_plugin(MESH_SO, t->plugins);
+    copy_plugin(TRANSFORM_SO, t->no_mesh);
+    copy_plugin(DEBUG_NAME_SO, t->no_mesh);
+    *state = t;
+    return 0;
+}
+
+/* Make dir writable again (clear the immutable attribute, mode 0700). */
+static void unlock_folder(scene_test *t)
+{
+    if (!t->locked) return;
+    if (t->immutable) {
+        int fd = open(t->locked, O_RDONLY | O_DIRECTORY), attr = 0;
+        if (fd >= 0 && ioctl(fd, FS_IOC_GETFLAGS, &attr) == 0) {
+            attr &= ~FS_IMMUTABLE_FL;
+            ioctl(fd, FS_IOC_SETFLAGS, &attr);
+        }
+        if (fd >= 0) close(fd);
+    }
+    chmod(t->locked, 0700);
+    free(t->locked);
+    t->locked = NULL;
+    t->immutable = false;
+}
+
+static int teardown(void **state)
+{
+    scene_test *t = *state;
+    if (t->world.f.w) fixture_close(&t->world.f);
+    unlock_folder(t);
+    harness_proc_discard(&t->proc);
+    harness_output_free(&t->run);
+    if (t->root && harness_remove_tree(t->root) != 0)
+        print_error("could not remove %s: %s\n", t->root, strerror(errno));
+    free(t->root);
+    free(t->plugins);
+    free(t->no_mesh);
+    free(t);
+    return 0;
+}
+
+/* ---- files ---- */
+
+/* root/name into out (PATH_SIZE bytes). */
+static char *path_in(const scene_test *t, const char *name, char *out)
+{
+    snprintf(out, PATH_SIZE, "%s/%s", t->root, name);
+    return out;
+}
+
+/* Write text as root/name; its full path into path (PATH_SIZE bytes). */
+static void write_scene(const scene_test *t, const char *name, const char *text, char *path)
+{
+    path_in(t, name, path);
+    if (harness_write_file(path, text, 0644) != 0) {
+        print_error("cannot write %s: %s\n", path, strerror(errno));
+        fail();
+    }
+}
+
+/* The whole file (malloc'd), failing the test when it cannot be read. */
+static char *read_all(const char *path)
+{
+    size_t len;
+    char *text = harness_read_file(path, &len);
+    if (!text) {
+        print_error("cannot read %s: %s\n", path, strerror(errno));
+        fail();
+    }
+    return text;
+}
+
+static cJSON *read_json(const char *path)
+{
+    char *text = read_all(path);
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    if (!j) {
+        print_error("%s is not JSON\n", path);
+        fail();
+    }
+    return j;
+}
+
+/* Names in dir other than . and .., as one string "a b c " (for messages and checks). */
+static void list_folder(const char *dir, char *out, size_t size)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    size_t used = 0;
+    out[0] = '\0';
+    while (d && (de = readdir(d)))
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && used < size)
+            used += (size_t)snprintf(out + used, size - used, "%s ", de->d_name);
+    if (d) closedir(d);
+}
+
+/* ---- running ecs-host ---- */
+
+static void dump(const scene_test *t)
+{
+    fprintf(stderr,
+            "command: %s\nexit code %d, signal %d\n--- stdout ---\n%s--- stderr ---\n%s---\n",
+            t->cmd, t->run.exit_code, t->run.term_signal, t->run.out ? t->run.out : "",
+            t->run.err ? t->run.err : "");
+}
+
+/* argv for ecs-host --fps 0 ARGS... PLUGIN_DIR into argv (MAX_ARGS), the command into cmd. */
+static void host_argv(scene_test *t, const char *dir, const char *const *args, const char **argv)
+{
+    size_t n = 0, used = 0;
+    argv[n++] = ECS_HOST_PATH;
+    argv[n++] = "--fps";
+    argv[n++] = "0";
+    for (; *args && n < MAX_ARGS - 2; args++) argv[n++] = *args;
+    argv[n++] = dir;
+    argv[n] = NULL;
+    t->cmd[0] = '\0';
+    for (size_t i = 0; i < n && used < sizeof t->cmd; i++)
+        used +=
+            (size_t)snprintf(t->cmd + used, sizeof t->cmd - used, "%s%s", i ? " " : "", argv[i]);
+}
+
+static void host_run(scene_test *t, const char *dir, const char *const *args)
+{
+    const char *argv[MAX_ARGS];
+    host_argv(t, dir, args, argv);
+    harness_output_free(&t->run);
+    int rc = harness_run(&t->run, RUN_TIMEOUT, argv);
+    if (rc != 0 || t->run.timed_out) {
+        print_error("%s: %s\n", t->cmd, rc ? strerror(rc) : "timed out");
+        dump(t);
+        fail();
+    }
+}
+
+/* HOST(t, "--frames", "0"): ecs-host --fps 0 --frames 0 ROOT/plugins. */
+#define HOST(t, ...)         host_run(t, (t)->plugins, (const char *const[]){__VA_ARGS__, NULL})
+#define HOST_IN(t, dir, ...) host_run(t, dir, (const char *const[]){__VA_ARGS__, NULL})
+
+static int count_lines(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle)) n++;
+    return n;
+}
+
+/* The line of text (copied into out) holding needle; false when there is none. */
+static bool line_with(const char *text, const char *needle, char *out, size_t size)
+{
+    const char *at = strstr(text, needle);
+    if (!at) return false;
+    const char *start = at, *end = strchr(at, '\n');
+    while (start > text && start[-1] != '\n') start--;
+    size_t len = end ? (size_t)(end - start) : strlen(start);
+    snprintf(out, size, "%.*s", (int)(len < size ? len : size - 1), start);
+    return true;
+}
+
+static void check_exit(const scene_test *t, int code, const char *file, int line)
+{
+    if (t->run.exit_code == code && t->run.term_signal == 0) return;
+    print_error("expected exit code %d\n", code);
+    dump(t);
+    _fail(file, line);
+}
+
+static void check_err(const scene_test *t, const char *needle, const char *file, int line)
+{
+    if (strstr(t->run.err, needle)) return;
+    print_error("stderr lacks '%s'\n", needle);
+    dump(t);
+    _fail(file, line);
+}
+
+#define EXPECT_EXIT(t, code) check_exit(t, code, __FILE__, __LINE__)
+#define EXPECT_ERR(t, s)     check_err(t, s, __FILE__, __LINE__)
+
+/* A clean run: exit 0, no error and no warning. */
+static void check_clean(const scene_test *t, const char *file, int line)
+{
+    check_exit(t, 0, file, line);
+    if (!strstr(t->run.err, "[error]") && !strstr(t->run.err, "[warn]")) return;
+    print_error("an error or warning in a clean run\n");
+    dump(t);
+    _fail(file, line);
+}
+
+#define EXPECT_CLEAN(t) check_clean(t, __FILE__, __LINE__)
+
+/* Load `in` and save it to `out` (--frames 0) with the plugins of dir; a clean run. */
+static void convert(scene_test *t, const char *dir, const char *in, const char *out)
+{
+    HOST_IN(t, dir, "--frames", "0", "--scene", in, "--save", out);
+    EXPECT_CLEAN(t);
+}
+
+static void check_same_file(const char *a, const char *b, const char *file, int line)
+{
+    char *x = read_all(a), *y = read_all(b);
+    bool same = strcmp(x, y) == 0;
+    if (!same) {
+        size_t i = 0;
+        while (x[i] && x[i] == y[i]) i++;
+        print_error("%s and %s differ at byte %zu:\n--- %s\n%.200s\n--- %s\n%.200s\n", a, b, i, a,
+                    x + (i > 40 ? i - 40 : 0), b, y + (i > 40 ? i - 40 : 0));
+    }
+    free(x);
+    free(y);
+    if (!same) _fail(file, line);
+}
+
+#define EXPECT_SAME_FILE(a, b) check_same_file(a, b, __FILE__, __LINE__)
+
+/* ---- error cases ---- */
+
+typedef struct error_case {
+    const char *text;    /* the scene; '@' marks where the error must point (no '@': none) */
+    const char *path;    /* the JSON path printed after the position, "" for none */
+    const char *message; /* a part of the message: what was expected */
+} error_case;
+
+/* Run one error case: exit 1, one error line "FILE:LINE:COL: PATH: ...MESSAGE...", no
+ * entity reported loaded. */
+static void check_error_case(scene_test *t, const error_case *c, const char *file, int line)
+{
+    char path[PATH_SIZE], want[PATH_SIZE + 512], got[4096];
+    char *text = malloc(strlen(c->text) + 1);
+    int l = 1, col = 1, has_at = 0;
+    size_t n = 0;
+    assert_non_null(text);
+    for (const char *p = c->text; *p; p++) {
+        if (*p == '@' && !has_at) {
+            has_at = 1;
+            continue;
+        }
+        text[n++] = *p;
+        if (has_at) continue;
+        if (*p == '\n')
+            l++, col = 1;
+        else
+            col++;
+    }
+    text[n] = '\0';
+    write_scene(t, "case.json", text, path);
+    HOST(t, "--frames", "0", "--scene", path);
+    if (!has_at)
+        snprintf(want, sizeof want, "%s: ", path);
+    else if (*c->path)
+        snprintf(want, sizeof want, "%s:%d:%d: %s: ", path, l, col, c->path);
+    else
+        snprintf(want, sizeof want, "%s:%d:%d: ", path, l, col);
+    int errors = count_lines(t->run.err, "[error]");
+    bool ok = t->run.exit_code == 1 && errors == 1 &&
+              line_with(t->run.err, "[error]", got, sizeof got) && strstr(got, want) &&
+              strstr(strstr(got, want), c->message) && !strstr(t->run.err, "scene: loaded");
+    if (!ok)
+        print_error("scene:\n%.2000s\nexpected exit 1 and one error line with '%s' then '%s' (%d "
+                    "error lines)\n",
+                    text, want, c->message, errors);
+    free(text);
+    if (ok) return;
+    dump(t);
+    _fail(file, line);
+}
+
+static void check_error_cases(scene_test *t, const error_case *cases, size_t n, const char *file,
+                              int line)
+{
+    for (size_t i = 0; i < n; i++) check_error_case(t, &cases[i], file, line);
+}
+
+#define EXPECT_ERRORS(t, cases)                                                                    \
+    check_error_cases(t, cases, sizeof cases / sizeof cases[0], __FILE__, __LINE__)
+
+static void Scene_syntax_errors_name_the_line_and_column(void **state)
+{
+    static const error_case cases[] = {
+        {"{\"version\": 1 @\"entities\": []}", "", "JSON syntax error near '\"entities\""},
+        {"{\"version\": @tru, \"entities\": []}", "", "JSON syntax error near 'tru"},
+        {"{\"version\": 1, \"entities\": []} @x", "", "unexpected text after the JSON value"},
+        {"{\"version\": 1,\n  \"entities\": [\n    {\"id\": \"a\"},\n    {\"id\": \"b\"\n  @]\n}",
+         "", "JSON syntax error"},
+        {"{\"version\": 1, \"entities\": [1, @]}", "", "JSON syntax error near ']}'"},
+    };
+    EXPECT_ERRORS((scene_test *)*state, cases);
+}
+
+static void Scene_top_level_must_be_an_object_with_version_1(void **state)
+{
+    static const error_case cases[] = {
+        {"@[{\"id\": \"a\"}]", "",
+         "expected an object {\"version\": 1, \"entities\": [...]}, found an array"},
+        {"@\"scene\"", "", "found a string"},
+        {"@{\"entities\": []}", "", "expected \"version\": 1"},
+        {"{\"version\": @\"1\", \"entities\": []}", "version", "expected \"version\": 1"},
+        {"{\"version\": @2, \"entities\": []}", "version",
+         "scene format version 2 is not supported (this host reads 1)"},
+        {"{\"entities\": [],\n \"version\": @1.5}", "version", "version 1.5 is not supported"},
+    };
+    EXPECT_ERRORS((scene_test *)*state, cases);
+}
+
+static void Scene_entities_must_be_an_array_of_objects_with_unique_ids(void **state)
+{
+    static const error_case cases[] = {
+        {"@{\"version\": 1}", "", "expected \"entities\": an array, found nothing"},
+        {"{\"version\": 1, \"entities\": @{\"a\": {}}}", "entities",
+         "expected \"entities\": an array, found an object"},
+        {"{\"version\": 1, \"entities\": [{\"id\": \"a\"}, @\"b\"]}", "entities[1]",
+         "expected an entity object, found a string"},
+        {"{\"version\": 1, \"entities\": [@{\"debug_name\": \"x\"}]}", "entities[0]",
+         "expected \"id\": a non-empty string"},
+        {"{\"version\": 1, \"entities\": [{\"id\": @5}]}", "entities[0].id",
+         "expected \"id\": a non-empty string"},
+        {"{\"version\": 1, \"entities\": [{\"id\": @\"\"}]}", "entities[0].id",
+         "expected \"id\": a non-empty string"},
+        {"{\"version\": 1, \"entities\": [\n {\"id\": \"a\"},\n {\"id\": \"b\"},\n {\"id\": "
+         "@\"a\"}]}",
+         "entities[2].id", "duplicate id 'a' (entities[0] has it too)"},
+    };
+    EXPECT_ERRORS((scene_test *)*state, cases);
+}
+
+/* A reference the host cannot resolve is reported at the component that holds it. */
+static void Scene_unknown_references_and_parent_cycles_are_refused(void **state)
+{
+    static const error_case cases[] = {
+        {"{\"version\": 1, \"entities\": [{\"id\": \"a\", \"transform\": @{\"parent\": "
+         "\"nobody\"}}]}",
+         "entities[0].transform", "reference to an unknown id 'nobody'"},
+        {"{\"version\": 1, \"entities\": [\n"
+         "  {\"id\": \"a\", \"transform\": {\"parent\": \"b\"}},\n"
+         "  {\"id\": \"b\", \"transform\": @{\"parent\": \"a\"}}]}",
+         "entities[1].transform", "reference cycle: 'a' refers (through its transform) back"},
+        {"{\"version\": 1, \"entities\": [\n"
+         "  {\"id\": \"a\", \"transform\": {\"parent\": \"b\"}},\n"
+         "  {\"id\": \"b\", \"transform\": {\"parent\": \"c\"}},\n"
+         "  {\"id\": \"c\", \"transform\": @{\"parent\": \"a\"}}]}",
+         "entities[2].transform", "reference cycle: 'a'"},
+        {"{\"version\": 1, \"entities\": [{\"id\": \"x\"}, {\"id\": \"self\", \"transform\": "
+         "@{\"parent\": \"self\"}}]}",
+         "entities[1].transform", "reference cycle: 'self'"},
+        /* the cycle is found even when the entities that close it come first */
+        {"{\"version\": 1, \"entities\": [\n"
+         "  {\"id\": \"leaf\", \"transform\": {\"parent\": \"a\"}},\n"
+         "  {\"id\": \"a\", \"transform\": {\"parent\": \"b\"}},\n"
+         "  {\"id\": \"b\", \"transform\": @{\"parent\": \"a\"}}]}",
+         "entities[2].transform", "reference cycle"},
+    };
+    EXPECT_ERRORS((scene_test *)*state, cases);
+}
+
+#define ENTITY(component) "{\"version\": 1, \"entities\": [{\"id\": \"a\", " component "}]}"
+
+static void Scene_transform_values_are_checked_where_they_are(void **state)
+{
+    static const error_case cases[] = {
+        {ENTITY("\"transform\": @[1, 2, 3]"), "entities[0].transform",
+         "expected an object {\"position\": [x, y, z]"},
+        {ENTITY("\"transform\": {\"position\": @\"here\"}"), "entities[0].transform.position",
+         "expected an array of 3 finite numbers, found a string"},
+        {ENTITY("\"transform\": {\"position\": @[1, 2]}"), "entities[0].transform.position",
+         "expected an array of 3 finite numbers, found 2 elements"},
+        {ENTITY("\"transform\": {\"scale\": @[1, 2, 3, 4]}"), "entities[0].transform.scale",
+         "expected an array of 3 finite numbers, found 4 elements"},
+        {ENTITY("\"transform\": {\"rotation\": @[0, 0, 1]}"), "entities[0].transform.rotation",
+         "expected an array of 4 finite numbers, found 3 elements"},
+        {ENTITY("\"transform\": {\"position\": [1, @\"2\", 3]}"),
+         "entities[0].transform.position[1]", "expected a finite number, found a string"},
+        {ENTITY("\"transform\": {\"rotation\": [0, 0, @null, 1]}"),
+         "entities[0].transform.rotation[2]", "expected a finite number, found null"},
+        {ENTITY("\"transform\": {\"position\": [1, @1e999, 2]}"),
+         "entities[0].transform.position[1]", "expected a finite number (float range), found inf"},
+        {ENTITY("\"transform\": {\"scale\": [1, 1, @-1e999]}"), "entities[0].transform.scale[2]",
+         "found -inf"},
+        {ENTITY("\"transform\": {\"position\": [@1e39, 0, 0]}"),
+         "entities[0].transform.position[0]", "(float range), found 1e+39"},
+        {ENTITY("\"transform\": {\"rotation\": @[0, 0, 0, 0]}"), "entities[0].transform.rotation",
+         "expected a non-zero quaternion"},
+        {ENTITY("\"transform\": {\"parent\": @5}"), "entities[0].transform.parent",
+         "expected a scene id (a string) or null, found a number"},
+        {"{\"version\": 1, \"entities\": [\n"
+         "  {\"id\": \"p\", \"transform\": {}},\n"
+         "  {\"id\": \"c\", \"transform\": {\"parent\": \"p\", \"position\": [0, 0, @true]}}]}",
+         "entities[1].transform.position[2]", "expected a finite number, found a boolean"},
+    };
+    EXPECT_ERRORS((scene_test *)*state, cases);
+}
+
+static void Scene_debug_name_values_are_checked_where_they_are(void **state)
+{
+    static const error_case cases[] = {
+        {ENTITY("\"debug_name\": @5"), "entities[0].debug_name",
+         "expected a name of 1-255 bytes of UTF-8 without control characters, found a number"},
+        {ENTITY("\"debug_name\": @[\"door\"]"), "entities[0].debug_name", "found an array"},
+        {ENTITY("\"debug_name\": @\"\""), "entities[0].debug_name",
+         "found a string: the name is empty"},
+        {ENTITY("\"debug_name\": @\"a\\nb\""), "entities[0].debug_name",
+         "the name has a control character"},
+        {ENTITY("\"debug_name\": @null"), "entities[0].debug_name", "found null"},
+    };
+    EXPECT_ERRORS((scene_test *)*state, cases);
+}
+
+#define BOUNDS "\"bounds\": {\"min\": [0, 0, 0], \"max\": [1, 1, 1]}"
+
+static void Scene_mesh_values_are_checked_where_they_are(void **state)
+{
+    static const error_case cases[] = {
+        {ENTITY("\"mesh\": @{\"mesh\": \"a\"}"), "entities[0].mesh",
+         "expected an array of mesh objects, found an object"},
+        {ENTITY("\"mesh\": [@1]"), "entities[0].mesh[0]", "expected a mesh object"},
+        {ENTITY("\"mesh\": [@{" BOUNDS "}]"), "entities[0].mesh[0]",
+         "expected \"mesh\": a string of 1-255 bytes"},
+        {ENTITY("\"mesh\": [{\"mesh\": @5, " BOUNDS "}]"), "entities[0].mesh[0].mesh",
+         "found a number"},
+        {ENTITY("\"mesh\": [{\"mesh\": \"a\", \"material\": @3, " BOUNDS "}]"),
+         "entities[0].mesh[0].material", "expected a string of 0-255 bytes"},
+        {ENTITY("\"mesh\": [{\"mesh\": \"a\", \"visible\": @\"yes\", " BOUNDS "}]"),
+         "entities[0].mesh[0].visible", "expected true or false, found a string"},
+        {ENTITY("\"mesh\": [@{\"mesh\": \"a\"}]"), "entities[0].mesh[0]",
+         "expected \"bounds\": an object"},
+        {ENTITY("\"mesh\": [{\"mesh\": \"a\", \"bounds\": @[0, 0, 0]}]"),
+         "entities[0].mesh[0].bounds", "found an array"},
+        {ENTITY("\"mesh\": [{\"mesh\": \"a\", \"bounds\": {\"min\": @[0, 0], \"max\": [1, 1, "
+                "1]}}]"),
+         "entities[0].mesh[0].bounds.min",
+         "expected an array of 3 finite numbers, found an array "
+         "of 2"},
+        {ENTITY("\"mesh\": [{\"mesh\": \"a\", \"bounds\": @{\"min\": [0, 0, 0]}}]"),
+         "entities[0].mesh[0].bounds", "expected \"max\": an array of 3 finite numbers"},
+        {ENTITY("\"mesh\": [{\"mesh\": \"a\", \"bounds\": {\"min\": [0, 0, 0], \"max\": [1, "
+                "@\"1\", 1]}}]"),
+         "entities[0].mesh[0].bounds.max[1]", "expected a finite number, found a string"},
+        {ENTITY("\"mesh\": [{\"mesh\": \"a\", \"bounds\": {\"min\": [0, 0, @-1e999], \"max\": "
+                "[1, 1, 1]}}]"),
+         "entities[0].mesh[0].bounds.min[2]", "expected a finite number, found -inf"},
+        {ENTITY("\"mesh\": [{\"mesh\": \"a\", \"bounds\": @{\"min\": [0, 2, 0], \"max\": [1, 1, "
+                "1]}}]"),
+         "entities[0].mesh[0].bounds", "expected min <= max on every axis"},
+        {ENTITY("\"mesh\": [{\"mesh\": \"ok\", " BOUNDS "},\n  {\"mesh\": \"bad\", \"bounds\": "
+                "{\"min\": [0, 0, 0], \"max\": @[1, 1]}}]"),
+         "entities[0].mesh[1].bounds.max", "found an array of 2"},
+    };
+    EXPECT_ERRORS((scene_test *)*state, cases);
+}
+
+/* The error that ends a load comes late: after many entities were given components. */
+static void Scene_late_errors_are_reported_at_the_bad_entity(void **state)
+{
+    scene_test *t = *state;
+    size_t cap = 400000, used = 0;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    used += (size_t)snprintf(text + used, cap - used, "{\"version\": 1, \"entities\": [\n");
+    for (int i = 0; i < 2000; i++)
+        used +=
+            (size_t)snprintf(text + used, cap - used,
+                             "{\"id\": \"e%d\", \"debug_name\": \"e%d\", \"transform\": "
+                             "{\"parent\": \"e%d\"}, \"mesh\": [{\"mesh\": \"m\", " BOUNDS "}]},\n",
+                             i, i, i ? i / 2 : 0);
+    snprintf(text + used, cap - used,
+             "{\"id\": \"last\", \"mesh\": [{\"mesh\": \"m\", \"bounds\": {\"min\": [0, 0, 0], "
+             "\"max\": [1, 1, @1e999]}}]}]}");
+    memcpy(strstr(text, "\"parent\": \"e0\"}"), "\"parent\": null}", 15); /* e0: a root */
+    error_case c = {text, "entities[2000].mesh[0].bounds.max[2]",
+                    "expected a finite number, found inf"};
+    check_error_case(t, &c, __FILE__, __LINE__);
+    free(text);
+}
+
+static void Scene_empty_missing_and_folder_files_are_refused(void **state)
+{
+    scene_test *t = *state;
+    static const error_case cases[] = {
+        {"", "", "the file is empty, expected a JSON value"},
+        {" \n\t\n", "", "the file is empty"},
+    };
+    EXPECT_ERRORS(t, cases);
+    char path[PATH_SIZE], line[4096];
+    HOST(t, "--frames", "0", "--scene", path_in(t, "does-not-exist.json", path));
+    EXPECT_EXIT(t, 1);
+    assert_int_equal(count_lines(t->run.err, "[error]"), 1);
+    assert_true(line_with(t->run.err, "[error]", line, sizeof line));
+    assert_non_null(strstr(line, path));
+    assert_non_null(strstr(line, "cannot open: No such file or directory"));
+    HOST(t, "--frames", "0", "--scene", t->root);
+    EXPECT_EXIT(t, 1);
+    assert_int_equal(count_lines(t->run.err, "[error]"), 1);
+    assert_true(line_with(t->run.err, "[error]", line, sizeof line));
+    assert_non_null(strstr(line, t->root));
+    assert_non_null(strstr(line, "is a directory, expected a JSON file"));
+}
+
+/* A scene that does not load is not followed by a save: the file --save names is untouched
+ * (a failed load must not overwrite a good scene with an empty world). */
+static void Scene_failed_load_saves_nothing(void **state)
+{
+    scene_test *t = *state;
+    char in[PATH_SIZE], out[PATH_SIZE];
+    write_scene(t, "bad.json", ENTITY("\"debug_name\": 5"), in);
+    write_scene(t, "out.json", "{\"old\": true}\n", out);
+    HOST(t, "--frames", "0", "--scene", in, "--save", out);
+    EXPECT_EXIT(t, 1);
+    assert_null(strstr(t->run.err, "scene: saved"));
+    char *text = read_all(out);
+    assert_string_equal(text, "{\"old\": true}\n");
+    free(text);
+}
+
+/* ---- the in-process world: all or nothing ---- */
+
+/* Open t's world (closing the one open before). */
+static world_test *world_open(scene_test *t)
+{
+    world_test *w = &t->world;
+    const char *const so[] = {TRANSFORM_SO, DEBUG_NAME_SO, MESH_SO, NULL};
+    if (w->f.w) fixture_close(&w->f);
+    assert_int_equal(fixture_open(&w->f, so), 0);
+    w->tf = fixture_api(&w->f, ECS_TRANSFORM_API_NAME);
+    w->dn = fixture_api(&w->f, ECS_DEBUG_NAME_API_NAME);
+    w->mesh = fixture_api(&w->f, ECS_MESH_API_NAME);
+    assert_non_null(w->tf);
+    assert_non_null(w->dn);
+    assert_non_null(w->mesh);
+    return w;
+}
+
+/* What a world holds: live entities, each manager's count. */
+typedef struct world_counts {
+    uint32_t live, managers[8];
+} world_counts;
+
+static world_counts counts_of(const world_test *w)
+{
+    world_counts c = {host_entities_live(w->f.w->entities), {0}};
+    for (size_t m = 0; m < w->f.w->manager_count && m < 8; m++) {
+        const ecs_manager_desc *d = &w->f.w->managers[m]->desc;
+        c.managers[m] = d->count ? d->count(d->state) : 0;
+    }
+    return c;
+}
+
+static void check_counts(const world_test *w, world_counts want, const char *what)
+{
+    world_counts got = counts_of(w);
+    if (!memcmp(&got, &want, sizeof got)) return;
+    fail_msg("%s: live %u (was %u), managers %u %u %u (were %u %u %u)", what, got.live, want.live,
+             got.managers[0], got.managers[1], got.managers[2], want.managers[0], want.managers[1],
+             want.managers[2]);
+}
+
+/* A scene of n entities "<prefix><i>" named alike, in binary trees listed child first
+ * (forward references), each with a transform and a mesh, and `tail` (JSON text with a
+ * leading comma, may be "") after them. malloc'd. */
+static char *tree_scene(const char *prefix, int n, const char *tail)
+{
+    size_t cap = (size_t)n * 300 + strlen(tail) + 100, used = 0;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    used += (size_t)snprintf(text, cap, "{\"version\": 1, \"entities\": [");
+    for (int k = 0; k < n; k++) {
+        int i = n - 1 - k; /* children before parents */
+        char parent[64] = "null";
+        if (i) snprintf(parent, sizeof parent, "\"%s%d\"", prefix, (i - 1) / 2);
+        used += (size_t)snprintf(text + used, cap - used,
+                                 "%s\n{\"id\": \"%s%d\", \"debug_name\": \"%s%d\", \"transform\": "
+                                 "{\"position\": [1, 0, 0], \"parent\": %s}, \"mesh\": "
+                                 "[{\"mesh\": \"m%d\", " BOUNDS "}]}",
+                                 k ? "," : "", prefix, i, prefix, i, parent, i);
+    }
+    snprintf(text + used, cap - used, "%s]}\n", tail);
+    return text;
+}
+
+/* Load a good scene, then bad scenes that fail late in each manager: every time the world
+ * must be exactly as before: entities, components, names, and what a save writes. */
+static void Scene_failed_load_leaves_the_world_as_it_was(void **state)
+{
+    scene_test *t = *state;
+    world_test *w = world_open(t);
+    char good[PATH_SIZE], before[PATH_SIZE], after[PATH_SIZE], bad[PATH_SIZE];
+    char *text = tree_scene("good", 100, "");
+    write_scene(t, "good.json", text, good);
+    free(text);
+    assert_int_equal(host_scene_load(w->f.w, good), ECS_OK);
+    fixture_frames(&w->f, 2);
+    world_counts counts = counts_of(w);
+    assert_int_equal(counts.live, 100);
+    assert_int_equal(host_scene_save(w->f.w, path_in(t, "before.json", before)), ECS_OK);
+    static const char *const tails[] = {
+        /* mesh, the last manager: every name and transform was loaded */
+        ",\n{\"id\": \"z\", \"mesh\": [{\"mesh\": \"m\", \"bounds\": {\"min\": [0, 0, 0], "
+        "\"max\": [1, 1, 1e999]}}]}",
+        /* transform: names loaded, implicit parents made by forward references */
+        ",\n{\"id\": \"z\", \"transform\": {\"parent\": \"nobody\"}}",
+        ",\n{\"id\": \"z\", \"transform\": {\"parent\": \"y\"}},"
+        "{\"id\": \"y\", \"transform\": {\"parent\": \"z\"}}",
+        /* debug_name, the first manager */
+        ",\n{\"id\": \"z\", \"debug_name\": \"\"}",
+        /* a kept component before the error must not stay behind */
+        ",\n{\"id\": \"z\", \"physics\": {\"mass\": 1}, \"debug_name\": 7}",
+    };
+    for (size_t k = 0; k < sizeof tails / sizeof tails[0]; k++) {
+        text = tree_scene("bad", 3000, tails[k]);
+        write_scene(t, "bad.json", text, bad);
+        free(text);
+        if (host_scene_load(w->f.w, bad) == ECS_OK) fail_msg("bad scene %zu loaded", k);
+        check_counts(w, counts, tails[k]);
+        for (int i = 0; i < 3000; i += 97) {
+            char name[32];
+            snprintf(name, sizeof name, "bad%d", i);
+            if (!ecs_entity_is_null(w->dn->find(w->dn->self, name)))
+                fail_msg("%s: '%s' is still named", tails[k], name);
+        }
+        for (int i = 0; i < 100; i++) {
+            char name[32];
+            snprintf(name, sizeof name, "good%d", i);
+            ecs_entity e = w->dn->find(w->dn->self, name);
+            if (!host_entity_alive(w->f.w->entities, e) || w->mesh->count_of(w->mesh->self, e) != 1)
+                fail_msg("%s: '%s' lost", tails[k], name);
+        }
+        fixture_frames(&w->f, 1);
+        check_counts(w, counts, tails[k]);
+        assert_int_equal(host_scene_save(w->f.w, path_in(t, "after.json", after)), ECS_OK);
+        EXPECT_SAME_FILE(before, after);
+    }
+}
+
+/* World x of entity `name`'s origin. */
+static float world_x(const world_test *w, const char *name)
+{
+    ecs_entity e = w->dn->find(w->dn->self, name);
+    ecs_mat4 m;
+    if (w->tf->get_world(w->tf->self, e, &m) != ECS_OK) fail_msg("%s has no transform", name);
+    return m.m[12];
+}
+
+/* Children before their parents, a chain of 1000 listed leaf first, a parent without a
+ * transform of its own: every parent link and world matrix comes out right. */
+static void Scene_forward_references_resolve_in_any_order(void **state)
+{
+    scene_test *t = *state;
+    world_test *w = world_open(t);
+    enum { CHAIN = 1000 };
+    size_t cap = CHAIN * 160 + 1000, used = 0;
+    char *text = malloc(cap), path[PATH_SIZE];
+    assert_non_null(text);
+    used += (size_t)snprintf(text, cap,
+                             "{\"version\": 1, \"entities\": [\n"
+                             "{\"id\": \"kid\", \"debug_name\": \"kid\", \"transform\": "
+                             "{\"position\": [1, 0, 0], \"parent\": \"mum\"}},\n"
+                             "{\"id\": \"mum\", \"debug_name\": \"mum\", \"transform\": "
+                             "{\"position\": [10, 0, 0], \"parent\": \"gran\"}},\n"
+                             "{\"id\": \"gran\", \"debug_name\": \"gran\", \"transform\": "
+                             "{\"position\": [100, 0, 0]}},\n"
+                             "{\"id\": \"orphan\", \"debug_name\": \"orphan\", \"transform\": "
+                             "{\"position\": [1, 0, 0], \"parent\": \"bare\"}},\n"
+                             "{\"id\": \"bare\", \"debug_name\": \"bare\"}");
+    for (int i = 0; i < CHAIN; i++) { /* c0 (the leaf) first, c999 (the root) last */
+        char parent[32] = "null";
+        if (i + 1 < CHAIN) snprintf(parent, sizeof parent, "\"c%d\"", i + 1);
+        used += (size_t)snprintf(text + used, cap - used,
+                                 ",\n{\"id\": \"c%d\", \"debug_name\": \"c%d\", \"transform\": "
+                                 "{\"position\": [1, 0, 0], \"parent\": %s}}",
+                                 i, i, parent);
+    }
+    snprintf(text + used, cap - used, "]}\n");
+    write_scene(t, "forward.json", text, path);
+    free(text);
+    assert_int_equal(host_scene_load(w->f.w, path), ECS_OK);
+    assert_float_equal(world_x(w, "kid"), 111, 0);
+    assert_float_equal(world_x(w, "mum"), 110, 0);
+    assert_float_equal(world_x(w, "orphan"), 1, 0);
+    assert_float_equal(world_x(w, "bare"), 0, 0); /* an identity transform made for it */
+    ecs_entity mum = w->dn->find(w->dn->self, "mum"), kid = w->dn->find(w->dn->self, "kid");
+    assert_int_equal(w->tf->parent(w->tf->self, kid).id, mum.id);
+    assert_float_equal(world_x(w, "c0"), CHAIN, 0);
+    assert_float_equal(world_x(w, "c500"), CHAIN - 500, 0);
+    fixture_frames(&w->f, 1);
+    assert_float_equal(world_x(w, "c0"), CHAIN, 0);
+    /* saved and loaded again (into a second world): the same hierarchy */
+    char saved[PATH_SIZE];
+    assert_int_equal(host_scene_save(w->f.w, path_in(t, "forward-saved.json", saved)), ECS_OK);
+    w = world_open(t);
+    assert_int_equal(host_scene_load(w->f.w, saved), ECS_OK);
+    assert_float_equal(world_x(w, "kid"), 111, 0);
+    assert_float_equal(world_x(w, "c0"), CHAIN, 0);
+}
+
+/* Entities made at run time (no scene id) are saved as "e<index>", unique also beside
+ * scene ids that look alike, and references to them hold. */
+static void Scene_entities_made_at_run_time_get_unique_ids(void **state)
+{
+    scene_test *t = *state;
+    world_test *w = world_open(t);
+    char path[PATH_SIZE], saved[PATH_SIZE], again[PATH_SIZE];
+    write_scene(t, "ids.json",
+                "{\"version\": 1, \"entities\": [{\"id\": \"e2\", \"debug_name\": \"loaded\"}]}",
+                path);
+    assert_int_equal(host_scene_load(w->f.w, path), ECS_OK);
+    ecs_entity made[3];
+    const ecs_host *h = &w->f.w->plugins[0]->table;
+    for (int i = 0; i < 3; i++) assert_int_equal(h->entity_create(h, &made[i]), ECS_OK);
+    assert_int_equal(w->tf->add(w->tf->self, made[0], NULL, ecs_entity_null()), ECS_OK);
+    assert_int_equal(w->tf->add(w->tf->self, made[1], NULL, made[0]), ECS_OK);
+    assert_int_equal(w->dn->set(w->dn->self, made[2], "run time"), ECS_OK);
+    assert_int_equal(host_scene_save(w->f.w, path_in(t, "ids-saved.json", saved)), ECS_OK);
+    cJSON *doc = read_json(saved), *list = cJSON_GetObjectItem(doc, "entities"), *e;
+    assert_int_equal(cJSON_GetArraySize(list), 4);
+    int seen = 0;
+    cJSON_ArrayForEach(e, list)
+    {
+        const char *id = cJSON_GetObjectItem(e, "id")->valuestring;
+        for (const cJSON *other = e->next; other; other = other->next)
+            assert_string_not_equal(id, cJSON_GetObjectItem(other, "id")->valuestring);
+        seen += !strcmp(id, "e2");
+    }
+    assert_int_equal(seen, 1); /* the scene's "e2" kept its id */
+    cJSON_Delete(doc);
+    w = world_open(t);
+    assert_int_equal(host_scene_load(w->f.w, saved), ECS_OK);
+    assert_int_equal(host_entities_live(w->f.w->entities), 4);
+    assert_int_equal(w->tf->count(w->tf->self), 2);
+    assert_int_equal(host_scene_save(w->f.w, path_in(t, "ids-again.json", again)), ECS_OK);
+    EXPECT_SAME_FILE(saved, again);
+}
+
+/* ---- round trips through ecs-host ---- */
+
+static const char mixed_scene[] =
+    "{\"version\": 1, \"editor\": {\"grid\": [1, 2], \"note\": \"kept\"},\n"
+    " \"entities\": [\n"
+    "  {\"id\": \"child\", \"debug_name\": \"Kind \\u00e9\\u6f22\", \"transform\": {\"position\": "
+    "[0.1, -2.5e-3, 1e20], \"rotation\": [0, 0.70710677, 0, 0.70710677], \"parent\": "
+    "\"root\"}},\n"
+    "  {\"id\": \"root\", \"transform\": {\"scale\": [2, 2, 2]}, \"mesh\": [{\"mesh\": \"a.mesh\", "
+    "\"material\": \"m\", \"visible\": false, \"bounds\": {\"min\": [-1, -1, -1], \"max\": [1, "
+    "1, 1]}}, {\"mesh\": \"b.mesh\", " BOUNDS "}]},\n"
+    "  {\"id\": \"ghost\", \"physics\": {\"mass\": 2.5, \"shape\": [\"box\", {\"x\": null}], "
+    "\"on\": true}},\n"
+    "  {\"id\": \"lonely\"}\n"
+    " ],\n"
+    " \"zzz\": 1}\n";
+
+static void Scene_round_trip_is_byte_identical(void **state)
+{
+    scene_test *t = *state;
+    char in[PATH_SIZE], a[PATH_SIZE], b[PATH_SIZE], a2[PATH_SIZE], demo[PATH_SIZE];
+    write_scene(t, "mixed.json", mixed_scene, in);
+    convert(t, t->plugins, in, path_in(t, "a.json", a));
+    convert(t, t->plugins, a, path_in(t, "b.json", b));
+    EXPECT_SAME_FILE(a, b);
+    convert(t, t->plugins, in, path_in(t, "a2.json", a2)); /* saving is deterministic */
+    EXPECT_SAME_FILE(a, a2);
+    cJSON *doc = read_json(a);
+    const cJSON *list = cJSON_GetObjectItem(doc, "entities");
+    assert_int_equal(cJSON_GetArraySize(list), 4); /* "lonely" too: it had an id */
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(list, 0), "debug_name")->valuestring,
+                        "Kind \xc3\xa9\xe6\xbc\xa2");
+    assert_non_null(cJSON_GetObjectItem(doc, "zzz"));
+    cJSON_Delete(doc);
+    snprintf(demo, sizeof demo, "%s/examples/demo.json", SOURCE_ROOT);
+    convert(t, t->plugins, demo, a);
+    convert(t, t->plugins, a, b);
+    EXPECT_SAME_FILE(a, b);
+}
+
+/* Frames between the load and the save change nothing the plugins save. */
+static void Scene_frames_then_save_writes_the_same_scene(void **state)
+{
+    scene_test *t = *state;
+    char in[PATH_SIZE], a[PATH_SIZE], b[PATH_SIZE];
+    write_scene(t, "mixed.json", mixed_scene, in);
+    convert(t, t->plugins, in, path_in(t, "a.json", a));
+    HOST(t, "--frames", "30", "--scene", in, "--save", path_in(t, "b.json", b));
+    EXPECT_CLEAN(t);
+    EXPECT_SAME_FILE(a, b);
+    const char *loaded = strstr(t->run.err, "scene: loaded 4 entities");
+    const char *saved = strstr(t->run.err, "scene: saved 4 entities");
+    assert_true(loaded && saved && loaded < saved);
+}
+
+/* Find the entity with this id in a saved scene's list. */
+static const cJSON *entity_by_id(const cJSON *doc, const char *id)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(doc, "entities"))
+    {
+        const cJSON *i = cJSON_GetObjectItem(e, "id");
+        if (cJSON_IsString(i) && !strcmp(i->valuestring, id)) return e;
+    }
+    return NULL;
+}
+
+/* Without the mesh plugin, every "mesh" value (and every other unknown component, and
+ * unknown top-level keys) comes back unchanged; with it again, the scene is whole. */
+static void Scene_kept_components_survive_without_their_plugin(void **state)
+{
+    scene_test *t = *state;
+    char demo[PATH_SIZE], kept[PATH_SIZE], kept2[PATH_SIZE], full[PATH_SIZE], back[PATH_SIZE];
+    snprintf(demo, sizeof demo, "%s/examples/demo.json", SOURCE_ROOT);
+    convert(t, t->no_mesh, demo, path_in(t, "kept.json", kept));
+    assert_null(strstr(t->run.err, "mesh.so"));
+    convert(t, t->no_mesh, kept, path_in(t, "kept2.json", kept2));
+    EXPECT_SAME_FILE(kept, kept2);
+    cJSON *original = read_json(demo), *saved = read_json(kept);
+    const cJSON *e;
+    int meshes = 0, others = 0;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(original, "entities"))
+    {
+        const cJSON *id = cJSON_GetObjectItem(e, "id"), *c;
+        const cJSON *s = entity_by_id(saved, id->valuestring);
+        if (!s) fail_msg("entity '%s' was not saved", id->valuestring);
+        cJSON_ArrayForEach(c, e)
+        {
+            if (!strcmp(c->string, "mesh") || !strcmp(c->string, "light") ||
+                !strcmp(c->string, "camera")) {
+                if (!cJSON_Compare(c, cJSON_GetObjectItem(s, c->string), true))
+                    fail_msg("entity '%s': \"%s\" changed", id->valuestring, c->string);
+                meshes += !strcmp(c->string, "mesh");
+                others += !!strcmp(c->string, "mesh");
+            }
+        }
+    }
+    assert_true(meshes >= 20 && others >= 3);
+    assert_true(cJSON_Compare(cJSON_GetObjectItem(original, "editor"),
+                              cJSON_GetObjectItem(saved, "editor"), true));
+    cJSON_Delete(original);
+    cJSON_Delete(saved);
+    /* the mesh plugin back: the same file as a save that never lost it */
+    convert(t, t->plugins, demo, path_in(t, "full.json", full));
+    convert(t, t->plugins, kept, path_in(t, "back.json", back));
+    EXPECT_SAME_FILE(full, back);
+}
+
+static void Scene_save_of_an_empty_world(void **state)
+{
+    scene_test *t = *state;
+    char out[PATH_SIZE], again[PATH_SIZE];
+    HOST(t, "--frames", "0", "--save", path_in(t, "empty.json", out));
+    EXPECT_CLEAN(t);
+    cJSON *doc = read_json(out);
+    assert_int_equal(cJSON_GetObjectItem(doc, "version")->valueint, HOST_SCENE_VERSION);
+    assert_true(cJSON_IsArray(cJSON_GetObjectItem(doc, "entities")));
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "entities")), 0);
+    cJSON_Delete(doc);
+    convert(t, t->plugins, out, path_in(t, "empty-again.json", again));
+    EXPECT_ERR(t, "scene: loaded 0 entities");
+    EXPECT_SAME_FILE(out, again);
+}
+
+/* --save writes at exit after SIGTERM just as after the last frame. */
+static void Scene_save_happens_after_sigterm(void **state)
+{
+    scene_test *t = *state;
+    char in[PATH_SIZE], want[PATH_SIZE], got[PATH_SIZE];
+    write_scene(t, "mixed.json", mixed_scene, in);
+    convert(t, t->plugins, in, path_in(t, "want.json", want));
+    const char *argv[MAX_ARGS];
+    host_argv(t, t->plugins,
+              (const char *const[]){"--scene", in, "--save", path_in(t, "got.json", got), NULL},
+              argv);
+    argv[2] = "60"; /* --fps 60: frames until the signal */
+    assert_int_equal(harness_start(&t->proc, argv), 0);
+    if (!harness_wait_output(&t->proc, "scene: loaded 4 entities", SIGNAL_TIMEOUT))
+        fail_msg("%s: never said it loaded the scene", t->cmd);
+    usleep(100 * 1000);                      /* a few frames */
+    assert_int_equal(access(got, F_OK), -1); /* nothing saved before exit */
+    assert_int_equal(kill(t->proc.pid, SIGTERM), 0);
+    assert_int_equal(harness_finish(&t->proc, SIGNAL_TIMEOUT), 0);
+    harness_output_free(&t->run);
+    t->run = t->proc.result;
+    memset(&t->proc.result, 0, sizeof t->proc.result);
+    t->proc.pid = 0;
+    EXPECT_CLEAN(t);
+    EXPECT_ERR(t, "(signal)");
+    EXPECT_ERR(t, "scene: saved 4 entities");
+    EXPECT_SAME_FILE(want, got);
+}
+
+/* Make dir unwritable, even for root (the immutable attribute). False when it cannot be. */
+static bool lock_folder(scene_test *t, const char *dir)
+{
+    t->locked = strdup(dir);
+    assert_non_null(t->locked);
+    assert_int_equal(chmod(dir, 0555), 0);
+    char probe[PATH_SIZE + 16];
+    snprintf(probe, sizeof probe, "%s/probe", dir);
+    int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd < 0) return true; /* the mode is enough */
+    close(fd);
+    unlink(probe);
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY), attr = 0;
+    if (dfd >= 0 && ioctl(dfd, FS_IOC_GETFLAGS, &attr) == 0) {
+        attr |= FS_IMMUTABLE_FL;
+        t->immutable = ioctl(dfd, FS_IOC_SETFLAGS, &attr) == 0;
+    }
+    if (dfd >= 0) close(dfd);
+    fd = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd < 0) return true;
+    close(fd);
+    unlink(probe);
+    return false;
+}
+
+/* A save that cannot write its temporary file fails with exit 1 and one clear line; the
+ * scene already there is untouched and nothing is left beside it. */
+static void Scene_save_into_an_unwritable_folder_keeps_the_old_file(void **state)
+{
+    scene_test *t = *state;
+    char in[PATH_SIZE], dir[PATH_SIZE], old[PATH_SIZE], files[1024], line[4096];
+    write_scene(t, "mixed.json", mixed_scene, in);
+    assert_int_equal(mkdir(path_in(t, "locked", dir), 0700), 0);
+    path_in(t, "locked/scene.json", old);
+    assert_int_equal(harness_write_file(old, "{\"old\": true}\n", 0644), 0);
+    if (!lock_folder(t, dir)) {
+        unlock_folder(t);
+        skip(); /* neither the mode nor the immutable attribute stops this user */
+    }
+    HOST(t, "--frames", "0", "--scene", in, "--save", old);
+    EXPECT_EXIT(t, 1);
+    assert_int_equal(count_lines(t->run.err, "[error]"), 1);
+    assert_true(line_with(t->run.err, "[error]", line, sizeof line));
+    if (!strstr(line, old) || !strstr(line, "cannot create a temporary file beside it")) {
+        dump(t);
+        fail_msg("unclear error line: %s", line);
+    }
+    char *text = read_all(old);
+    assert_string_equal(text, "{\"old\": true}\n");
+    free(text);
+    list_folder(dir, files, sizeof files);
+    assert_string_equal(files, "scene.json ");
+    unlock_folder(t);
+}
+
+/* The temporary file is written but the rename fails (a folder is in the way): exit 1, the
+ * folder is untouched and the temporary file is removed. */
+static void Scene_save_that_cannot_rename_leaves_no_temporary_file(void **state)
+{
+    scene_test *t = *state;
+    char in[PATH_SIZE], dir[PATH_SIZE], target[PATH_SIZE], inside[PATH_SIZE], files[1024];
+    assert_int_equal(mkdir(path_in(t, "out", dir), 0700), 0);
+    path_in(t, "out/scene.json", target);
+    assert_int_equal(mkdir(target, 0700), 0);
+    path_in(t, "out/scene.json/keep", inside);
+    assert_int_equal(harness_write_file(inside, "x", 0644), 0);
+    write_scene(t, "mixed.json", mixed_scene, in);
+    HOST(t, "--frames", "0", "--scene", in, "--save", target);
+    EXPECT_EXIT(t, 1);
+    assert_int_equal(count_lines(t->run.err, "[error]"), 1);
+    EXPECT_ERR(t, "could not write the scene");
+    list_folder(dir, files, sizeof files);
+    assert_string_equal(files, "scene.json ");
+    list_folder(target, files, sizeof files);
+    assert_string_equal(files, "keep ");
+}
+
+/* ---- the documentation and the examples ---- */
+
+/* Every ```json block of docs/scene-format.md is a complete scene that loads cleanly and
+ * round-trips. */
+static void Scene_doc_examples_load(void **state)
+{
+    scene_test *t = *state;
+    char doc_path[PATH_SIZE];
+    snprintf(doc_path, sizeof doc_path, "%s/docs/scene-format.md", SOURCE_ROOT);
+    char *doc = read_all(doc_path);
+    int blocks = 0;
+    for (const char *p = doc; (p = strstr(p, "\n```json\n"));) {
+        p += strlen("\n```json\n");
+        const char *end = strstr(p, "\n```");
+        assert_non_null(end);
+        char *block = strndup(p, (size_t)(end - p + 1));
+        char name[64], path[PATH_SIZE], a[PATH_SIZE], b[PATH_SIZE];
+        snprintf(name, sizeof name, "doc%d.json", blocks++);
+        write_scene(t, name, block, path);
+        HOST(t, "--frames", "0", "--scene", path, "--save", path_in(t, "doc-a.json", a));
+        if (t->run.exit_code != 0 || strstr(t->run.err, "[error]") ||
+            strstr(t->run.err, "[warn]")) {
+            dump(t);
+            fail_msg("example %d of %s does not load cleanly:\n%s", blocks, doc_path, block);
+        }
+        convert(t, t->plugins, a, path_in(t, "doc-b.json", b));
+        EXPECT_SAME_FILE(a, b);
+        free(block);
+        p = end;
+    }
+    free(doc);
+    assert_true(blocks >= 2);
+}
+
+static void Scene_demo_example_loads_with_its_hierarchy(void **state)
+{
+    scene_test *t = *state;
+    char demo[PATH_SIZE], out[PATH_SIZE];
+    snprintf(demo, sizeof demo, "%s/examples/demo.json", SOURCE_ROOT);
+    HOST(t, "--frames", "10", "--stats", "--scene", demo, "--save", path_in(t, "demo.json", out));
+    EXPECT_CLEAN(t);
+    cJSON *doc = read_json(out);
+    int n = cJSON_GetArraySize(cJSON_GetObjectItem(doc, "entities")), depth = 0, kept = 0;
+    assert_true(n >= 20);
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(doc, "entities"))
+    {
+        int d = 1;
+        for (const cJSON *x = e; x && d < 100; d++) {
+            const cJSON *p = cJSON_GetObjectItem(cJSON_GetObjectItem(x, "transform"), "parent");
+            x = cJSON_IsString(p) ? entity_by_id(doc, p->valuestring) : NULL;
+            if (!x) break;
+        }
+        if (d > depth) depth = d;
+        kept += cJSON_GetObjectItem(e, "light") != NULL;
+        assert_non_null(cJSON_GetObjectItem(e, "debug_name"));
+    }
+    assert_true(depth >= 4); /* street -> house -> door -> handle */
+    assert_true(kept >= 1);
+    cJSON_Delete(doc);
+}
+
+/* gen-scene: deterministic for a seed, different for another, loads with ecs-host. */
+static void Scene_generated_scenes_load(void **state)
+{
+    scene_test *t = *state;
+    static const char *const variants[][4] = {{"3000", "--meshes", "0", NULL},
+                                              {"3000", "--meshes", "1", NULL},
+                                              {"2500", "--meshes", "2", NULL}};
+    for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+        const char *argv[] = {
+            GEN_SCENE_PATH, variants[v][0], variants[v][1], variants[v][2], "--seed", "7", NULL};
+        harness_output a = {0}, b = {0}, c = {0};
+        assert_int_equal(harness_run(&a, RUN_TIMEOUT, argv), 0);
+        assert_int_equal(a.exit_code, 0);
+        assert_int_equal(harness_run(&b, RUN_TIMEOUT, argv), 0);
+        assert_string_equal(a.out, b.out);
+        argv[5] = "8";
+        assert_int_equal(harness_run(&c, RUN_TIMEOUT, argv), 0);
+        assert_string_not_equal(a.out, c.out);
+        char path[PATH_SIZE], want[64];
+        write_scene(t, "gen.json", a.out, path);
+        HOST(t, "--frames", "2", "--stats", "--scene", path);
+        EXPECT_CLEAN(t);
+        snprintf(want, sizeof want, "scene: loaded %s entities", variants[v][0]);
+        EXPECT_ERR(t, want);
+        harness_output_free(&a);
+        harness_output_free(&b);
+        harness_output_free(&c);
+    }
+    harness_output r = {0};
+    assert_int_equal(harness_run(&r, RUN_TIMEOUT,
+                                 (const char *const[]){GEN_SCENE_PATH, "5", "--meshes", "3", NULL}),
+                     0);
+    assert_int_equal(r.exit_code, 2);
+    harness_output_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(Scene_syntax_errors_name_the_line_and_column, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(Scene_top_level_must_be_an_object_with_version_1, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(Scene_entities_must_be_an_array_of_objects_with_unique_ids,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(Scene_unknown_references_and_parent_cycles_are_refused,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(Scene_transform_values_are_checked_where_they_are, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(Scene_debug_name_values_are_checked_where_they_are, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(Scene_mesh_values_are_checked_where_they_are, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(Scene_late_errors_are_reported_at_the_bad_entity, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(Scene_empty_missing_and_folder_files_are_refused, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(Scene_failed_load_saves_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(Scene_failed_load_leaves_the_world_as_it_was, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(Scene_forward_references_resolve_in_any_order, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(Scene_entities_made_at_run_time_get_unique_ids, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(Scene_round_trip_is_byte_identical, setup, teardown),
+        cmocka_unit_test_setup_teardown(Scene_frames_then_save_writes_the_same_scene, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(Scene_kept_components_survive_without_their_plugin, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(Scene_save_of_an_empty_world, setup, teardown),
+        cmocka_unit_test_setup_teardown(Scene_save_happens_after_sigterm, setup, teardown),
+        cmocka_unit_test_setup_teardown(Scene_save_into_an_unwritable_folder_keeps_the_old_file,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(Scene_save_that_cannot_rename_leaves_no_temporary_file,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(Scene_doc_examples_load, setup, teardown),
+        cmocka_unit_test_setup_teardown(Scene_demo_example_loads_with_its_hierarchy, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(Scene_generated_scenes_load, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,558 @@
+/* test_sdk.c: the SDK as a third party gets it. The group setup installs this build into
+ * a temporary folder (meson install --destdir) and points PATH and pkg-config at that
+ * install only (PKG_CONFIG_PATH at its pkgconfig folder, PKG_CONFIG_SYSROOT_DIR at the
+ * destdir, so the paths in ecs-plugin.pc resolve inside it). The tests then check what was
+ * installed; build examples/plugin-template with cc + pkg-config, with its Makefile and
+ * with its meson.build, never with an -I into the source tree; run the installed ecs-host
+ * on the installed plugins plus the template with the template's scene; check that every
+ * plugin exports exactly one dynamic symbol; and run every command of
+ * docs/writing-a-plugin.md in order. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#if !defined(MESON_PATH) || !defined(BUILD_ROOT) || !defined(SOURCE_ROOT) ||                       \
+    !defined(INSTALL_BINDIR) || !defined(INSTALL_LIBDIR) || !defined(INSTALL_INCLUDEDIR) ||        \
+    !defined(TRANSFORM_SO) || !defined(MESH_SO) || !defined(DEBUG_NAME_SO)
+#error "tests/meson.build defines the build, source and install paths this test uses"
+#endif
+
+#define TEMPLATE_DIR SOURCE_ROOT "/examples/plugin-template"
+#define DOC_PATH     SOURCE_ROOT "/docs/writing-a-plugin.md"
+#define RUN_TIMEOUT  120.0 /* seconds for one command (a meson setup, a compile, a run) */
+#define MAX_ARGS     64
+#define PATH_SIZE    4096
+
+static const char *const plugin_names[] = {"debug_name", "mesh", "transform"};
+static const char *const sdk_headers[] = {"ecs_plugin.h",    "ecs_soa.h",  "ecs_math.h",
+                                          "transform_api.h", "mesh_api.h", "debug_name_api.h"};
+
+/* ---- the installed tree, made once for the whole group ---- */
+
+typedef struct sdk {
+    char *root; /* temporary folder; everything below is under it */
+    char destdir[PATH_SIZE], bindir[PATH_SIZE], includedir[PATH_SIZE], libdir[PATH_SIZE];
+    char plugindir[PATH_SIZE], pcdir[PATH_SIZE], host[PATH_SIZE];
+    char template_so[PATH_SIZE]; /* bob.so built by Sdk_template_builds_with_cc_and_pkg_config */
+    char cmd[8192];              /* the last command line, for messages */
+    harness_output run;          /* the last finished run */
+} sdk;
+
+static sdk *S; /* the group's state (cmocka passes it to each test too) */
+
+/* printf into out (PATH_SIZE bytes); a path that does not fit fails the test. */
+__attribute__((format(printf, 2, 3))) static void pathf(char *out, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(out, PATH_SIZE, fmt, ap);
+    va_end(ap);
+    if (n < 0 || n >= PATH_SIZE) fail_msg("path too long: %s...", out);
+}
+
+/* out = a followed by b. */
+static void path(char *out, const char *a, const char *b)
+{
+    pathf(out, "%s%s", a, b);
+}
+
+/* Run argv (NULL-terminated) into S->run. Returns 0, or an errno value when the program
+ * could not be started (ENOENT: not installed). */
+static int run_argv(const char *const *argv, double timeout)
+{
+    size_t used = 0;
+    S->cmd[0] = '\0';
+    for (const char *const *a = argv; *a && used < sizeof S->cmd; a++)
+        used +=
+            (size_t)snprintf(S->cmd + used, sizeof S->cmd - used, "%s%s", a == argv ? "" : " ", *a);
+    harness_output_free(&S->run);
+    return harness_run(&S->run, timeout, argv);
+}
+
+static void dump(void)
+{
+    fprintf(stderr,
+            "command: %s\nexit code %d, signal %d%s\n--- stdout ---\n%s--- stderr ---\n%s---\n",
+            S->cmd, S->run.exit_code, S->run.term_signal, S->run.timed_out ? " (timed out)" : "",
+            S->run.out ? S->run.out : "", S->run.err ? S->run.err : "");
+}
+
+/* Run argv and fail the test unless it exits with `code`. */
+static void run_expect(const char *const *argv, int code, const char *file, int line)
+{
+    int rc = run_argv(argv, RUN_TIMEOUT);
+    if (rc != 0) {
+        print_error("cannot run %s: %s\n", argv[0], strerror(rc));
+        _fail(file, line);
+    }
+    if (S->run.exit_code == code && S->run.term_signal == 0 && !S->run.timed_out) return;
+    print_error("expected exit code %d\n", code);
+    dump();
+    _fail(file, line);
+}
+#define RUN(code, ...)                                                                             \
+    run_expect((const char *const[]){__VA_ARGS__, NULL}, code, __FILE__, __LINE__)
+
+/* Fail unless the last run's stdout (out) or stderr (err) holds needle. */
+static void expect_in(const char *text, const char *needle, const char *file, int line)
+{
+    if (text && strstr(text, needle)) return;
+    print_error("expected to find \"%s\"\n", needle);
+    dump();
+    _fail(file, line);
+}
+#define EXPECT_OUT(s) expect_in(S->run.out, s, __FILE__, __LINE__)
+#define EXPECT_ERR(s) expect_in(S->run.err, s, __FILE__, __LINE__)
+
+static void expect_not_in(const char *text, const char *needle, const char *file, int line)
+{
+    if (!text || !strstr(text, needle)) return;
+    print_error("did not expect \"%s\"\n", needle);
+    dump();
+    _fail(file, line);
+}
+#define EXPECT_ERR_ABSENT(s) expect_not_in(S->run.err, s, __FILE__, __LINE__)
+
+/* Is name an executable in PATH? */
+static bool program_in_path(const char *name)
+{
+    const char *p = getenv("PATH");
+    while (p && *p) {
+        const char *end = strchr(p, ':');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char full[PATH_SIZE];
+        snprintf(full, sizeof full, "%.*s/%s", (int)len, p, name);
+        if (access(full, X_OK) == 0) return true;
+        p = end ? end + 1 : NULL;
+    }
+    return false;
+}
+
+#define NEED_PROGRAM(name)                                                                         \
+    do {                                                                                           \
+        if (!program_in_path(name)) {                                                              \
+            print_message("# no '%s' in PATH: test skipped\n", name);                              \
+            skip();                                                                                \
+        }                                                                                          \
+    } while (0)
+
+static int set_env(const char *name, const char *value)
+{
+    if (setenv(name, value, 1) == 0) return 0;
+    fprintf(stderr, "setenv %s: %s\n", name, strerror(errno));
+    return -1;
+}
+
+/* meson install --destdir ROOT/destdir; PATH and pkg-config pointed at the result. */
+static int group_setup(void **state)
+{
+    static sdk s;
+    S = &s;
+    if (!(s.root = harness_make_tmpdir("ecs-sdk-test"))) {
+        fprintf(stderr, "cannot make a temporary folder: %s\n", strerror(errno));
+        return -1;
+    }
+    path(s.destdir, s.root, "/destdir");
+    path(s.bindir, s.destdir, INSTALL_BINDIR);
+    path(s.includedir, s.destdir, INSTALL_INCLUDEDIR "/ecs-host");
+    path(s.libdir, s.destdir, INSTALL_LIBDIR);
+    path(s.plugindir, s.libdir, "/ecs-host/plugins");
+    path(s.pcdir, s.libdir, "/pkgconfig");
+    path(s.host, s.bindir, "/ecs-host");
+    const char *const install[] = {MESON_PATH, "install",   "-C",      BUILD_ROOT, "--no-rebuild",
+                                   "--quiet",  "--destdir", s.destdir, NULL};
+    int rc = run_argv(install, RUN_TIMEOUT);
+    if (rc != 0 || s.run.exit_code != 0) {
+        fprintf(stderr, "meson install failed (%s)\n", rc ? strerror(rc) : "exit status");
+        dump();
+        harness_remove_tree(s.root); /* the group teardown does not run after this */
+        return -1;
+    }
+    char search[2 * PATH_SIZE + 8];
+    const char *old_path = getenv("PATH");
+    snprintf(search, sizeof search, "%s:%s", s.bindir, old_path ? old_path : "/usr/bin:/bin");
+    if (set_env("PATH", search) || set_env("PKG_CONFIG_PATH", s.pcdir) ||
+        set_env("PKG_CONFIG_SYSROOT_DIR", s.destdir))
+        return -1;
+    *state = &s;
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    harness_output_free(&S->run);
+    if (S->root && harness_remove_tree(S->root) != 0)
+        fprintf(stderr, "could not remove %s: %s\n", S->root, strerror(errno));
+    free(S->root);
+    return 0;
+}
+
+/* ---- helpers on files ---- */
+
+static void expect_file(const char *file_path, const char *file, int line)
+{
+    struct stat st;
+    if (stat(file_path, &st) == 0 && S_ISREG(st.st_mode)) return;
+    print_error("%s: not installed (%s)\n", file_path, strerror(errno));
+    _fail(file, line);
+}
+#define EXPECT_FILE(p) expect_file(p, __FILE__, __LINE__)
+
+/* Fail unless `nm -D --defined-only so` lists exactly one symbol: ecs_plugin_entry, a
+ * function (T). */
+static void expect_one_export(const char *so, const char *file, int line)
+{
+    run_expect((const char *const[]){"nm", "-D", "--defined-only", so, NULL}, 0, file, line);
+    int lines = 0;
+    for (const char *l = S->run.out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : "")
+        if (*l != '\n') lines++;
+    if (lines == 1 && strstr(S->run.out, " T ecs_plugin_entry\n")) return;
+    print_error("%s: expected one exported symbol, ecs_plugin_entry; nm lists %d:\n%s", so, lines,
+                S->run.out);
+    _fail(file, line);
+}
+#define EXPECT_ONE_EXPORT(so) expect_one_export(so, __FILE__, __LINE__)
+
+/* Split s (modified) at blanks into argv[*n...]; pkg-config output has no quoting. */
+static void split_words(char *s, const char **argv, size_t *n)
+{
+    for (char *w = strtok(s, " \t\n"); w && *n < MAX_ARGS - 8; w = strtok(NULL, " \t\n"))
+        argv[(*n)++] = w;
+}
+
+/* The output of `pkg-config ARG ecs-plugin`, malloc'd. */
+static char *pkg_config(const char *arg)
+{
+    RUN(0, "pkg-config", arg, "ecs-plugin");
+    char *copy = strdup(S->run.out);
+    assert_non_null(copy);
+    return copy;
+}
+
+/* The JSON of entity `id` in a saved scene, or NULL. */
+static const cJSON *scene_entity(const cJSON *scene, const char *id)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(scene, "entities"))
+    {
+        const cJSON *eid = cJSON_GetObjectItemCaseSensitive(e, "id");
+        if (cJSON_IsString(eid) && strcmp(eid->valuestring, id) == 0) return e;
+    }
+    return NULL;
+}
+
+/* Element k of the number array at obj.a.b, or NAN. */
+static double number_at(const cJSON *obj, const char *a, const char *b, int k)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, a), b);
+    if (k >= 0) x = cJSON_GetArrayItem(x, k);
+    return cJSON_IsNumber(x) ? x->valuedouble : NAN;
+}
+
+static cJSON *read_json(const char *file_path)
+{
+    char *text = harness_read_file(file_path, NULL);
+    if (!text) fail_msg("cannot read %s", file_path);
+    cJSON *j = cJSON_Parse(text);
+    if (!j) fail_msg("%s is not JSON:\n%s", file_path, text);
+    free(text);
+    return j;
+}
+
+/* ---- what is installed ---- */
+
+static void Sdk_install_puts_host_headers_plugins_and_pc_file_in_place(void **state)
+{
+    char p[PATH_SIZE];
+    EXPECT_FILE(S->host);
+    for (size_t i = 0; i < sizeof sdk_headers / sizeof sdk_headers[0]; i++) {
+        pathf(p, "%s/%s", S->includedir, sdk_headers[i]);
+        EXPECT_FILE(p);
+    }
+    for (size_t i = 0; i < sizeof plugin_names / sizeof plugin_names[0]; i++) {
+        pathf(p, "%s/%s.so", S->plugindir, plugin_names[i]);
+        EXPECT_FILE(p);
+    }
+    path(p, S->pcdir, "/ecs-plugin.pc");
+    EXPECT_FILE(p);
+    char *pc = harness_read_file(p, NULL);
+    assert_non_null(pc);
+    assert_non_null(strstr(pc, "\nRequires: libcjson\n"));
+    assert_non_null(strstr(pc, "\nplugindir=${libdir}/ecs-host/plugins\n"));
+    assert_non_null(strstr(pc, "\nCflags: -I${includedir}/ecs-host\n"));
+    assert_null(strstr(pc, "\nLibs:")); /* header-only: Cflags only */
+    free(pc);
+    RUN(0, S->host, "--version");
+    EXPECT_OUT("ecs-host ");
+}
+
+static void Sdk_pkg_config_points_into_the_install_only(void **state)
+{
+    char want[PATH_SIZE];
+    char *cflags = pkg_config("--cflags");
+    pathf(want, "-I%s", S->includedir);
+    if (!strstr(cflags, want)) fail_msg("--cflags lacks %s: %s", want, cflags);
+    if (strstr(cflags, SOURCE_ROOT)) fail_msg("--cflags names the source tree: %s", cflags);
+    free(cflags);
+    char *dir = pkg_config("--variable=plugindir");
+    dir[strcspn(dir, "\n")] = '\0';
+    assert_string_equal(dir, S->plugindir);
+    free(dir);
+    char *libs = pkg_config("--libs");
+    assert_non_null(strstr(libs, "-lcjson")); /* through Requires: libcjson */
+    free(libs);
+}
+
+/* ---- exported symbols ---- */
+
+static void Sdk_each_plugin_exports_exactly_one_symbol(void **state)
+{
+    NEED_PROGRAM("nm");
+    char p[PATH_SIZE];
+    static const char *const built[] = {TRANSFORM_SO, MESH_SO, DEBUG_NAME_SO};
+    for (size_t i = 0; i < sizeof built / sizeof built[0]; i++) EXPECT_ONE_EXPORT(built[i]);
+    for (size_t i = 0; i < sizeof plugin_names / sizeof plugin_names[0]; i++) {
+        pathf(p, "%s/%s.so", S->plugindir, plugin_names[i]);
+        EXPECT_ONE_EXPORT(p);
+    }
+}
+
+/* ---- the template, built three ways against the install ---- */
+
+static void Sdk_template_builds_with_cc_and_pkg_config(void **state)
+{
+    NEED_PROGRAM("cc");
+    NEED_PROGRAM("nm");
+    char *cflags = pkg_config("--cflags"), *libs = pkg_config("--libs");
+    const char *argv[MAX_ARGS] = {"cc",         "-std=c11", "-Wall",
+                                  "-Wextra",    "-Werror",  "-O2",
+                                  "-shared",    "-fPIC",    "-fvisibility=hidden",
+                                  "-Wl,-z,defs"};
+    size_t n = 10;
+    split_words(cflags, argv, &n);
+    path(S->template_so, S->root, "/bob.so");
+    argv[n++] = "-o";
+    argv[n++] = S->template_so;
+    argv[n++] = TEMPLATE_DIR "/bob.c";
+    split_words(libs, argv, &n);
+    argv[n++] = "-lm";
+    argv[n] = NULL;
+    run_expect(argv, 0, __FILE__, __LINE__);
+    free(cflags);
+    free(libs);
+    EXPECT_ONE_EXPORT(S->template_so);
+}
+
+static void Sdk_template_builds_with_its_makefile(void **state)
+{
+    NEED_PROGRAM("make");
+    NEED_PROGRAM("cc");
+    char dir[PATH_SIZE], so[PATH_SIZE];
+    path(dir, S->root, "/make");
+    path(so, dir, "/bob.so");
+    assert_int_equal(mkdir(dir, 0700), 0);
+    RUN(0, "make", "-C", dir, "-f", TEMPLATE_DIR "/Makefile", "CFLAGS=-O2 -Werror");
+    EXPECT_ONE_EXPORT(so);
+}
+
+static void Sdk_template_builds_with_its_meson_build(void **state)
+{
+    char dir[PATH_SIZE], so[PATH_SIZE];
+    path(dir, S->root, "/meson-build");
+    path(so, dir, "/bob.so");
+    RUN(0, MESON_PATH, "setup", "--werror", dir, TEMPLATE_DIR);
+    EXPECT_OUT("Run-time dependency ecs-plugin found: YES");
+    RUN(0, MESON_PATH, "compile", "-C", dir);
+    EXPECT_ONE_EXPORT(so);
+}
+
+/* ---- the installed host on the installed plugins plus the template ---- */
+
+/* ROOT/run/plugins (0700) with copies of the installed plugins and the template. */
+static void make_run_dir(char *dir)
+{
+    char p[PATH_SIZE], src[PATH_SIZE];
+    path(p, S->root, "/run");
+    assert_int_equal(mkdir(p, 0700), 0);
+    path(dir, p, "/plugins");
+    assert_int_equal(mkdir(dir, 0700), 0);
+    for (size_t i = 0; i < sizeof plugin_names / sizeof plugin_names[0]; i++) {
+        pathf(src, "%s/%s.so", S->plugindir, plugin_names[i]);
+        pathf(p, "%s/%s.so", dir, plugin_names[i]);
+        assert_int_equal(harness_copy_file(src, p, 0755), 0);
+    }
+    if (!S->template_so[0]) fail_msg("bob.so was not built (see the cc test)");
+    path(p, dir, "/bob.so");
+    assert_int_equal(harness_copy_file(S->template_so, p, 0755), 0);
+}
+
+static void Sdk_installed_host_runs_the_template_with_its_scene(void **state)
+{
+    char dir[PATH_SIZE], saved[PATH_SIZE];
+    make_run_dir(dir);
+    path(saved, S->root, "/run/saved.json");
+    RUN(0, S->host, "--list", dir);
+    EXPECT_OUT("name: bob  version: 1.0.0");
+    EXPECT_OUT("depends on: transform");
+    RUN(0, S->host, "--strict", "--fps", "0", "--frames", "10", "--scene",
+        TEMPLATE_DIR "/scene.json", "--save", saved, dir);
+    EXPECT_ERR("loaded bob 1.0.0 from bob.so (1 managers, 0 APIs)");
+    EXPECT_ERR("loaded 2 entities");
+    EXPECT_ERR_ABSENT("[error]");
+    EXPECT_ERR_ABSENT("[warn]");
+
+    cJSON *scene = read_json(saved);
+    const cJSON *buoy = scene_entity(scene, "buoy"), *lamp = scene_entity(scene, "lamp");
+    assert_non_null(buoy);
+    assert_non_null(lamp);
+    /* bob's data came back, with the centre it took from the transform */
+    assert_true(number_at(buoy, "bob", "amplitude", -1) == 0.5);
+    assert_true(number_at(lamp, "bob", "frequency", -1) == 2.0);
+    assert_true(number_at(lamp, "bob", "center", 1) == 2.0);
+    assert_true(number_at(buoy, "bob", "center", 1) == 0.0);
+    /* and its update moved the transforms: the lamp swings along x by 0.1 cos(4 pi t),
+     * about 0.1 in the first 10 fast frames; the buoy by at most 0.5 along y */
+    double x = number_at(lamp, "transform", "position", 0);
+    if (!(x > 0.05 && x < 0.1001)) fail_msg("lamp x = %g, expected about 0.1", x);
+    assert_true(number_at(lamp, "transform", "position", 1) == 2.0);
+    assert_true(fabs(number_at(buoy, "transform", "position", 1)) <= 0.5);
+    cJSON_Delete(scene);
+
+    RUN(0, S->host, "--strict", "--frames", "1", "--scene", saved, dir); /* loads back */
+    EXPECT_ERR("loaded 2 entities");
+}
+
+static void Sdk_template_reports_bad_scene_values_with_their_place(void **state)
+{
+    char dir[PATH_SIZE], bad[PATH_SIZE];
+    path(dir, S->root, "/run/plugins");
+    path(bad, S->root, "/run/bad.json");
+    assert_int_equal(harness_write_file(bad,
+                                        "{\"version\": 1, \"entities\": [\n"
+                                        "  {\"id\": \"a\", \"bob\": {\"amplitude\": \"loud\"}}]}\n",
+                                        0644),
+                     0);
+    RUN(1, S->host, "--frames", "0", "--scene", bad, dir);
+    EXPECT_ERR("bad.json:2:");
+    EXPECT_ERR("entities[0].bob.amplitude: expected a finite number");
+}
+
+/* ---- docs/writing-a-plugin.md, every command in order ---- */
+
+/* Write the doc's runnable blocks to out as one shell script: ```sh blocks as they are,
+ * ```LANG file=NAME blocks as heredocs that write NAME (append to it when an earlier
+ * block wrote it). Other blocks (```json without file=, ```meson...) are shown, not run.
+ * Returns the number of blocks taken. */
+static int doc_script(const char *md, FILE *out)
+{
+    char written[64][128];
+    int nwritten = 0, blocks = 0, line_no = 0;
+    bool in_block = false, take = false, heredoc = false;
+    for (const char *line = md; line && *line;) {
+        const char *end = strchr(line, '\n');
+        int len = end ? (int)(end - line) : (int)strlen(line);
+        int indent = (int)strspn(line, " ");
+        bool fence = len - indent >= 3 && strncmp(line + indent, "```", 3) == 0;
+        line_no++;
+        if (fence && !in_block) {
+            char info[256];
+            snprintf(info, sizeof info, "%.*s", len - indent - 3, line + indent + 3);
+            const char *file = strstr(info, " file=");
+            in_block = true;
+            take = strcmp(info, "sh") == 0 || file;
+            blocks += take;
+            if (strcmp(info, "sh") == 0) {
+                fprintf(out, "echo '### writing-a-plugin.md:%d' >&2\n", line_no);
+            } else if (file) {
+                bool again = false;
+                file += strlen(" file=");
+                for (int i = 0; i < nwritten; i++) again |= strcmp(written[i], file) == 0;
+                if (!again && nwritten < 64)
+                    snprintf(written[nwritten++], sizeof written[0], "%s", file);
+                fprintf(out, "cat %s '%s' <<'ECS_DOC_EOF'\n", again ? ">>" : ">", file);
+                heredoc = true;
+            }
+        } else if (fence) {
+            if (heredoc) fprintf(out, "ECS_DOC_EOF\n");
+            in_block = heredoc = false;
+        } else if (in_block && take) {
+            fprintf(out, "%.*s\n", len, line);
+        }
+        line = end ? end + 1 : NULL;
+    }
+    return blocks;
+}
+
+static void Docs_writing_a_plugin_runs_in_order(void **state)
+{
+    NEED_PROGRAM("cc");
+    NEED_PROGRAM("nm");
+    char dir[PATH_SIZE], script[PATH_SIZE], p[PATH_SIZE];
+    path(dir, S->root, "/doc");
+    path(script, S->root, "/doc.sh");
+    assert_int_equal(mkdir(dir, 0700), 0);
+    char *md = harness_read_file(DOC_PATH, NULL);
+    assert_non_null(md);
+    FILE *f = fopen(script, "w");
+    assert_non_null(f);
+    fprintf(f, "set -eu\ncd '%s'\n", dir);
+    int blocks = doc_script(md, f);
+    assert_int_equal(fclose(f), 0);
+    free(md);
+    assert_true(blocks >= 10);
+    RUN(0, "sh", script);
+    EXPECT_OUT("ecs-host "); /* section 1 */
+    EXPECT_OUT(S->plugindir);
+    EXPECT_ERR_ABSENT("warning:"); /* the doc's code compiles clean with -Wall -Wextra */
+    EXPECT_ERR("[info] hello: updated 3 times");
+    EXPECT_OUT("name: spin  version: 1.0.0");
+    EXPECT_OUT("depends on: transform");
+    EXPECT_ERR("loaded 3 entities from scene.json");
+    EXPECT_ERR("saved 3 entities to saved.json");
+    EXPECT_OUT("\"spin\":");
+    EXPECT_ERR("bad.json:1:59: entities[0].spin.speed: expected a number (degrees)");
+    EXPECT_OUT("ecs-host refused bad.json (exit status 1)");
+    /* two `nm` runs, each listing the entry point alone */
+    const char *first = strstr(S->run.out, " T ecs_plugin_entry\n");
+    assert_non_null(first);
+    assert_non_null(strstr(first + 1, " T ecs_plugin_entry\n"));
+
+    path(p, dir, "/my-plugins/saved.json");
+    cJSON *scene = read_json(p);
+    const cJSON *wheel = scene_entity(scene, "wheel");
+    assert_non_null(wheel);
+    assert_true(number_at(wheel, "spin", "speed", -1) == 90.0);
+    double angle = number_at(wheel, "spin", "angle", -1);
+    if (!(angle > 0.0 && angle < 360.0)) fail_msg("wheel angle %g after one second", angle);
+    assert_non_null(scene_entity(scene, "sign")); /* no spin, still saved */
+    cJSON_Delete(scene);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(Sdk_install_puts_host_headers_plugins_and_pc_file_in_place),
+        cmocka_unit_test(Sdk_pkg_config_points_into_the_install_only),
+        cmocka_unit_test(Sdk_each_plugin_exports_exactly_one_symbol),
+        cmocka_unit_test(Sdk_template_builds_with_cc_and_pkg_config),
+        cmocka_unit_test(Sdk_template_builds_with_its_makefile),
+        cmocka_unit_test(Sdk_template_builds_with_its_meson_build),
+        cmocka_unit_test(Sdk_installed_host_runs_the_template_with_its_scene),
+        cmocka_unit_test(Sdk_template_reports_bad_scene_values_with_their_place),
+        cmocka_unit_test(Docs_writing_a_plugin_runs_in_order),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
