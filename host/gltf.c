@@ -385,14 +385,18 @@ static bool link_children(gltf *g)
     return true;
 }
 
-/* An error for the loop of parents through node j: "0 <- 1 <- 0" (at most 8 shown). */
+/* An error for the loop of parents through node j: "0 <- 1 <- 0" (a long one cut with
+ * "..."). Returns false. */
 static bool fail_loop(gltf *g, int j)
 {
     char chain[192]; /* 11 + 9 x 15 bytes at most */
     int used = snprintf(chain, sizeof chain, "%d", j), k = g->parent[j];
     for (int n = 0; n < 8 && k != j; n++, k = g->parent[k])
         used += snprintf(chain + used, sizeof chain - (size_t)used, " <- %d", k);
-    snprintf(chain + used, sizeof chain - (size_t)used, k == j ? " <- %d" : " <- ...", j);
+    if (k == j)
+        snprintf(chain + used, sizeof chain - (size_t)used, " <- %d", j);
+    else
+        snprintf(chain + used, sizeof chain - (size_t)used, " <- ...");
     fail(g, g->nodes.item[j], "node %d is its own ancestor (child <- parent: %s)", j, chain);
     return false;
 }
@@ -416,34 +420,47 @@ static bool check_acyclic(gltf *g)
     return !g->failed;
 }
 
-/* The nodes to import from: the roots of the default scene, else of scene 0, else every
- * node without a parent. Into *roots (malloc'd) and *n. */
+/* The roots of scene s (its "nodes": distinct, none a child) into roots and *n. */
+static bool scene_roots(gltf *g, int s, int *roots, int *n)
+{
+    const cJSON *list =
+        member(g, g->scenes.item[s], "nodes", cJSON_IsArray, "an array of node indices");
+    const cJSON *x;
+    bool *listed = calloc((size_t)g->nodes.count + 1, sizeof *listed);
+    if (!listed) return out_of_memory(g);
+    cJSON_ArrayForEach(x, list)
+    {
+        int r;
+        if (!index_in(g, x, &g->nodes, &r)) break;
+        if (g->parent[r] >= 0) {
+            fail(g, x, "node %d is a root of scene %d but also a child of node %d", r, s,
+                 g->parent[r]);
+            break;
+        }
+        if (listed[r]) {
+            fail(g, x, "node %d is listed twice in scene %d", r, s);
+            break;
+        }
+        listed[r] = true;
+        roots[(*n)++] = r; /* distinct: at most nodes.count of them */
+    }
+    free(listed);
+    return !g->failed;
+}
+
+/* The nodes to import from: the roots of the default scene, else of scene 0, else (no
+ * scenes) every node without a parent. Into *roots (malloc'd) and *n. */
 static bool pick_roots(gltf *g, int **roots, int *n)
 {
-    const cJSON *pick = cJSON_GetObjectItemCaseSensitive(g->root, "scene"), *list = NULL, *x;
+    const cJSON *pick = cJSON_GetObjectItemCaseSensitive(g->root, "scene");
     int s = 0;
     *n = 0;
     if (!(*roots = malloc(((size_t)g->nodes.count + 1) * sizeof **roots))) return out_of_memory(g);
     if (pick && !index_in(g, pick, &g->scenes, &s)) return false;
-    if (!g->scenes.count) {
-        for (int i = 0; i < g->nodes.count; i++)
-            if (g->parent[i] < 0) (*roots)[(*n)++] = i;
-        return true;
-    }
-    list = member(g, g->scenes.item[s], "nodes", cJSON_IsArray, "an array of node indices");
-    cJSON_ArrayForEach(x, list)
-    {
-        int r, k;
-        if (!index_in(g, x, &g->nodes, &r)) return false;
-        if (g->parent[r] >= 0)
-            return fail(g, x, "node %d is a root of scene %d but also a child of node %d", r, s,
-                        g->parent[r]),
-                   false;
-        for (k = 0; k < *n && (*roots)[k] != r; k++) continue;
-        if (k < *n) return fail(g, x, "node %d is listed twice in scene %d", r, s), false;
-        (*roots)[(*n)++] = r;
-    }
-    return !g->failed;
+    if (g->scenes.count) return scene_roots(g, s, *roots, n);
+    for (int i = 0; i < g->nodes.count; i++)
+        if (g->parent[i] < 0) (*roots)[(*n)++] = i;
+    return true;
 }
 
 /* ---- building entities ---- */
@@ -697,8 +714,8 @@ static cJSON *primitive(gltf *g, const cJSON *prim, int m, int j)
     return NULL;
 }
 
-/* "mesh": one entry per primitive of the node's mesh; nothing without a mesh (or with
- * no primitives). */
+/* "mesh": one entry per primitive of the node's mesh; nothing without a mesh. A mesh
+ * without primitives is an error (glTF requires at least one). */
 static bool add_meshes(gltf *g, cJSON *e, int i)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(g->nodes.item[i], "mesh"), *prims, *p;
@@ -772,13 +789,12 @@ static cJSON *build_scene(gltf *g)
 {
     int *roots = NULL, n = 0;
     cJSON *scene = cJSON_CreateObject(), *list = cJSON_CreateArray();
-    if (!scene) {
+    if (!scene || !add(g, scene, "version", cJSON_CreateNumber(1))) {
+        cJSON_Delete(scene);
         cJSON_Delete(list);
         return out_of_memory(g), NULL;
     }
-    if (add(g, scene, "version", cJSON_CreateNumber(1)) && add(g, scene, "entities", list) &&
-        pick_roots(g, &roots, &n))
-        walk(g, roots, n, list);
+    if (add(g, scene, "entities", list) && pick_roots(g, &roots, &n)) walk(g, roots, n, list);
     free(roots);
     if (!g->failed) return scene;
     cJSON_Delete(scene);

@@ -369,8 +369,8 @@ static void check_meshes(gtest *t, const reference *ref, const char *path, int i
     }
 }
 
-/* Load a real file and compare everything with the reference; returns the entity count
- * (also checked against `entities`, the count the file is known to give). */
+/* Load a real file and compare everything with the reference; the entity count is also
+ * checked against `entities`, the count the file is known to give. */
 static void check_file(gtest *t, const char *path, int entities)
 {
     reference ref;

@@ -113,6 +113,17 @@ static const cJSON *entity_by_id(const cJSON *list, const char *id)
     return NULL;
 }
 
+/* True when a and b print the same (cJSON_Compare is false for an object with a repeated
+ * key, even against itself). */
+static bool same_json(const cJSON *a, const cJSON *b)
+{
+    char *x = a ? cJSON_PrintUnformatted(a) : NULL, *y = b ? cJSON_PrintUnformatted(b) : NULL;
+    bool same = x && y && strcmp(x, y) == 0;
+    free(x);
+    free(y);
+    return same;
+}
+
 /* True when two saves hold the same scene: the same top-level keys and values, and the
  * same entities (by id) with the same components. The order of the entities may differ:
  * a save lists them in entity index order, and indices freed by earlier inputs come back
@@ -123,18 +134,17 @@ static bool same_scene(const char *path_a, const char *path_b)
     cJSON *a = host_json_read_file(path_a, err, sizeof err);
     cJSON *b = host_json_read_file(path_b, err, sizeof err);
     const cJSON *la = cJSON_GetObjectItemCaseSensitive(a, "entities");
-    const cJSON *lb = cJSON_GetObjectItemCaseSensitive(b, "entities"), *x;
+    const cJSON *lb = cJSON_GetObjectItemCaseSensitive(b, "entities"), *x, *y;
     bool same = a && b && cJSON_GetArraySize(a) == cJSON_GetArraySize(b) &&
                 cJSON_GetArraySize(la) == cJSON_GetArraySize(lb);
-    for (x = a ? a->child : NULL; same && x; x = x->next)
-        same = !strcmp(x->string, "entities") ||
-               cJSON_Compare(x, cJSON_GetObjectItemCaseSensitive(b, x->string), true);
+    for (x = a ? a->child : NULL, y = b ? b->child : NULL; same && x && y;
+         x = x->next, y = y->next) /* top-level keys: in the same order */
+        same = !strcmp(x->string, y->string) && (x == la || same_json(x, y));
     const cJSON *walk = same ? la : NULL;
     cJSON_ArrayForEach(x, walk)
     {
         const cJSON *id = cJSON_GetObjectItemCaseSensitive(x, "id");
-        same =
-            same && cJSON_IsString(id) && cJSON_Compare(x, entity_by_id(lb, id->valuestring), true);
+        same = same && cJSON_IsString(id) && same_json(x, entity_by_id(lb, id->valuestring));
     }
     cJSON_Delete(a);
     cJSON_Delete(b);
