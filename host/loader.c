@@ -49,7 +49,7 @@ static void skip(host_world *w, host_plugin *p, const char *fmt, ...)
     va_end(ap);
     p->status = HOST_PLUGIN_SKIPPED;
     w->bad_plugins++;
-    host_error("loader", "%s: skipped: %s", p->path, p->reason);
+    if (!w->quiet_skips) host_error("loader", "%s: skipped: %s", p->path, p->reason);
     if (p->dl) {
         dlclose(p->dl);
         p->dl = NULL;

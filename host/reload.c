@@ -14,6 +14,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,11 +35,34 @@ struct host_reloader {
     unsigned done, failed;
 };
 
+/* Remove the private folders of hosts that died without cleaning up (named by pid). */
+static void sweep_stale(const char *base)
+{
+    DIR *d = opendir(base);
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        int pid = 0;
+        char rest[64];
+        if (sscanf(de->d_name, "ecs-host-%d-%63s", &pid, rest) != 2 || pid <= 0) continue;
+        if (kill(pid, 0) == 0 || errno != ESRCH) continue; /* alive, or not ours to judge */
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", base, de->d_name);
+        host_world tmp = {.private_dir = strdup(path)};
+        if (tmp.private_dir) {
+            host_info("reload", "removing %s, left by a host that died (pid %d)", path, pid);
+            host_reloader_cleanup(&tmp);
+        }
+    }
+    if (d) closedir(d);
+}
+
 host_reloader *host_reloader_new(host_world *w, const char *dir, const host_reload_options *opt)
 {
     const char *base = getenv("XDG_RUNTIME_DIR");
+    base = base && *base ? base : "/tmp";
+    sweep_stale(base);
     char tmpl[PATH_MAX];
-    snprintf(tmpl, sizeof tmpl, "%s/ecs-host-XXXXXX", base && *base ? base : "/tmp");
+    snprintf(tmpl, sizeof tmpl, "%s/ecs-host-%d-XXXXXX", base, (int)getpid());
     host_reloader *r = calloc(1, sizeof *r);
     if (!r || !mkdtemp(tmpl) || !(w->private_dir = strdup(tmpl)) || !(r->dir = strdup(dir))) {
         host_error("reload", "cannot create the private plugin folder %s: %s", tmpl,
@@ -488,7 +512,9 @@ static void apply(host_reloader *r, const char *file, uint64_t changed_at)
         return;
     }
     int bad_before = w->bad_plugins;
+    w->quiet_skips = true; /* one line per bad build: the reloader's */
     host_plugin *n = host_plugin_open(w, path, file);
+    w->quiet_skips = false;
     w->bad_plugins = bad_before; /* a bad build is reported here, not counted for --strict */
     if (!n) {
         host_error("reload", "%s: out of memory", path);

@@ -475,10 +475,12 @@ const char *host_scene_id_of(host_world *w, ecs_entity e)
         v->written = wr;
         v->cap = cap;
     }
+    /* "e<index>" is unique among made ids (one per index); it only has to avoid the ids
+     * that came from scenes, which are all in the set */
     char id[32];
     snprintf(id, sizeof id, "e%u", idx);
     for (unsigned k = 2; id_used(v, id); k++) snprintf(id, sizeof id, "e%u_%u", idx, k);
-    if (!(v->made[idx] = strdup(id)) || !use_id(v, v->made[idx])) return v->failed = true, NULL;
+    if (!(v->made[idx] = strdup(id))) return v->failed = true, NULL;
     if (v->ref_count == v->ref_cap) {
         uint32_t cap = v->ref_cap ? v->ref_cap * 2 : 256;
         ecs_entity *r = realloc(v->referenced, cap * sizeof *r);

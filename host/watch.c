@@ -3,7 +3,9 @@
  * One entry per *.so path ever seen: `reported` is its state when last reported (or at
  * the start), `seen` the latest state observed, `pending` whether a change awaits its
  * quiet period. Invariant: an entry is pending exactly while a change was noticed and not
- * yet settled.
+ * yet settled, and `writing` while inotify saw it created or modified but not closed.
+ * A file is reported once its quiet period passed, nobody writes it, it is not empty, and
+ * (for a deletion) it stayed away for DELETE_GRACE_NS.
  */
 #include "watch.h"
 
@@ -31,8 +33,12 @@ typedef struct entry {
     char *file;
     file_state reported, seen;
     bool pending;
+    bool writing; /* created or modified and not closed yet: a linker is at work */
     uint64_t first_change, last_change;
 } entry;
+
+#define WRITER_TIMEOUT_NS 60000000000ull /* a writer silent this long is taken as dead */
+#define DELETE_GRACE_NS   2000000000ull  /* lld deletes the output when a link starts */
 
 typedef struct subwatch {
     int wd;
@@ -88,13 +94,14 @@ static entry *entry_for(host_watch *w, const char *file)
 }
 
 /* A change to file was noticed at now. */
-static void noticed(host_watch *w, const char *file, uint64_t now)
+static entry *noticed(host_watch *w, const char *file, uint64_t now)
 {
     entry *e = entry_for(w, file);
-    if (!e) return;
+    if (!e) return NULL;
     if (!e->pending) e->first_change = now;
     e->pending = true;
     e->last_change = now;
+    return e;
 }
 
 static bool is_plugin_name(const char *name)
@@ -114,7 +121,7 @@ static void add_inotify(host_watch *w, const char *sub)
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s%s%s", w->dir, *sub ? "/" : "", sub);
     uint32_t mask = IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE |
-                    IN_ATTRIB | (*sub ? IN_DELETE_SELF : 0u);
+                    IN_MODIFY | IN_ATTRIB | (*sub ? IN_DELETE_SELF : 0u);
     int wd = inotify_add_watch(w->fd, path, mask);
     subwatch *v = wd >= 0 ? realloc(w->subs, (w->sub_count + 1) * sizeof *v) : NULL;
     char *copy = v ? strdup(sub) : NULL;
@@ -215,7 +222,10 @@ static void read_events(host_watch *w, uint64_t now)
                 add_inotify(w, rel); /* a new subfolder: watch it, and what it holds */
                 scan(w, rel, true, now);
             } else if (!(ev->mask & IN_ISDIR) && is_plugin_name(ev->name)) {
-                noticed(w, rel, now);
+                entry *e = noticed(w, rel, now);
+                if (e && (ev->mask & (IN_CREATE | IN_MODIFY))) e->writing = true;
+                if (e && (ev->mask & (IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM)))
+                    e->writing = false; /* closed, replaced or gone: nobody writes it now */
             }
         }
     }
@@ -241,8 +251,14 @@ const char *const *host_watch_poll(host_watch *w, uint64_t now_ns, uint64_t *cha
     for (size_t i = 0; w->out && i < w->count; i++) {
         entry *e = &w->entries[i];
         if (!e->pending || now_ns - e->last_change < w->quiet_ns) continue;
-        e->pending = false;
+        if (e->writing && now_ns - e->last_change < WRITER_TIMEOUT_NS) continue;
         file_state s = state_of(w, e->file);
+        if (!s.exists && e->reported.exists && now_ns - e->last_change < DELETE_GRACE_NS)
+            continue; /* gone for now: a link may be about to put it back */
+        if (s.exists && s.size == 0 && now_ns - e->last_change < WRITER_TIMEOUT_NS)
+            continue; /* an empty file is never a finished build (what polling can see) */
+        e->pending = false;
+        e->writing = false;
         e->seen = s;
         if (same_state(&s, &e->reported)) { /* e.g. a failed link of a new file */
             host_info("watch", "%s changed and settled as it was: nothing to do", e->file);

@@ -5,8 +5,10 @@
  * the same inode); where inotify is not available (or --poll), the folder is scanned on a
  * timer and each file's device, inode, size and nanosecond mtime are compared for
  * inequality. Either way a file is reported only after a quiet period without further
- * change, and only when its state differs from the one last reported: a partial file that
- * appears and is deleted again within the quiet period is a logged non-event.
+ * change, never while a writer still has it open (inotify) or while it is empty, and
+ * only when its state differs from the one last reported: a partial file that appears
+ * and is deleted again is a logged non-event. A deletion counts only after a grace period
+ * (two seconds) without the file: lld deletes its output when a link starts.
  */
 #ifndef HOST_WATCH_H
 #define HOST_WATCH_H

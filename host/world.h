@@ -102,6 +102,7 @@ struct host_world {
     struct scene_load *scene_load;  /* the scene load under way, or NULL */
     struct scene_save *scene_save;  /* the scene save under way, or NULL */
     bool safe;                      /* --safe: plugin calls run under the crash guard */
+    bool quiet_skips;               /* the reloader reports bad builds itself */
     char *private_dir;              /* where plugins are copied before dlopen, or NULL */
     unsigned copies;                /* copies made so far: unique names */
 };

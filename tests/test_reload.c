@@ -52,6 +52,11 @@
 #define UNDER_ASAN 1
 #endif
 #endif
+#ifdef UNDER_ASAN
+#define MAPS_SLACK 8 /* ASan's allocator maps and unmaps regions of its own */
+#else
+#define MAPS_SLACK 2 /* a leaked dlopen would add about 5 per reload */
+#endif
 
 /* ---- Fixture: a temp root (0700) with the plugin folder, the scene and the output ---- */
 
@@ -548,6 +553,42 @@ static void Reload_gnu_ld_link_slower_than_the_quiet_period_is_loaded_once_compl
     EXPECT_SAVED(f);
 }
 
+/* What lld does to its output (strace of ld.lld 14): unlink the old output first (in a
+ * background thread, so that freeing a big file costs no link time), link, write
+ * OUTPUT.tmpXXXXXX beside it, rename that over OUTPUT. link_ms: the link. */
+static void link_like_lld(const fixture *f, const char *variant, int link_ms)
+{
+    char dst[4096];
+    path_in_dir(f, "rl.so", dst, sizeof dst);
+    assert_int_equal(unlink(dst), 0);
+    struct timespec pause = {link_ms / 1000, (long)(link_ms % 1000) * 1000000L};
+    nanosleep(&pause, NULL);
+    put_copy(f, variant, "rl.so.tmpf827904");
+    char tmp[4096];
+    path_in_dir(f, "rl.so.tmpf827904", tmp, sizeof tmp);
+    assert_int_equal(rename(tmp, dst), 0);
+}
+
+/* An lld link that takes longer than the quiet period: for the whole link there is no
+ * rl.so. It is a new build of the running plugin all the same, and must reload in place:
+ * state handed over, same place in the update order, no unload in between. */
+static void Reload_lld_link_slower_than_the_quiet_period_reloads_in_place(void **state)
+{
+    fixture *f = *state;
+    put_rl_with_peers(f, "rl_v1");
+    START(f, "rl 1 first update", NULL);
+    link_like_lld(f, "rl_v2", 300); /* 6 quiet periods */
+    WAIT_LINE(f, "rl 2 first update");
+    STOP(f);
+    EXPECT_ONCE(f, "reload: rl 1 -> 2: same state layout, 8 components kept");
+    EXPECT_ABSENT(f, "was deleted");
+    EXPECT_ABSENT(f, "[warn]");
+    EXPECT_OUT(f, "reloads: 1 done, 0 refused");
+    EXPECT_UPDATE_ORDER(f, "peer_a", "rl", "peer_z");
+    EXPECT_CONTINUOUS(f);
+    EXPECT_SAVED(f);
+}
+
 /* lld writes OUTPUT.tmpXXXXXX beside the output and renames it over: one event. */
 static void Reload_relink_by_lld_reloads_once(void **state)
 {
@@ -939,7 +980,7 @@ static void Reload_1000_cycles_keep_memory_fds_maps_and_copies_flat(void **state
     assert_int_not_equal(stat(private_dir, &st), 0); /* removed at exit */
     assert_int_equal(errno, ENOENT);
     assert_int_equal(at1000.fds, at100.fds);
-    assert_int_equal(at1000.maps, at100.maps);
+    assert_true(at1000.maps <= at100.maps + MAPS_SLACK);
     assert_int_equal(at100.copies, 1);
     assert_int_equal(at1000.copies, 1);
 #ifndef UNDER_ASAN /* its quarantine keeps freed memory on purpose */
@@ -974,6 +1015,7 @@ int main(void)
         TEST(Reload_relink_in_place_by_gnu_ld_reloads_once),
         TEST(Reload_gnu_ld_link_slower_than_the_quiet_period_is_loaded_once_complete),
         TEST(Reload_relink_by_lld_reloads_once),
+        TEST(Reload_lld_link_slower_than_the_quiet_period_reloads_in_place),
         TEST(Reload_failed_link_of_a_new_file_is_a_logged_non_event),
         TEST(Reload_failed_relink_in_place_never_loads_the_partial_file),
         TEST(Reload_two_builds_within_one_second_reload_twice),

@@ -2,9 +2,10 @@
  * its real .so into an in-process host_world (fixture.c) and driven through its published
  * API and its manager callbacks: argument checks, world = parent world x TRS(local) on a
  * hand-checked hierarchy, immediate subtree updates, batches, reparenting, cycles, cascade
- * destroy, JSON save/load, a state handed over on reload (through a minimal fake host), and
- * random hierarchies checked step by step against a slow recursive reference (the seed is
- * printed on failure; TRANSFORM_SEED=<n> in the environment replays one).
+ * destroy, JSON save/load of one component and of whole scenes through the host (parents by
+ * scene id, in any order), a state handed over on reload (through a minimal fake host),
+ * and random hierarchies checked step by step against a slow recursive reference (the seed
+ * is printed on failure; TRANSFORM_SEED=<n> in the environment replays one).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -1277,6 +1278,15 @@ static void fake_log(const ecs_host *h, ecs_log_level l, const char *fmt, ...)
     va_end(ap);
 }
 
+static void fake_scene_error(const ecs_host *h, const cJSON *at, const char *fmt, ...)
+{
+    va_list ap;
+    (void)at;
+    va_start(ap, fmt);
+    fake_logv(h, ECS_LOG_ERROR, fmt, ap);
+    va_end(ap);
+}
+
 static void fake_init(fake_host *f)
 {
     memset(f, 0, sizeof *f);
@@ -1289,6 +1299,7 @@ static void fake_init(fake_host *f)
     f->h.api_publish = fake_publish;
     f->h.log = fake_log;
     f->h.logv = fake_logv;
+    f->h.scene_error = fake_scene_error;
     f->h.alloc = fake_alloc;
     f->h.realloc = fake_realloc;
     f->h.free = fake_free;

@@ -431,14 +431,21 @@ static const double pow10_exact[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6, 
                                        1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
                                        1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
+/* x (0 <= x < 2^52) rounded to the nearest integer, ties to even: adding 2^52 leaves no
+ * bits below the units, so the IEEE addition does the rounding (no fast-math here). */
+static double round_int(double x)
+{
+    return (x + 0x1p52) - 0x1p52;
+}
+
 /* a > 0 rounded to `digits` significant digits, where 10^e <= a < 10^(e+1): the double
  * nearest m * 10^k (k = e - digits + 1, |k| <= 22), found by one correctly rounded
  * multiplication or division of exact values, as strtod finds it from the digits. */
 static double round_digits(double a, int e, int digits)
 {
     int k = e - digits + 1;
-    if (k >= 0) return nearbyint(a / pow10_exact[k]) * pow10_exact[k];
-    return nearbyint(a * pow10_exact[-k]) / pow10_exact[-k];
+    if (k >= 0) return round_int(a / pow10_exact[k]) * pow10_exact[k];
+    return round_int(a * pow10_exact[-k]) / pow10_exact[-k];
 }
 
 /* short_double through the C library: print 1, 2, ... 9 significant digits until strtod
@@ -465,12 +472,12 @@ static double short_double(float f)
     const double a = fabs((double)f);
     if (a == 0 || !isfinite(a)) return f;
     if (!(a >= 1e-12 && a < 1e22)) return short_double_printf(f);
-    int e = (int)floor(log10(a));
-    if (e >= 0 ? a < pow10_exact[e] : a * pow10_exact[-e] < 1.0) /* log10 rounded up */
-        e--;
-    else if (e + 1 >= 0 ? a >= pow10_exact[e + 1] : a * pow10_exact[-e - 1] >= 1.0)
-        e++;
-    const float fa = (float)a;
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    int b = (int)(bits >> 23 & 0xff) - 127; /* 2^b <= a < 2^(b+1): a is a normal float */
+    int e = b >= 0 ? b * 78913 >> 18 : -((-b * 78913 + 262143) >> 18); /* floor(b log10 2) */
+    if (e + 1 >= 0 ? a >= pow10_exact[e + 1] : a * pow10_exact[-e - 1] >= 1.0) e++;
+    const float fa = (float)a; /* now 10^e <= a < 10^(e+1) */
     double best = round_digits(a, e, 7);
     if ((float)best == fa) {
         for (int digits = 6; digits >= 1; digits--) {

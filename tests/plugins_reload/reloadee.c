@@ -19,7 +19,7 @@
  *   RL_NO_API       do not publish "test.reloadee" (a second plugin of this source)
  *   RL_BAD_ABI      built for ABI major + 1: the host must refuse it
  *   RL_LOAD_FAILS   load() fails with ECS_ERR_PLUGIN after registering its manager
- *   RL_CRASH_AT=n   update dereferences NULL at frame n (a crashing build)
+ *   RL_CRASH_AT=n   update crashes with SIGSEGV from frame n on (a crashing build)
  *
  * Log lines (info), "rl 1" standing for RL_NAME RL_VERSION:
  *   "rl 1 load: new state" | "rl 1 load: adopted the previous state (reload K), N components"
@@ -28,6 +28,7 @@
  */
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <signal.h>
 #include <string.h>
 
 #include "ecs_plugin.h"
@@ -176,8 +177,9 @@ static void mgr_update(void *state, const ecs_frame_info *frame)
 {
     rl_state *s = state;
 #ifdef RL_CRASH_AT
-    static int *volatile nowhere; /* NULL, and the compiler must not assume so */
-    if (frame->frame + 1 > RL_CRASH_AT) *nowhere = 1; /* from frame RL_CRASH_AT on */
+    /* a crash from frame RL_CRASH_AT on: the signal a wild store gets, without the UB
+     * (UBSan would end the process itself) */
+    if (frame->frame + 1 > RL_CRASH_AT) raise(SIGSEGV);
 #endif
     if (updates_run++ == 0)
         s->host->log(s->host, ECS_LOG_INFO, WHO " first update: frame %llu, step %d",
