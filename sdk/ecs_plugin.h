@@ -225,6 +225,57 @@ typedef struct ecs_manager_desc {
     ecs_status (*load_component)(void *state, ecs_entity e, const struct cJSON *json);
 } ecs_manager_desc;
 
+/* ---- Views, collections and systems (seeds 002, 003, 004) --------------------------
+ *
+ * A view visits the entities present in every manager of `with` and in none of
+ * `without`, without knowing how those managers store data: it walks the dense entity
+ * list of the smallest `with` manager and asks the others (seed 002). Managers opt in by
+ * offering an ecs_manager_index. A collection is the same query kept by the host: each
+ * entity has a signature, a bitset with one bit per manager (managers report adds and
+ * removes), and a collection holds the entities whose signature has every `with` bit and
+ * no `without` bit (seed 003/004). Collections change only at the start of a frame, so a
+ * system sees a stable set during the frame. A system is a function the host runs over a
+ * collection, in the same ordered list as the managers' updates: registration order,
+ * except that a higher weight runs earlier (seed 004), timed like a manager. */
+
+typedef struct ecs_manager_index {
+    uint32_t struct_size;
+    void *state;
+    /* Does e have the manager's component? */
+    bool (*has)(void *state, ecs_entity e);
+    /* The entities with the component, each once, in *out; returns how many. Valid until
+     * the manager changes. */
+    uint32_t (*entities)(void *state, const ecs_entity **out);
+} ecs_manager_index;
+
+typedef struct ecs_query_desc {
+    uint32_t struct_size;
+    const char *const *with;    /* NULL-terminated manager names: at least one */
+    const char *const *without; /* NULL-terminated manager names, or NULL */
+} ecs_query_desc;
+
+/* A view being walked: filled by view_init, advanced by view_next. The caller owns it
+ * (on the stack is fine); it must not be used after the managers it reads change. */
+typedef struct ecs_view {
+    const ecs_entity *list; /* the smallest `with` manager's entities */
+    uint32_t count, next;
+    void *host[8]; /* the host's own */
+} ecs_view;
+
+/* A collection handle; 0 is none. */
+typedef uint32_t ecs_collection;
+
+typedef struct ecs_system_desc {
+    uint32_t struct_size;
+    const char *name; /* unique among systems and managers */
+    ecs_query_desc query;
+    int32_t weight; /* higher runs earlier; 0 keeps registration order */
+    void *state;
+    /* [frame] Run over the collection's entities (valid during the call). */
+    void (*run)(void *state, const ecs_entity *entities, uint32_t count,
+                const ecs_frame_info *frame);
+} ecs_system_desc;
+
 /* ---- The host table ---------------------------------------------------------------
  *
  * One table per plugin, built by the host, valid from the call to the plugin's load()
@@ -325,6 +376,34 @@ struct ecs_host {
      * it has none). Valid while the plugin is loaded. */
     const char *plugin_name;
     const struct cJSON *config;
+
+    /* -- views, collections, systems (see above) -- */
+
+    /* [load] Offer the index of `manager` (one this plugin registers) for views. */
+    ecs_status (*manager_index)(const ecs_host *h, const char *manager,
+                                const ecs_manager_index *index);
+    /* [main-thread] The signature bit of a manager, for component_added/removed. The
+     * bit of a name never changes while the host runs, across reloads too. */
+    ecs_status (*signature_bit)(const ecs_host *h, const char *manager, uint32_t *bit);
+    /* [main-thread] A manager reports that e gained or lost its component. Collections
+     * see the change at the start of the next frame. (Destroyed entities lose every
+     * bit by themselves.) */
+    void (*component_added)(const ecs_host *h, uint32_t bit, ecs_entity e);
+    void (*component_removed)(const ecs_host *h, uint32_t bit, ecs_entity e);
+    /* [main-thread] Start walking a view: ECS_ERR_NOT_FOUND when a `with` manager offers
+     * no index, ECS_ERR_INVALID_ARGUMENT for an empty `with`. */
+    ecs_status (*view_init)(const ecs_host *h, const ecs_query_desc *query, ecs_view *v);
+    /* [main-thread] The next entity of the view into *out; false at the end. */
+    bool (*view_next)(const ecs_host *h, ecs_view *v, ecs_entity *out);
+    /* [load] A collection kept for this query (the same query twice gives the same one). */
+    ecs_status (*collection_create)(const ecs_host *h, const ecs_query_desc *query,
+                                    ecs_collection *out);
+    /* [main-thread] The collection's entities as of the start of this frame; returns how
+     * many (0 for an unknown collection). */
+    uint32_t (*collection_entities)(const ecs_host *h, ecs_collection c, const ecs_entity **out);
+    /* [load] Register a system; it runs every frame in the ordered list. A reloaded
+     * plugin's systems replace its old ones in place. */
+    ecs_status (*register_system)(const ecs_host *h, const ecs_system_desc *desc);
 };
 
 /* True when e is alive. One byte load through the host's stable generation array. */
