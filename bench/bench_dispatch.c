@@ -6,11 +6,9 @@
  * plugin makes: inline through the host's generation array vs a call through its table.
  */
 #include <cjson/cJSON.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "bench.h"
 #include "world.h"
@@ -23,45 +21,25 @@
 
 /* ---- a world with the bench plugin loaded, K managers ---- */
 
-typedef struct loaded {
-    host_world *w;
-    char dir[64];
-} loaded;
+typedef bench_world loaded;
 
 static void unload(loaded *l)
 {
-    host_world_free(l->w);
-    char path[128];
-    snprintf(path, sizeof path, "%s/bench_managers.so", l->dir);
-    unlink(path);
-    snprintf(path, sizeof path, "%s/manifest.json", l->dir);
-    unlink(path);
-    rmdir(l->dir);
+    bench_world_close(l);
 }
 
 /* Load bench_managers.so with K managers. Returns 0, or -1 (said on stderr). */
 static int load_managers(loaded *l, int k)
 {
-    snprintf(l->dir, sizeof l->dir, "/tmp/ecs-bench-XXXXXX");
-    l->w = NULL;
-    if (!mkdtemp(l->dir)) return perror("mkdtemp"), -1;
-    char path[128];
-    snprintf(path, sizeof path, "%s/bench_managers.so", l->dir);
-    if (symlink(BENCH_MANAGERS_SO, path) != 0) return perror(path), -1;
-    snprintf(path, sizeof path, "%s/manifest.json", l->dir);
-    FILE *f = fopen(path, "w");
-    if (!f) return perror(path), -1;
-    fprintf(f, "{\"plugins\": [{\"name\": \"bench_managers\", \"config\": {\"managers\": %d}}]}\n",
-            k);
-    fclose(f);
-    host_load_options opt = {0};
-    l->w = host_world_new();
-    if (!l->w || host_world_load_dir(l->w, l->dir, &opt) != ECS_OK ||
-        l->w->manager_count != (size_t)k) {
-        fprintf(stderr, "dispatch: could not load %d managers from %s\n", k, BENCH_MANAGERS_SO);
-        return -1;
-    }
-    return 0;
+    static const char *const paths[] = {BENCH_MANAGERS_SO};
+    char manifest[128];
+    snprintf(manifest, sizeof manifest,
+             "{\"plugins\": [{\"name\": \"bench_managers\", \"config\": {\"managers\": %d}}]}\n",
+             k);
+    if (bench_world_open(l, "dispatch", paths, 1, manifest) != 0) return -1;
+    if (l->w->manager_count == (size_t)k) return 0;
+    fprintf(stderr, "dispatch: could not load %d managers from %s\n", k, BENCH_MANAGERS_SO);
+    return -1;
 }
 
 /* ---- baseline: direct calls through a static array ---- */

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "bench.h"
 #include "mesh_api.h"
@@ -30,8 +29,8 @@
 /* ---- a world with transform and mesh loaded ---- */
 
 typedef struct mesh_world {
-    host_world *w;
-    char dir[64];
+    bench_world bw;
+    host_world *w; /* bw.w */
     const ecs_transform_api *tf;
     const ecs_mesh_api *mesh;
     const ecs_manager_desc *manager; /* "mesh" */
@@ -39,39 +38,17 @@ typedef struct mesh_world {
 
 static void world_close(mesh_world *mw)
 {
-    host_world_free(mw->w);
+    bench_world_close(&mw->bw);
     mw->w = NULL;
-    char path[128];
-    snprintf(path, sizeof path, "%s/mesh.so", mw->dir);
-    unlink(path);
-    snprintf(path, sizeof path, "%s/transform.so", mw->dir);
-    unlink(path);
-    rmdir(mw->dir);
-}
-
-/* Link src into mw->dir as name. 0, or -1 (said on stderr). */
-static int link_plugin(const mesh_world *mw, const char *src, const char *name)
-{
-    char path[128];
-    snprintf(path, sizeof path, "%s/%s", mw->dir, name);
-    if (symlink(src, path) != 0) return perror(path), -1;
-    return 0;
 }
 
 /* Load transform.so and mesh.so into a new world. 0, or -1 (said on stderr). */
 static int world_open(mesh_world *mw)
 {
+    static const char *const paths[] = {MESH_SO, TRANSFORM_SO};
     memset(mw, 0, sizeof *mw);
-    snprintf(mw->dir, sizeof mw->dir, "/tmp/ecs-bench-mesh-XXXXXX");
-    if (!mkdtemp(mw->dir)) return perror("mkdtemp"), -1;
-    if (link_plugin(mw, MESH_SO, "mesh.so") || link_plugin(mw, TRANSFORM_SO, "transform.so"))
-        return -1;
-    host_load_options opt = {0};
-    if (!(mw->w = host_world_new()) || host_world_load_dir(mw->w, mw->dir, &opt) != ECS_OK ||
-        mw->w->bad_plugins) {
-        fprintf(stderr, "mesh: could not load %s and %s\n", MESH_SO, TRANSFORM_SO);
-        return -1;
-    }
+    if (bench_world_open(&mw->bw, "mesh", paths, 2, NULL) != 0) return -1;
+    mw->w = mw->bw.w;
     mw->tf = host_registry_find(&mw->w->registry, ECS_TRANSFORM_API_NAME, 1, NULL);
     mw->mesh = host_registry_find(&mw->w->registry, ECS_MESH_API_NAME, 1, NULL);
     for (size_t i = 0; i < mw->w->manager_count; i++)

@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "bench.h"
 #include "log.h"
@@ -76,39 +75,28 @@ static double checksum_add(double sum, const ecs_mat4 *m)
 /* ---- ours: the real plugin in a host_world ---- */
 
 typedef struct tf_world {
-    host_world *w;
+    bench_world bw;
+    host_world *w; /* bw.w */
     const ecs_transform_api *api;
-    char dir[64];
 } tf_world;
 
 static void world_close(tf_world *t)
 {
-    char path[128];
-    host_world_free(t->w);
+    bench_world_close(&t->bw);
     t->w = NULL;
-    snprintf(path, sizeof path, "%s/transform.so", t->dir);
-    unlink(path);
-    rmdir(t->dir);
 }
 
 /* A world with transform.so loaded from a fresh folder holding a link to it. Returns 0,
  * or -1 (said on stderr). */
 static int world_open(tf_world *t)
 {
-    char path[128];
-    host_load_options opt = {0};
+    static const char *const paths[] = {TRANSFORM_SO};
     memset(t, 0, sizeof *t);
-    snprintf(t->dir, sizeof t->dir, "/tmp/ecs-bench-XXXXXX");
-    if (!mkdtemp(t->dir)) return perror("transform: mkdtemp"), -1;
-    snprintf(path, sizeof path, "%s/transform.so", t->dir);
-    if (symlink(TRANSFORM_SO, path) != 0) return perror(path), -1;
-    t->w = host_world_new();
-    if (!t->w || host_world_load_dir(t->w, t->dir, &opt) != ECS_OK || t->w->bad_plugins ||
-        !(t->api = host_registry_find(&t->w->registry, ECS_TRANSFORM_API_NAME, 1, NULL))) {
-        fprintf(stderr, "transform: could not load %s\n", TRANSFORM_SO);
-        return -1;
-    }
-    return 0;
+    if (bench_world_open(&t->bw, "transform", paths, 1, NULL) != 0) return -1;
+    t->w = t->bw.w;
+    if ((t->api = host_registry_find(&t->w->registry, ECS_TRANSFORM_API_NAME, 1, NULL))) return 0;
+    fprintf(stderr, "transform: %s did not publish %s\n", TRANSFORM_SO, ECS_TRANSFORM_API_NAME);
+    return -1;
 }
 
 /* Timed: create each entity and add its transform, tree by tree. ns per entity, or a
