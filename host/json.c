@@ -1,6 +1,8 @@
 /* json.c: JSON files through cJSON, with file:line:col errors (json.h). */
 #include "json.h"
 
+#define HOST_JSON_MAX_BYTES ((size_t)2 << 30) /* 2 GiB: a scene file, not a disk */
+
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
@@ -49,10 +51,17 @@ char *host_json_read_text(const char *path, size_t *len, char *err, size_t errle
         return NULL;
     }
     size_t cap = st.st_size > 0 ? (size_t)st.st_size + 1 : 4096, n = 0;
-    char *buf = malloc(cap);
+    char *buf = cap <= HOST_JSON_MAX_BYTES ? malloc(cap) : NULL;
     while (buf) {
         n += fread(buf + n, 1, cap - 1 - n, f);
         if (n < cap - 1 || feof(f)) break;
+        if (cap > HOST_JSON_MAX_BYTES / 2) { /* /dev/zero, or a file that keeps growing */
+            snprintf(err, errlen, "%s: larger than %u MiB: not read", path,
+                     (unsigned)(HOST_JSON_MAX_BYTES >> 20));
+            free(buf);
+            fclose(f);
+            return NULL;
+        }
         char *bigger = realloc(buf, cap * 2); /* the file grew while we read it */
         if (!bigger) free(buf);
         buf = bigger;
@@ -129,10 +138,9 @@ typedef struct locator {
     size_t cap, used;
 } locator;
 
-static void skip_ws(locator *l)
+static void skip_ws(locator *l) /* as cJSON: every byte up to ' ' is white space */
 {
-    while (l->p < l->end && (*l->p == ' ' || *l->p == '\t' || *l->p == '\r' || *l->p == '\n'))
-        l->p++;
+    while (l->p < l->end && (unsigned char)*l->p <= ' ') l->p++;
 }
 
 static void skip_string(locator *l)

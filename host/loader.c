@@ -29,15 +29,6 @@
 
 /* ---- plugin records ---- */
 
-/* snprintf for messages, where cutting a long one short is the right outcome. */
-static void format_cut(char *buf, size_t size, const char *fmt, ...) ECS_PRINTF(3, 4);
-static void format_cut(char *buf, size_t size, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, size, fmt, ap);
-    va_end(ap);
-}
 
 /* Mark p skipped as bad: one log line naming the file and the reason. */
 static void skip(host_world *w, host_plugin *p, const char *fmt, ...) ECS_PRINTF(3, 4);
@@ -81,6 +72,7 @@ void host_plugin_free(host_plugin *p)
     for (char **d = p->deps; d && *d; d++) free(*d);
     for (size_t i = 0; i < p->api_count; i++) free(p->api_names[i]);
     free(p->api_names);
+    free(p->collections);
     free(p->deps);
     free(p->name);
     free(p->version);
@@ -166,7 +158,7 @@ static char *private_copy(host_world *w, const char *path, const char *file, cha
     while (ok && (n = read(in, buf, sizeof buf)) > 0) ok = write(out, buf, (size_t)n) == n;
     ok = ok && n == 0;
     if (out >= 0 && close(out) != 0) ok = false;
-    if (!ok) format_cut(why, len, "cannot copy it to %s: %s", dst, strerror(errno));
+    if (!ok) host_format(why, len, "cannot copy it to %s: %s", dst, strerror(errno));
     if (in >= 0) close(in);
     if (!ok && out >= 0) unlink(dst);
     return ok ? strdup(dst) : NULL;
@@ -389,24 +381,76 @@ void host_plugin_discard_pending(host_plugin *p)
         free(p->pending_apis[i].name);
         free(p->pending_apis[i].bytes);
     }
+    for (size_t i = 0; i < p->pending_system_count; i++) host_system_free(p->pending_systems[i]);
     free(p->pending_managers);
     free(p->pending_apis);
+    free(p->pending_systems);
+    free(p->pending_collections); /* no reference was taken yet */
     p->pending_managers = NULL;
     p->pending_apis = NULL;
+    p->pending_systems = NULL;
+    p->pending_collections = NULL;
     p->pending_manager_count = p->pending_api_count = 0;
+    p->pending_system_count = p->pending_collection_count = 0;
+}
+
+void host_plugin_call_unload(host_plugin *p, const ecs_plugin_desc *desc, void *state,
+                             ecs_unload_reason why)
+{
+    if (!desc || !desc->unload) return;
+    bool was = p->in_unload;
+    p->in_unload = true;
+    desc->unload(&p->table, state, why);
+    p->in_unload = was;
+}
+
+/* Room in w for p's pending managers and systems, and their steps. ECS_ERR_NO_MEMORY
+ * changes nothing the frame reads. */
+static ecs_status reserve_for(host_world *w, const host_plugin *p)
+{
+    size_t need = w->manager_count + p->pending_manager_count;
+    if (need > w->manager_cap) {
+        host_manager **v = realloc(w->managers, need * 2 * sizeof *v);
+        if (!v) return ECS_ERR_NO_MEMORY;
+        w->managers = v;
+        w->manager_cap = need * 2;
+    }
+    size_t systems = w->system_count + p->pending_system_count;
+    if (systems > w->system_cap) {
+        host_system **v = realloc(w->systems, systems * 2 * sizeof *v);
+        if (!v) return ECS_ERR_NO_MEMORY;
+        w->systems = v;
+        w->system_cap = systems * 2;
+    }
+    return host_schedule_reserve(w, need + systems);
+}
+
+/* Take p's pending collection references (they become its own). */
+static void commit_collections(host_world *w, host_plugin *p)
+{
+    for (size_t i = 0; i < p->pending_collection_count; i++)
+        host_collections_ref(&w->collections, &w->sig, p->pending_collections[i]);
+    free(p->collections);
+    p->collections = p->pending_collections;
+    p->collection_count = p->pending_collection_count;
+    p->pending_collections = NULL;
+    p->pending_collection_count = 0;
+}
+
+/* Drop every collection reference p holds. */
+static void release_collections(host_world *w, host_plugin *p)
+{
+    for (size_t i = 0; i < p->collection_count; i++)
+        host_collections_unref(&w->collections, &w->sig, p->collections[i]);
+    free(p->collections);
+    p->collections = NULL;
+    p->collection_count = 0;
 }
 
 /* Move p's pending registrations into the world. All or nothing. */
 static ecs_status commit(host_world *w, host_plugin *p)
 {
-    size_t need = w->manager_count + p->pending_manager_count;
-    if (need > w->manager_cap) {
-        size_t cap = need * 2;
-        host_manager **v = realloc(w->managers, cap * sizeof *v);
-        if (!v) return ECS_ERR_NO_MEMORY;
-        w->managers = v;
-        w->manager_cap = cap;
-    }
+    if (reserve_for(w, p) != ECS_OK) return ECS_ERR_NO_MEMORY;
     char **names = calloc(p->pending_api_count + 1, sizeof *names);
     if (!names) return ECS_ERR_NO_MEMORY;
     for (size_t i = 0; i < p->pending_api_count; i++) {
@@ -427,9 +471,17 @@ static ecs_status commit(host_world *w, host_plugin *p)
     }
     p->manager_count = p->pending_manager_count;
     p->pending_manager_count = 0;
+    for (size_t i = 0; i < p->pending_system_count; i++) {
+        w->systems[w->system_count++] = p->pending_systems[i];
+        p->pending_systems[i] = NULL;
+    }
+    p->system_count = p->pending_system_count;
+    p->pending_system_count = 0;
+    commit_collections(w, p);
     p->api_names = names;
     p->api_count = p->pending_api_count;
     host_plugin_discard_pending(p);
+    host_world_managers_changed(w);
     return ECS_OK;
 }
 
@@ -464,7 +516,7 @@ ecs_status host_plugin_load(host_world *w, host_plugin *p)
     ecs_status s = sig ? ECS_ERR_PLUGIN : lc.status;
     p->in_load = false;
     if (sig) { /* its state is unknown: do not call it again, take back what it holds */
-        format_cut(p->reason, sizeof p->reason, "load() crashed with %s",
+        host_format(p->reason, sizeof p->reason, "load() crashed with %s",
                    host_guard_signal_name(sig));
         host_plugin_discard_pending(p);
         host_mem_release_all(&p->mem);
@@ -473,15 +525,15 @@ ecs_status host_plugin_load(host_world *w, host_plugin *p)
     char refusal[sizeof p->reason];
     snprintf(refusal, sizeof refusal, "%s", p->registration_failed ? p->reason : "");
     if (s == ECS_OK && p->registration_failed) {
-        p->desc->unload ? p->desc->unload(&p->table, p->state, ECS_UNLOAD_SHUTDOWN) : (void)0;
+        host_plugin_call_unload(p, p->desc, p->state, ECS_UNLOAD_SHUTDOWN);
         s = ECS_ERR_PLUGIN;
-        format_cut(p->reason, sizeof p->reason, "load() went on after a refused registration: %s",
+        host_format(p->reason, sizeof p->reason, "load() went on after a refused registration: %s",
                    refusal);
     } else if (s == ECS_OK && (s = commit(w, p)) != ECS_OK) {
-        p->desc->unload ? p->desc->unload(&p->table, p->state, ECS_UNLOAD_SHUTDOWN) : (void)0;
+        host_plugin_call_unload(p, p->desc, p->state, ECS_UNLOAD_SHUTDOWN);
         snprintf(p->reason, sizeof p->reason, "registering failed: %s", ecs_status_text(s));
     } else if (s != ECS_OK) {
-        format_cut(p->reason, sizeof p->reason, "load() failed: %s%s%s", ecs_status_text(s),
+        host_format(p->reason, sizeof p->reason, "load() failed: %s%s%s", ecs_status_text(s),
                    *refusal ? " after " : "", refusal);
     }
     if (s != ECS_OK) {
@@ -495,27 +547,41 @@ ecs_status host_plugin_load(host_world *w, host_plugin *p)
                   "API",
                   p->path, p->name);
     p->status = HOST_PLUGIN_LOADED;
-    host_info("loader", "loaded %s %s from %s (%zu managers, %zu APIs)", p->name, p->version,
-              p->file, p->manager_count, p->api_count);
+    char systems[48] = "";
+    if (p->system_count) snprintf(systems, sizeof systems, ", %zu systems", p->system_count);
+    host_info("loader", "loaded %s %s from %s (%zu managers, %zu APIs%s)", p->name, p->version,
+              p->file, p->manager_count, p->api_count, systems);
     return ECS_OK;
 }
 
 void host_plugin_unload(host_world *w, host_plugin *p, ecs_unload_reason why)
 {
     if (p->status != HOST_PLUGIN_LOADED) return;
-    if (p->desc->unload && !p->crashed) p->desc->unload(&p->table, p->state, why);
+    if (!p->crashed) host_plugin_call_unload(p, p->desc, p->state, why);
     size_t kept = 0;
     for (size_t i = 0; i < w->manager_count; i++) {
         host_manager *m = w->managers[i];
         if (m->owner != p)
             w->managers[kept++] = m; /* the others keep their order */
         else {
+            host_sig_clear_bit(&w->sig, m->bit); /* its components are gone */
             free(m->name);
             free(m);
         }
     }
     w->manager_count = kept;
     p->manager_count = 0;
+    kept = 0;
+    for (size_t i = 0; i < w->system_count; i++) {
+        if (w->systems[i]->owner != p)
+            w->systems[kept++] = w->systems[i];
+        else
+            host_system_free(w->systems[i]);
+    }
+    w->system_count = kept;
+    p->system_count = 0;
+    release_collections(w, p);
+    host_world_managers_changed(w); /* smaller: no memory needed */
     host_registry_withdraw(&w->registry, p);
     release_memory(p, "at unload");
     p->state = NULL;
@@ -562,7 +628,7 @@ static ecs_status open_all(host_world *w, const char *dir, const host_load_optio
             snprintf(sub, sizeof sub, "%s/%.*s", dir, (int)(slash - files.v[i]), files.v[i]);
             if (host_plugin_insecure("plugin folder", sub, opt->allow_insecure, why, sizeof why)) {
                 char folder_why[sizeof why];
-                format_cut(folder_why, sizeof folder_why, "its folder %s %s", sub, why);
+                host_format(folder_why, sizeof folder_why, "its folder %s %s", sub, why);
                 memcpy(why, folder_why, sizeof why);
             }
         }
@@ -696,6 +762,17 @@ ecs_status host_world_load_dir(host_world *w, const char *dir, const host_load_o
     return ECS_OK;
 }
 
+/* The systems line of --list: "  systems: name (weight w) ...", none without systems. */
+static void print_systems(const host_world *w, const host_plugin *p, FILE *out)
+{
+    if (!p->system_count) return;
+    fprintf(out, "  systems:");
+    for (size_t j = 0; j < w->system_count; j++)
+        if (w->systems[j]->owner == p)
+            fprintf(out, " %s (weight %d)", w->systems[j]->name, (int)w->systems[j]->desc.weight);
+    fprintf(out, "\n");
+}
+
 void host_world_print_list(const host_world *w, FILE *out)
 {
     for (size_t i = 0; i < w->plugin_count; i++) {
@@ -713,6 +790,7 @@ void host_world_print_list(const host_world *w, FILE *out)
             fprintf(out, "%s\n  apis:", shown ? "" : " -");
             for (size_t j = 0; j < p->api_count; j++) fprintf(out, " %s", p->api_names[j]);
             fprintf(out, "%s\n", p->api_count ? "" : " -");
+            print_systems(w, p, out);
         }
         const char *st = p->status == HOST_PLUGIN_LOADED     ? "loads"
                          : p->status == HOST_PLUGIN_DISABLED ? "disabled"

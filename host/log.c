@@ -32,3 +32,11 @@ void host_log(ecs_log_level level, const char *who, const char *fmt, ...)
     host_logv(level, who, fmt, ap);
     va_end(ap);
 }
+
+void host_format(char *buf, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, size, fmt, ap);
+    va_end(ap);
+}

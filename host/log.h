@@ -16,6 +16,10 @@ ecs_log_level host_log_level(void);
 void host_log(ecs_log_level level, const char *who, const char *fmt, ...) ECS_PRINTF(3, 4);
 void host_logv(ecs_log_level level, const char *who, const char *fmt, va_list ap);
 
+/* snprintf for messages, where cutting a long one short is the right outcome (and the
+ * compiler is told so). */
+void host_format(char *buf, size_t size, const char *fmt, ...) ECS_PRINTF(3, 4);
+
 #define host_error(who, ...) host_log(ECS_LOG_ERROR, who, __VA_ARGS__)
 #define host_warn(who, ...)  host_log(ECS_LOG_WARN, who, __VA_ARGS__)
 #define host_info(who, ...)  host_log(ECS_LOG_INFO, who, __VA_ARGS__)

@@ -34,12 +34,14 @@ typedef struct store_entry {
     uint32_t entity; /* the full id the entry belongs to; 0: empty */
     char *id;        /* scene id, or NULL */
     cJSON *kept;     /* object: manager name -> JSON of a manager not loaded, or NULL */
+    uint64_t seq;    /* when it was loaded (file order); 0: made at run time */
 } store_entry;
 
 struct host_scene_store {
     store_entry *entry; /* by entity index */
     uint32_t cap;
-    cJSON *extra; /* unknown top-level keys, in file order */
+    cJSON *extra;      /* unknown top-level keys, in file order */
+    uint64_t next_seq; /* load sequence numbers: saving lists loaded entities in this order */
 };
 
 host_scene_store *host_scene_store_new(void)
@@ -148,6 +150,7 @@ typedef struct scene_load {
     int depth;
     bool failed;
     char error[768];
+    char fallback[300]; /* a reference error, used if the plugin does not say more */
 } scene_load;
 
 /* Record the first error, located at node `at` (NULL: no position). */
@@ -164,10 +167,10 @@ static void load_fail(scene_load *l, const cJSON *at, const char *fmt, ...)
     int line = 0, col = 0;
     if (at && l->text &&
         host_json_locate(l->text, l->len, l->root, at, &line, &col, where, sizeof where))
-        snprintf(l->error, sizeof l->error, "%s:%d:%d: %s%s%s", l->path, line, col, where,
-                 *where ? ": " : "", msg);
+        host_format(l->error, sizeof l->error, "%s:%d:%d: %s%s%s", l->path, line, col, where,
+                    *where ? ": " : "", msg);
     else
-        snprintf(l->error, sizeof l->error, "%s: %s", l->path, msg);
+        host_format(l->error, sizeof l->error, "%s: %s", l->path, msg);
 }
 
 /* Check the top level and every entity's id; fill items/ids and the id table. */
@@ -241,6 +244,7 @@ static ecs_status load_one(scene_load *l, uint32_t i, size_t m)
         return ECS_ERR_BAD_VALUE;
     }
     *st = 1;
+    l->fallback[0] = '\0';
     size_t saved = l->current;
     const cJSON *saved_json = l->current_json;
     l->current = m;
@@ -251,6 +255,8 @@ static ecs_status load_one(scene_load *l, uint32_t i, size_t m)
     l->current = saved;
     l->current_json = saved_json;
     *st = 2;
+    if (s == ECS_OK && l->failed) s = ECS_ERR_BAD_VALUE; /* it reported an error: so it is */
+    if (s != ECS_OK && !l->failed && *l->fallback) load_fail(l, json, "%s", l->fallback);
     if (s != ECS_OK)
         load_fail(l, json, "manager '%s' refused it: %s", mgr->name, ecs_status_text(s));
     return s;
@@ -263,16 +269,15 @@ ecs_status host_scene_resolve(host_world *w, const char *scene_id, ecs_entity *o
     if (!l) return ECS_ERR_WRONG_TIME;
     if (!scene_id || !out) return ECS_ERR_INVALID_ARGUMENT;
     long j = table_find(&l->table, l->ids, scene_id, -1);
-    if (j < 0) {
-        load_fail(l, l->current_json, "reference to an unknown id '%s'", scene_id);
+    if (j < 0) { /* the plugin may point at the exact value: this is the fallback */
+        host_format(l->fallback, sizeof l->fallback, "reference to an unknown id '%s'", scene_id);
         return ECS_ERR_NOT_FOUND;
     }
     uint8_t st = l->state[(size_t)j * l->managers + l->current];
     if (st == 1) {
-        load_fail(l, l->current_json,
-                  "reference cycle: '%s' refers (through its %s) back to "
-                  "itself",
-                  scene_id, l->mgrs[l->current]->name);
+        host_format(l->fallback, sizeof l->fallback,
+                    "reference cycle: '%s' refers (through its %s) back to itself", scene_id,
+                    l->mgrs[l->current]->name);
         return ECS_ERR_CYCLE;
     }
     ecs_status s = load_one(l, (uint32_t)j, l->current);
@@ -283,10 +288,13 @@ ecs_status host_scene_resolve(host_world *w, const char *scene_id, ecs_entity *o
 
 void host_scene_error(host_world *w, const cJSON *at, const char *message)
 {
-    if (w->scene_load)
-        load_fail(w->scene_load, at, "%s", message);
-    else
+    scene_load *l = w->scene_load;
+    if (!l)
         host_error("scene", "%s", message);
+    else if (*l->fallback)
+        load_fail(l, at, "%s", l->fallback); /* the host knows refs best */
+    else
+        load_fail(l, at, "%s", message);
 }
 
 /* Components of managers that are not loaded: copies, kept with each entity. */
@@ -299,8 +307,8 @@ static cJSON **keep_unloaded(scene_load *l)
         {
             if (strcmp(c->string, "id") == 0) continue;
             bool loaded = false;
-            for (size_t m = 0; m < l->managers && !loaded; m++)
-                loaded = strcmp(l->mgrs[m]->name, c->string) == 0;
+            for (size_t m = 0; m < l->managers && !loaded; m++) /* one that cannot load: keep */
+                loaded = l->mgrs[m]->desc.load_component && !strcmp(l->mgrs[m]->name, c->string);
             if (loaded) continue;
             if (!kept[i] && !(kept[i] = cJSON_CreateObject())) goto error;
             cJSON *copy = cJSON_Duplicate(c, 1);
@@ -330,7 +338,7 @@ static bool commit_load(scene_load *l)
         }
         store_entry *e = &s->entry[ecs_entity_index(l->ents[i])];
         entry_clear(e);
-        *e = (store_entry){l->ents[i].id, id, kept[i]};
+        *e = (store_entry){l->ents[i].id, id, kept[i], ++s->next_seq};
     }
     free(kept);
     const cJSON *c;
@@ -419,8 +427,17 @@ ecs_status host_scene_load(host_world *w, const char *path)
 
 /* ---- saving ---- */
 
+typedef struct save_edge {
+    uint32_t from; /* position of the entity whose save asked */
+    ecs_entity to; /* the entity it refers to */
+} save_edge;
+
 typedef struct scene_save {
     host_world *w;
+    uint32_t saving; /* position of the entity being saved, UINT32_MAX between entities */
+    ecs_entity saving_entity;
+    save_edge *edges; /* references seen while saving: referenced entities go first */
+    uint32_t edge_count, edge_cap;
     char **made;      /* by entity index: ids made during this save, or NULL */
     uint8_t *written; /* by entity index: its object is in the document */
     uint32_t cap;
@@ -455,32 +472,63 @@ static bool use_id(scene_save *v, const char *id)
     return true;
 }
 
+/* Make room for entity index idx in the per-index arrays. -1 when memory ran out. */
+static int made_reserve(scene_save *v, uint32_t idx)
+{
+    if (idx < v->cap) return 0;
+    uint32_t cap = v->cap ? v->cap : 1024;
+    while (cap <= idx) cap *= 2;
+    char **m = realloc(v->made, cap * sizeof *m);
+    if (m) v->made = m;
+    uint8_t *wr = m ? realloc(v->written, cap) : NULL;
+    if (!wr) return -1;
+    memset(m + v->cap, 0, (cap - v->cap) * sizeof *m);
+    memset(wr + v->cap, 0, cap - v->cap);
+    v->written = wr;
+    v->cap = cap;
+    return 0;
+}
+
+/* Record that the entity being saved refers to e. */
+static void edge_add(scene_save *v, ecs_entity e)
+{
+    if (v->saving == UINT32_MAX || e.id == v->saving_entity.id) return;
+    if (v->edge_count == v->edge_cap) {
+        uint32_t cap = v->edge_cap ? v->edge_cap * 2 : 1024;
+        save_edge *g = realloc(v->edges, cap * sizeof *g);
+        if (!g) {
+            v->failed = true;
+            return;
+        }
+        v->edges = g;
+        v->edge_cap = cap;
+    }
+    v->edges[v->edge_count++] = (save_edge){v->saving, e};
+}
+
+/* A unique id made from base ("e<index>", or a scene id seen twice) into v->made[idx]. */
+static const char *make_id(scene_save *v, uint32_t idx, const char *base)
+{
+    char id[300];
+    host_format(id, sizeof id, "%s", base);
+    for (unsigned k = 2; id_used(v, id); k++) host_format(id, sizeof id, "%s_%u", base, k);
+    if (!(v->made[idx] = strdup(id)) || !use_id(v, v->made[idx])) return v->failed = true, NULL;
+    return v->made[idx];
+}
+
 const char *host_scene_id_of(host_world *w, ecs_entity e)
 {
     scene_save *v = w->scene_save;
     if (!v || !host_entity_alive(w->entities, e)) return NULL;
+    uint32_t idx = ecs_entity_index(e);
+    if (made_reserve(v, idx) != 0) return v->failed = true, NULL;
+    edge_add(v, e);
+    if (v->made[idx]) return v->made[idx];
     store_entry *se = entry_of(w->scene, e);
     if (se && se->id) return se->id;
-    uint32_t idx = ecs_entity_index(e);
-    if (idx < v->cap && v->made[idx]) return v->made[idx];
-    if (idx >= v->cap) {
-        uint32_t cap = v->cap ? v->cap : 1024;
-        while (cap <= idx) cap *= 2;
-        char **m = realloc(v->made, cap * sizeof *m);
-        if (m) v->made = m;
-        uint8_t *wr = m ? realloc(v->written, cap) : NULL;
-        if (!wr) return v->failed = true, NULL;
-        memset(m + v->cap, 0, (cap - v->cap) * sizeof *m);
-        memset(wr + v->cap, 0, cap - v->cap);
-        v->written = wr;
-        v->cap = cap;
-    }
-    /* "e<index>" is unique among made ids (one per index); it only has to avoid the ids
-     * that came from scenes, which are all in the set */
-    char id[32];
-    snprintf(id, sizeof id, "e%u", idx);
-    for (unsigned k = 2; id_used(v, id); k++) snprintf(id, sizeof id, "e%u_%u", idx, k);
-    if (!(v->made[idx] = strdup(id))) return v->failed = true, NULL;
+    char base[32];
+    snprintf(base, sizeof base, "e%u", idx);
+    if (!make_id(v, idx, base)) return NULL;
     if (v->ref_count == v->ref_cap) {
         uint32_t cap = v->ref_cap ? v->ref_cap * 2 : 256;
         ecs_entity *r = realloc(v->referenced, cap * sizeof *r);
@@ -601,28 +649,130 @@ static void saved_mark(scene_save *v, ecs_entity e)
 
 /* Capture every live entity with a component of mgrs (with_kept: or kept JSON, or a scene
  * id) into a new document. False when a manager failed or memory ran out. */
+typedef struct order_key {
+    uint64_t seq; /* load sequence; UINT64_MAX for entities made at run time */
+    uint32_t index;
+    ecs_entity e;
+} order_key;
+
+static int cmp_order(const void *a, const void *b)
+{
+    const order_key *x = a, *y = b;
+    if (x->seq != y->seq) return x->seq < y->seq ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* The live entities in the save's base order: as loaded (file order), then the ones made
+ * at run time by index. Index order alone would change after indices are reused. */
+static order_key *base_order(host_world *w, uint32_t *n)
+{
+    uint32_t cap = host_entities_live(w->entities) + 1, k = 0;
+    order_key *keys = malloc(cap * sizeof *keys);
+    ecs_entity e;
+    for (uint32_t i = 1; keys && k < cap && host_entities_next_live(w->entities, i, &e);
+         i = ecs_entity_index(e) + 1) {
+        store_entry *se = entry_of(w->scene, e);
+        keys[k++] = (order_key){se && se->seq ? se->seq : UINT64_MAX, ecs_entity_index(e), e};
+    }
+    if (keys) qsort(keys, k, sizeof *keys, cmp_order);
+    *n = k;
+    return keys;
+}
+
+/* Reorder the captured entities so that every referenced entity comes before the ones
+ * referring to it (depth-first post-order from the base order; iterative, so any depth
+ * works). A file saved so loads with no reference nested. */
+static bool order_references(scene_save *v, capture *c, uint32_t *pos_of)
+{
+    uint32_t n = c->n;
+    uint32_t *off = calloc(n + 1, sizeof *off), *to = malloc((v->edge_count + 1) * sizeof *to);
+    uint32_t *out = malloc((n + 1) * sizeof *out), *stack = malloc((n + 1) * sizeof *stack);
+    uint32_t *cursor = calloc(n + 1, sizeof *cursor);
+    uint8_t *state = calloc(n + 1, 1);
+    cJSON **items = malloc((n + 1) * sizeof *items);
+    ecs_entity *ents = malloc((n + 1) * sizeof *ents);
+    bool ok = off && to && out && stack && cursor && state && items && ents;
+    for (uint32_t i = 0; ok && i < v->edge_count; i++) off[v->edges[i].from + 1]++;
+    for (uint32_t i = 0; ok && i < n; i++) off[i + 1] += off[i];
+    for (uint32_t i = 0; ok && i < v->edge_count; i++) { /* targets that were saved */
+        ecs_entity t = v->edges[i].to;
+        uint32_t p = pos_of[ecs_entity_index(t)];
+        to[cursor[v->edges[i].from]++ + off[v->edges[i].from]] =
+            p && c->ents[p - 1].id == t.id ? p - 1 : UINT32_MAX;
+    }
+    if (ok) memset(cursor, 0, (n + 1) * sizeof *cursor);
+    uint32_t k = 0;
+    for (uint32_t root = 0; ok && root < n; root++) {
+        if (state[root]) continue;
+        uint32_t depth = 0;
+        stack[depth++] = root;
+        state[root] = 1;
+        while (depth) {
+            uint32_t x = stack[depth - 1];
+            if (off[x] + cursor[x] < off[x + 1]) {
+                uint32_t t = to[off[x] + cursor[x]++];
+                if (t != UINT32_MAX && !state[t]) state[t] = 1, stack[depth++] = t;
+            } else {
+                depth--;
+                out[k++] = x;
+            }
+        }
+    }
+    cJSON *item = c->list->child;
+    for (uint32_t i = 0; ok && i < n; i++, item = item->next) items[i] = item;
+    for (uint32_t i = 0; ok && i < n; i++) cJSON_DetachItemViaPointer(c->list, items[i]);
+    for (uint32_t i = 0; ok && i < n; i++) {
+        cJSON_AddItemToArray(c->list, items[out[i]]);
+        ents[i] = c->ents[out[i]];
+    }
+    if (ok) memcpy(c->ents, ents, n * sizeof *ents);
+    free(off), free(to), free(out), free(stack), free(cursor), free(state), free(items), free(ents);
+    return ok;
+}
+
+/* Capture every live entity with a component of mgrs (with_kept: or kept JSON, or a scene
+ * id) into a new document. False when a manager failed or memory ran out. */
 static bool capture_run(scene_save *v, host_manager *const *mgrs, size_t count, bool with_kept,
                         capture *c)
 {
     host_world *w = v->w;
-    bool error = table_init(&v->table, 1024) != 0;
+    uint32_t n = 0;
+    order_key *keys = base_order(w, &n);
+    uint32_t *pos_of = NULL;
+    bool error = !keys || table_init(&v->table, 1024) != 0;
+    v->saving = UINT32_MAX;
     c->root = cJSON_CreateObject();
     c->list = cJSON_CreateArray();
-    if (!c->root || !c->list) return cJSON_Delete(c->list), false;
-    cJSON_AddNumberToObject(c->root, "version", HOST_SCENE_VERSION);
-    cJSON_AddItemToObject(c->root, "entities", c->list);
-    ecs_entity e;
-    for (uint32_t i = 1; !error && host_entities_next_live(w->entities, i, &e);
-         i = ecs_entity_index(e) + 1) { /* ids from scenes first: made ones avoid them */
-        store_entry *se = entry_of(w->scene, e);
-        if (se && se->id && !use_id(v, se->id)) error = true;
+    if (!c->root || !c->list)
+        error = true;
+    else {
+        cJSON_AddNumberToObject(c->root, "version", HOST_SCENE_VERSION);
+        cJSON_AddItemToObject(c->root, "entities", c->list);
+        c->list = cJSON_GetObjectItemCaseSensitive(c->root, "entities");
+    }
+    for (uint32_t i = 0; !error && i < n; i++) { /* scene ids first: made ones avoid them */
+        store_entry *se = entry_of(w->scene, keys[i].e);
+        if (!se || !se->id) continue;
+        if (made_reserve(v, keys[i].index) != 0)
+            error = true;
+        else if (id_used(v, se->id))
+            error = !make_id(v, keys[i].index, se->id); /* twice */
+        else
+            error = !use_id(v, se->id);
     }
     w->scene_save = v;
-    for (uint32_t i = 1; !error && host_entities_next_live(w->entities, i, &e);
-         i = ecs_entity_index(e) + 1) {
-        cJSON *obj = save_entity(v, mgrs, count, with_kept, e, &error);
-        if (obj && !capture_add(c, obj, e)) cJSON_Delete(obj), error = true;
-        if (obj) saved_mark(v, e);
+    for (uint32_t i = 0; !error && i < n; i++) {
+        v->saving = c->n;
+        v->saving_entity = keys[i].e;
+        cJSON *obj = save_entity(v, mgrs, count, with_kept, keys[i].e, &error);
+        v->saving = UINT32_MAX;
+        if (obj && !capture_add(c, obj, keys[i].e)) cJSON_Delete(obj), error = true;
+        if (obj) saved_mark(v, keys[i].e);
+    }
+    if (!error && v->edge_count) { /* referenced entities before the ones referring to them */
+        pos_of = calloc((size_t)v->cap + 1, sizeof *pos_of);
+        for (uint32_t i = 0; pos_of && i < c->n; i++) pos_of[ecs_entity_index(c->ents[i])] = i + 1;
+        error = !pos_of || !order_references(v, c, pos_of);
     }
     /* an entity referenced but with nothing of its own: write its id so references hold */
     for (uint32_t r = 0; !error && r < v->ref_count; r++) {
@@ -635,6 +785,8 @@ static bool capture_run(scene_save *v, host_manager *const *mgrs, size_t count, 
         saved_mark(v, ref);
     }
     w->scene_save = NULL;
+    free(keys);
+    free(pos_of);
     return !error && !v->failed;
 }
 
@@ -646,6 +798,7 @@ static void save_free(scene_save *v, capture *c)
     free(v->used);
     free(v->table.slot);
     free(v->referenced);
+    free(v->edges);
     cJSON_Delete(c->root);
     free(c->ents);
 }

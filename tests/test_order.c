@@ -512,7 +512,7 @@ static void random_graph(graph *g, uint64_t *s, size_t n, int back)
             strcat(deps[topo[p]], name);
     }
     for (size_t i = 0; i < n; i++) {
-        char name[16], file[24];
+        char name[32], file[24];
         snprintf(name, sizeof name, "n%zu", i);
         snprintf(file, sizeof file, "f%02u.so", rng_below(s, 40)); /* ties on purpose */
         add(g, name, (int)rng_below(s, 4) - 1, file, deps[i]);
