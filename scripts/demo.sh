@@ -10,3 +10,10 @@ echo "== ecs-host on $ECS_BUILD/plugins with $ECS_ROOT/examples/demo.json"
 "$ECS_BUILD/host/ecs-host" --fps 60 --frames 120 --stats --scene "$ECS_ROOT/examples/demo.json" \
     --save "$saved" "$ECS_BUILD/plugins"
 echo "== the world after 120 frames, saved to $saved"
+cat <<EOT
+
+Hot reload: run the host with --watch, edit a plugin, rebuild, and the running world picks
+up the new code with every component kept (README, "Hot reload"):
+  $ECS_BUILD/host/ecs-host --watch --scene $ECS_ROOT/examples/demo.json $ECS_BUILD/plugins
+  meson compile -C $ECS_BUILD        # in another terminal, after editing plugins/*/*.c
+EOT
