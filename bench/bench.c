@@ -19,12 +19,13 @@
 #include "world.h"
 
 const bench_workload *const bench_workloads[] = {
-    &bench_entities_workload,
-    &bench_dispatch_workload,
-    &bench_mesh_workload,
-    &bench_transform_workload,
-    &bench_scene_workload,
-    &bench_reload_workload,
+    &bench_entities_workload,  /* W1-W4 */
+    &bench_dispatch_workload,  /* D1 */
+    &bench_mesh_workload,      /* M1 */
+    &bench_transform_workload, /* W6 */
+    &bench_scene_workload,     /* W7 */
+    &bench_reload_workload,    /* R1 */
+    &bench_views_workload,     /* V1 */
     NULL,
 };
 

@@ -179,6 +179,12 @@ uint32_t host_entities_unannounced(const host_entities *em)
     return em->tail - em->announced_end;
 }
 
+ecs_entity host_entities_unannounced_at(const host_entities *em, uint32_t k)
+{
+    uint32_t idx = em->ring[(em->announced_end + k) & RING_MASK];
+    return ecs_entity_make(idx, (uint32_t)(uint8_t)(em->generation[idx] - 1u));
+}
+
 uint32_t host_entities_take_destroyed(host_entities *em, ecs_entity *out, uint32_t max)
 {
     uint32_t n = em->tail - em->announced_end;

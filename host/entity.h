@@ -59,6 +59,10 @@ uint32_t host_entities_live(const host_entities *em);
 /* Number of destroyed entities not yet taken by host_entities_take_destroyed(). */
 uint32_t host_entities_unannounced(const host_entities *em);
 
+/* The k-th destroyed-but-unannounced id (k < host_entities_unannounced()), as it was when
+ * alive, oldest first; nothing is marked. Collections drop these at the start of a frame. */
+ecs_entity host_entities_unannounced_at(const host_entities *em, uint32_t k);
+
 /* Copy up to max destroyed-but-unannounced ids (as they were when alive) into out, oldest
  * first, and mark them announced. Returns how many were copied. Call it until it returns
  * 0: managers that destroy more entities while hearing of a batch (a parent's children)

@@ -1,7 +1,7 @@
 /* hostapi.c: the ecs_host table each plugin receives: entities, registration, APIs,
- * logging, memory, scenes. Every function checks what the plugin passed (ecs_check
- * style): a bad call is refused with a status and one log line naming the plugin, and
- * never reaches an assert. */
+ * logging, memory, scenes (views, collections and systems: hostapi_query.c). Every function
+ * checks what the plugin passed (ecs_check style): a bad call is refused with a status and one
+ * log line naming the plugin, and never reaches an assert. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,15 +15,19 @@ static host_plugin *plugin_of(const ecs_host *h)
     return (host_plugin *)(uintptr_t)h;
 }
 
-/* Refuse a call: log it with the plugin's name and return the status. */
 /* Refuse a call: log it with the plugin's name and return the status. During load() the
  * first refusal is also kept as the plugin's reason, so the loader's skip line says it. */
-static ecs_status refuse(host_plugin *p, ecs_status s, const char *call, const char *what)
+ecs_status host_api_refuse(host_plugin *p, ecs_status s, const char *call, const char *what)
 {
     host_error(p->name, "%s: %s (%s)", call, what, ecs_status_text(s));
     if (p->in_load && !p->registration_failed)
         snprintf(p->reason, sizeof p->reason, "%s: %s", call, what);
     return s;
+}
+
+static ecs_status refuse(host_plugin *p, ecs_status s, const char *call, const char *what)
+{
+    return host_api_refuse(p, s, call, what);
 }
 
 static ecs_status entity_create(const ecs_host *h, ecs_entity *out)
@@ -75,7 +79,7 @@ static bool entity_alive(const ecs_host *h, ecs_entity e)
 }
 
 /* Manager names are scene keys: [A-Za-z0-9_.-], 1..63 characters. */
-static bool valid_name(const char *s)
+bool host_api_valid_name(const char *s)
 {
     size_t n = 0;
     for (; s[n]; n++) {
@@ -87,8 +91,8 @@ static bool valid_name(const char *s)
     return n > 0;
 }
 
-/* The manager named name, committed or pending in any plugin; NULL when none. */
-static host_manager *manager_named(host_world *w, host_plugin *self, const char *name)
+/* The manager named name, committed or pending in self; NULL when none. */
+host_manager *host_manager_named(host_world *w, host_plugin *self, const char *name)
 {
     for (size_t i = 0; i < w->manager_count; i++) { /* a reload re-registers its own names */
         host_manager *m = w->managers[i];
@@ -111,21 +115,25 @@ static ecs_status register_manager(const ecs_host *h, const ecs_manager_desc *de
         s = refuse(p, ECS_ERR_INVALID_ARGUMENT, call, "desc or name NULL");
     else if (desc->struct_size < MANAGER_DESC_V1_SIZE)
         s = refuse(p, ECS_ERR_ABI, call, "ecs_manager_desc.struct_size is too small");
-    else if (!valid_name(desc->name))
+    else if (!host_api_valid_name(desc->name))
         s = refuse(p, ECS_ERR_INVALID_ARGUMENT, call, "name must be 1-63 of [A-Za-z0-9_.-]");
     else {
-        host_manager *other = manager_named(p->world, p, desc->name);
-        if (other) {
+        host_manager *other = host_manager_named(p->world, p, desc->name);
+        host_system *sys = other ? NULL : host_system_named(p->world, p, desc->name);
+        if (other || sys) {
+            const host_plugin *o = other ? other->owner : sys->owner;
             char what[300];
-            snprintf(what, sizeof what, "manager '%s' is already registered by plugin '%s' (%s)",
-                     desc->name, other->owner->name, other->owner->file);
+            snprintf(what, sizeof what, "%s '%s' is already registered by plugin '%s' (%s)",
+                     other ? "manager" : "system", desc->name, o->name, o->file);
             s = refuse(p, ECS_ERR_EXISTS, call, what);
         }
     }
     host_manager *m = NULL, **v = NULL;
     if (s == ECS_OK &&
         (!(m = calloc(1, sizeof *m)) || !(m->name = strdup(desc->name)) ||
-         !(v = realloc(p->pending_managers, (p->pending_manager_count + 1) * sizeof *v)))) {
+         !(v = realloc(p->pending_managers, (p->pending_manager_count + 1) * sizeof *v)) ||
+         host_sig_bit(&p->world->sig, desc->name, true, &m->bit) != ECS_OK)) {
+        if (v) p->pending_managers = v; /* grown: kept */
         s = refuse(p, ECS_ERR_NO_MEMORY, call, "out of memory");
     }
     if (s != ECS_OK) {
@@ -139,6 +147,7 @@ static ecs_status register_manager(const ecs_host *h, const ecs_manager_desc *de
     m->desc.struct_size = sizeof m->desc;
     m->desc.name = m->name;
     m->owner = p;
+    m->seq = p->world->next_seq++;
     p->pending_managers = v;
     v[p->pending_manager_count++] = m;
     return ECS_OK;
@@ -153,7 +162,7 @@ static ecs_status api_publish(const ecs_host *h, const char *name, uint32_t vers
     ecs_status s = ECS_OK;
     if (!name || !api || size == 0 || size > 65536)
         s = refuse(p, ECS_ERR_INVALID_ARGUMENT, call, "need a name and 1..65536 bytes of API");
-    else if (!valid_name(name))
+    else if (!host_api_valid_name(name))
         s = refuse(p, ECS_ERR_INVALID_ARGUMENT, call, "name must be 1-63 of [A-Za-z0-9_.-]");
     const host_api_entry *e = s == ECS_OK ? host_registry_entry(&p->world->registry, name) : NULL;
     if (e && e->owner && e->owner != p) {
@@ -280,4 +289,5 @@ void host_api_init(host_plugin *p)
     t->scene_error = scene_error;
     t->plugin_name = p->name;
     t->config = p->config;
+    host_api_init_query(t);
 }

@@ -583,6 +583,10 @@ void host_plugin_unload(host_world *w, host_plugin *p, ecs_unload_reason why)
     release_collections(w, p);
     host_world_managers_changed(w); /* smaller: no memory needed */
     host_registry_withdraw(&w->registry, p);
+    for (size_t i = 0; i < p->api_count; i++) free(p->api_names[i]);
+    free(p->api_names); /* a load of the same record publishes them again */
+    p->api_names = NULL;
+    p->api_count = 0;
     release_memory(p, "at unload");
     p->state = NULL;
     p->status = HOST_PLUGIN_UNLOADED;

@@ -192,10 +192,70 @@ static void withdraw_dropped_apis(host_world *w, host_plugin *p, char **names, s
     free(p->api_names);
 }
 
-/* Replace p's managers and APIs by its pending ones: same names keep their place (and
- * their API storage), new ones are appended, the ones not registered again go. All the
- * memory is found first, so nothing changes unless everything can. */
-static ecs_status commit_replace(host_world *w, host_plugin *p)
+/* The position of p's system called name in w->systems, or -1. */
+static long own_system(const host_world *w, const host_plugin *p, const char *name)
+{
+    for (size_t i = 0; i < w->system_count; i++)
+        if (w->systems[i]->owner == p && strcmp(w->systems[i]->name, name) == 0) return (long)i;
+    return -1;
+}
+
+/* Replace p's systems by its pending ones, like managers: the same name keeps its record
+ * (its place in the order, its timings) and takes the new function, state, weight and
+ * collection; new ones are appended; the ones not registered again go. renewed has room
+ * for every system and the pending ones (zeroed); w->systems has room for them. */
+static void replace_systems(host_world *w, host_plugin *p, bool *renewed)
+{
+    for (size_t i = 0; i < p->pending_system_count; i++) {
+        host_system *ns = p->pending_systems[i];
+        long at = own_system(w, p, ns->name);
+        if (at >= 0) {
+            host_system *os = w->systems[at];
+            os->desc = ns->desc;
+            os->desc.name = os->name;
+            os->collection = ns->collection;
+            host_system_free(ns);
+            renewed[at] = true;
+        } else {
+            renewed[w->system_count] = true;
+            w->systems[w->system_count++] = ns;
+        }
+        p->pending_systems[i] = NULL;
+    }
+    size_t kept = 0, count = 0;
+    for (size_t i = 0; i < w->system_count; i++) {
+        host_system *sys = w->systems[i];
+        if (sys->owner == p && !renewed[i]) {
+            host_warn("reload", "%s: the new version no longer registers system '%s'", p->name,
+                      sys->name);
+            host_system_free(sys);
+            continue;
+        }
+        count += sys->owner == p;
+        w->systems[kept++] = sys;
+    }
+    w->system_count = kept;
+    p->system_count = count;
+    p->pending_system_count = 0;
+}
+
+/* p's new collection references replace its old ones (taken before the old are dropped,
+ * so a collection both hold stays up to date). */
+static void replace_collections(host_world *w, host_plugin *p)
+{
+    for (size_t i = 0; i < p->pending_collection_count; i++)
+        host_collections_ref(&w->collections, &w->sig, p->pending_collections[i]);
+    for (size_t i = 0; i < p->collection_count; i++)
+        host_collections_unref(&w->collections, &w->sig, p->collections[i]);
+    free(p->collections);
+    p->collections = p->pending_collections;
+    p->collection_count = p->pending_collection_count;
+    p->pending_collections = NULL;
+    p->pending_collection_count = 0;
+}
+
+/* Room for p's pending managers and systems beside the current ones, and their steps. */
+static ecs_status reserve_replace(host_world *w, const host_plugin *p)
 {
     size_t need = w->manager_count + p->pending_manager_count;
     if (need > w->manager_cap) {
@@ -204,9 +264,29 @@ static ecs_status commit_replace(host_world *w, host_plugin *p)
         w->managers = v;
         w->manager_cap = need * 2;
     }
+    size_t systems = w->system_count + p->pending_system_count;
+    if (systems > w->system_cap) {
+        host_system **v = realloc(w->systems, systems * 2 * sizeof *v);
+        if (!v) return ECS_ERR_NO_MEMORY;
+        w->systems = v;
+        w->system_cap = systems * 2;
+    }
+    return host_schedule_reserve(w, need + systems);
+}
+
+/* Replace p's managers, systems and APIs by its pending ones: same names keep their place
+ * (and their API storage), new ones are appended, the ones not registered again go. All
+ * the memory is found first, so nothing changes unless everything can. */
+static ecs_status commit_replace(host_world *w, host_plugin *p)
+{
+    if (reserve_replace(w, p) != ECS_OK) return ECS_ERR_NO_MEMORY;
+    size_t need = w->manager_count + p->pending_manager_count;
+    size_t systems = w->system_count + p->pending_system_count;
     char **names = calloc(p->pending_api_count + 1, sizeof *names);
     bool *renewed = calloc(need + 1, sizeof *renewed);
-    if (!names || !renewed) {
+    bool *sys_renewed = calloc(systems + 1, sizeof *sys_renewed);
+    if (!names || !renewed || !sys_renewed) {
+        free(sys_renewed);
         free(names);
         free(renewed);
         return ECS_ERR_NO_MEMORY;
@@ -227,6 +307,7 @@ static ecs_status commit_replace(host_world *w, host_plugin *p)
             host_manager *om = w->managers[at];
             om->desc = nm->desc;
             om->desc.name = om->name;
+            om->index = nm->index; /* views built before the reload read the new code */
             free(nm->name);
             free(nm);
             renewed[at] = true;
@@ -242,6 +323,7 @@ static ecs_status commit_replace(host_world *w, host_plugin *p)
         if (m->owner == p && !renewed[i]) {
             host_warn("reload", "%s: the new version no longer registers manager '%s'", p->name,
                       m->name);
+            host_sig_clear_bit(&w->sig, m->bit); /* its components went with it */
             free(m->name);
             free(m);
             continue;
@@ -253,7 +335,11 @@ static ecs_status commit_replace(host_world *w, host_plugin *p)
     p->manager_count = count;
     free(renewed);
     p->pending_manager_count = 0;
+    replace_systems(w, p, sys_renewed);
+    free(sys_renewed);
+    replace_collections(w, p);
     host_plugin_discard_pending(p);
+    host_world_managers_changed(w);
     return ECS_OK;
 }
 
@@ -338,7 +424,7 @@ typedef struct old_unload {
 static void call_old_unload(void *arg)
 {
     old_unload *u = arg;
-    u->desc->unload(&u->p->table, u->state, u->why);
+    host_plugin_call_unload(u->p, u->desc, u->state, u->why);
 }
 
 /* Load n's code beside p's and, if that works, swap it in. */
@@ -379,22 +465,22 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
     if (sig) { /* never call that build again; what it allocated is lost to the leak count */
         refuse(r, p, "its load() crashed with %s", host_guard_signal_name(sig));
     } else if (s == ECS_OK && p->registration_failed) {
-        if (n->desc->unload) n->desc->unload(&p->table, state, undo);
+        host_plugin_call_unload(p, n->desc, state, undo);
         refuse(r, p, "its load() went on after a refused registration: %s", p->reason);
     } else if (s != ECS_OK) {
         refuse(r, p, "its load() failed: %s", ecs_status_text(s));
     } else if (!same &&
                (why = cannot_migrate(p->pending_managers, p->pending_manager_count, false))) {
-        if (n->desc->unload) n->desc->unload(&p->table, state, undo);
+        host_plugin_call_unload(p, n->desc, state, undo);
         refuse(r, p, "manager '%s' of the new version cannot load components", why);
     } else if (!same && (sig = host_guard_run(call_restore, &c)) != 0) {
         refuse(r, p, "the new version crashed with %s loading the components",
                host_guard_signal_name(sig));
     } else if (!same && c.status != ECS_OK) {
-        if (n->desc->unload) n->desc->unload(&p->table, state, undo);
+        host_plugin_call_unload(p, n->desc, state, undo);
         refuse(r, p, "the new version could not load the components (see above)");
     } else if (commit_replace(w, p) != ECS_OK) {
-        if (n->desc->unload) n->desc->unload(&p->table, state, undo);
+        host_plugin_call_unload(p, n->desc, state, undo);
         refuse(r, p, "out of memory");
     } else {
         const ecs_plugin_desc *old_desc = p->desc;
@@ -402,7 +488,9 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
         char *old_version = strdup(p->version);
         old_unload u = {p, old_desc, old_state,
                         same ? ECS_UNLOAD_RELOAD_KEEP_STATE : ECS_UNLOAD_RELOAD_MIGRATED};
-        if (old_desc->unload && (sig = host_guard_run(call_old_unload, &u)) != 0)
+        sig = old_desc->unload ? host_guard_run(call_old_unload, &u) : 0;
+        p->in_unload = false; /* also after a crash in it */
+        if (sig != 0)
             host_warn("reload",
                       "%s: the old version crashed with %s in unload(): ignored, the "
                       "new one runs",

@@ -1,5 +1,6 @@
-/* world.c: the world's life and its frame: update managers in order, announce the
- * destroyed entities in batches, recycle their indices, record timings (world.h). */
+/* world.c: the world's life and its frame: bring collections up to date, run the ordered
+ * list of manager updates and systems, announce the destroyed entities in batches (their
+ * signatures cleared), recycle their indices, record timings (world.h). */
 #include "world.h"
 
 #include <stdlib.h>
@@ -41,6 +42,12 @@ void host_world_free(host_world *w)
     free(w->plugins);
     host_reloader_cleanup(w); /* the private copies are gone with the plugins: the folder */
     free(w->managers);
+    free(w->systems); /* each system went with its plugin */
+    free(w->steps);
+    free(w->by_bit);
+    host_collections_free(&w->collections);
+    host_sig_free(&w->sig);
+    host_view_plans_free(&w->views);
     free(w->destroyed);
     host_registry_free(&w->registry);
     host_scene_store_free(w->scene);
@@ -103,6 +110,7 @@ void host_world_announce_destroyed(host_world *w)
         }
         n = host_entities_take_destroyed(w->entities, w->destroyed, n);
         host_scene_forget(w->scene, w->destroyed, n); /* their scene ids and kept JSON */
+        host_sig_forget(&w->sig, w->destroyed, n);    /* every bit: managers need not */
         for (size_t i = 0; i < w->manager_count; i++) {
             host_manager *m = w->managers[i];
             if (!m->desc.entities_destroyed || m->owner->crashed) continue;
@@ -138,26 +146,73 @@ static inline void run_update(host_world *w, host_manager *m)
     if (sig) host_plugin_crashed(w, m->owner, sig, m->name);
 }
 
-/* Update every manager in order: nothing but the calls. */
-static void update_untimed(host_world *w)
+typedef struct system_call {
+    host_system *s;
+    const ecs_entity *list;
+    uint32_t n;
+    const ecs_frame_info *frame;
+} system_call;
+
+static void call_system(void *arg)
 {
-    for (size_t i = 0; i < w->manager_count; i++) {
-        host_manager *m = w->managers[i];
-        if (m->desc.update) run_update(w, m);
-    }
+    system_call *c = arg;
+    c->s->desc.run(c->s->desc.state, c->list, c->n, c->frame);
 }
 
-/* Update every manager in order, timing each (one clock read per manager); returns the
- * time the last one ended. */
-static uint64_t update_timed(host_world *w, uint64_t t0)
+/* Run system s over its collection (as of the frame's start): directly, or under the
+ * crash guard with --safe. */
+static inline void run_system(host_world *w, host_system *s)
 {
-    for (size_t i = 0; i < w->manager_count; i++) {
-        host_manager *m = w->managers[i];
-        if (!m->desc.update) continue;
-        run_update(w, m);
+    const host_collection *col = host_collections_get(&w->collections, s->collection);
+    const ecs_entity *list = col ? col->dense : NULL;
+    uint32_t n = col ? col->count : 0;
+    if (!w->safe) {
+        s->desc.run(s->desc.state, list, n, &w->frame);
+        return;
+    }
+    if (s->owner->crashed) return;
+    system_call c = {s, list, n, &w->frame};
+    int sig = host_guard_run(call_system, &c);
+    if (sig) host_plugin_crashed(w, s->owner, sig, s->name);
+}
+
+static inline void run_step(host_world *w, const host_step *st)
+{
+    if (st->m)
+        run_update(w, st->m);
+    else
+        run_system(w, st->s);
+}
+
+/* Run the ordered list: nothing but the calls. The list does not change during a frame,
+ * so its bounds stay in registers across the plugins' calls. */
+static void steps_untimed(host_world *w)
+{
+    const host_step *st = w->steps, *end = st + w->step_count;
+    if (w->safe) {
+        for (; st < end; st++) run_step(w, st);
+        return;
+    }
+    const ecs_frame_info *frame = &w->frame;
+    for (; st < end; st++) st->update(st->state, frame); /* a system's: host_system_step */
+}
+
+/* Run the ordered list, timing each step (one clock read each); returns the time the last
+ * one ended. */
+static uint64_t steps_timed(host_world *w, uint64_t t0)
+{
+    const host_step *end = w->steps + w->step_count;
+    const ecs_frame_info *frame = &w->frame;
+    bool safe = w->safe, trace = w->trace != NULL; /* neither changes during a frame */
+    for (const host_step *st = w->steps; st < end; st++) {
+        if (safe)
+            run_step(w, st);
+        else
+            st->update(st->state, frame);
         uint64_t t1 = host_now_ns();
-        host_timing_record(&m->timing, t1 - t0);
-        if (w->trace) trace_slice(w, m->name, "update", t0, t1);
+        host_timing_record(st->timing, t1 - t0);
+        if (trace)
+            trace_slice(w, st->m ? st->m->name : st->s->name, st->m ? "update" : "system", t0, t1);
         t0 = t1;
     }
     return t0;
@@ -174,7 +229,14 @@ void host_world_frame(host_world *w)
     w->last_frame_ns = start;
 
     bool timed = w->time_managers || w->trace;
-    uint64_t t0 = timed ? update_timed(w, start) : (update_untimed(w), start);
+    uint64_t t0 = start;
+    if (w->collections.active && host_collections_apply(&w->collections, &w->sig, w->entities) &&
+        timed) {
+        t0 = host_now_ns(); /* not charged to the first step */
+        if (w->trace) trace_slice(w, "collections", "apply", start, t0);
+    }
+    if (w->steps_stale || w->step_managers != w->manager_count) host_schedule_ensure(w);
+    t0 = timed ? steps_timed(w, t0) : (steps_untimed(w), t0);
     host_world_announce_destroyed(w);
     if (w->safe) host_world_drop_crashed(w);
     uint64_t end = host_now_ns(); /* the frame's own time, timed or not */
@@ -192,20 +254,33 @@ const char *host_world_entity_text(const host_world *w, ecs_entity e, char *buf,
     return buf;
 }
 
-void host_world_print_stats(const host_world *w, FILE *out)
+/* One --stats row: a manager (count: its components) or a system (count: the entities of
+ * its collection). */
+static void print_row(const host_world *w, FILE *out, const host_step *st)
 {
     double frame_total = (double)w->frame_timing.total_ns;
-    fprintf(out, "%-20s %-16s %10s %10s %10s %10s %7s\n", "manager", "plugin", "components",
-            "mean us", "p99 us", "max us", "share");
-    for (size_t i = 0; i < w->manager_count; i++) {
-        const host_manager *m = w->managers[i];
-        const host_timing *t = &m->timing;
-        uint32_t count = m->desc.count ? m->desc.count(m->desc.state) : 0;
-        fprintf(out, "%-20s %-16s %10u %10.2f %10.2f %10.2f %6.1f%%\n", m->name, m->owner->name,
-                count, host_timing_mean(t) / 1e3, (double)host_timing_quantile(t, 0.99) / 1e3,
-                (double)t->max_ns / 1e3,
-                frame_total > 0 ? 100.0 * (double)t->total_ns / frame_total : 0.0);
-    }
+    const host_manager *m = st->m;
+    const host_system *s = st->s;
+    const host_timing *t = m ? &m->timing : &s->timing;
+    const host_collection *c = s ? host_collections_get(&w->collections, s->collection) : NULL;
+    uint32_t count = m ? (m->desc.count ? m->desc.count(m->desc.state) : 0) : (c ? c->count : 0);
+    fprintf(out, "%-20s %-16s %10u %10.2f %10.2f %10.2f %6.1f%%  %s\n", m ? m->name : s->name,
+            m ? m->owner->name : s->owner->name, count, host_timing_mean(t) / 1e3,
+            (double)host_timing_quantile(t, 0.99) / 1e3, (double)t->max_ns / 1e3,
+            frame_total > 0 ? 100.0 * (double)t->total_ns / frame_total : 0.0,
+            m ? "manager" : "system");
+}
+
+void host_world_print_stats(const host_world *w, FILE *out)
+{
+    fprintf(out, "%-20s %-16s %10s %10s %10s %10s %7s  %s\n", "manager", "plugin", "components",
+            "mean us", "p99 us", "max us", "share", "kind");
+    host_step *rows = malloc((w->manager_count + w->system_count + 1) * sizeof *rows);
+    size_t n = rows ? host_schedule_all(w, rows) : 0; /* run order */
+    for (size_t i = 0; i < n; i++) print_row(w, out, &rows[i]);
+    for (size_t i = 0; !rows && i < w->manager_count; i++) /* no memory: managers, in order */
+        print_row(w, out, &(host_step){NULL, NULL, NULL, w->managers[i], NULL});
+    free(rows);
     const host_timing *f = &w->frame_timing;
     fprintf(out, "frames: %llu, frame mean %.2f us, p99 %.2f us, max %.2f us; entities alive: %u\n",
             (unsigned long long)f->count, host_timing_mean(f) / 1e3,

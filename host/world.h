@@ -5,20 +5,26 @@
  * plugin's managers are registered during its load, so they follow its dependencies');
  * a manager belongs to exactly one loaded plugin; what a plugin registers during its
  * load() is pending until load() succeeds, then committed all at once, so a failed load
- * leaves no trace. Frame: update every manager in order -> announce destroyed entities
- * (one batch per round, until no manager destroys more) -> recycle their indices ->
- * record timings.
+ * leaves no trace. Systems (host_system) are registered, committed and replaced like
+ * managers. Frame: bring collections up to date (collection.h) -> run the ordered list of
+ * manager updates and systems (schedule.h) -> announce destroyed entities (one batch per
+ * round, until no manager destroys more; their signatures cleared) -> recycle their
+ * indices -> record timings.
  */
 #ifndef HOST_WORLD_H
 #define HOST_WORLD_H
 
 #include <stdio.h>
 
+#include "collection.h"
 #include "ecs_plugin.h"
 #include "entity.h"
 #include "mem.h"
 #include "registry.h"
+#include "schedule.h"
+#include "signature.h"
 #include "timing.h"
+#include "view.h"
 
 typedef struct host_world host_world;
 typedef struct host_plugin host_plugin;
@@ -28,7 +34,20 @@ typedef struct host_manager {
     char *name;            /* desc.name points here */
     host_plugin *owner;
     host_timing timing;
+    ecs_manager_index index; /* offered through manager_index(); has == NULL: none */
+    uint32_t bit;            /* its name's signature bit (signature.h) */
+    uint64_t seq;            /* registration order, shared with systems (schedule.h) */
 } host_manager;
+
+/* A system: run every frame over its collection, in the ordered list. */
+typedef struct host_system {
+    ecs_system_desc desc; /* the plugin's desc; desc.name points at name, query unused */
+    char *name;
+    host_plugin *owner;
+    host_timing timing;
+    ecs_collection collection;
+    uint64_t seq;
+} host_system;
 
 typedef struct host_pending_api {
     char *name;
@@ -75,6 +94,12 @@ struct host_plugin {
     size_t pending_api_count;
     size_t manager_count, api_count; /* committed */
     char **api_names;                /* committed, for --list */
+    host_system **pending_systems;
+    size_t pending_system_count, system_count; /* system_count: committed */
+    /* collections it holds a reference to: taken at commit, dropped at unload */
+    ecs_collection *pending_collections, *collections;
+    size_t pending_collection_count, collection_count;
+    bool in_unload; /* inside its unload(): its signature reports are ignored */
 };
 
 typedef struct host_load_options {
@@ -105,6 +130,19 @@ struct host_world {
     bool quiet_skips;               /* the reloader reports bad builds itself */
     char *private_dir;              /* where plugins are copied before dlopen, or NULL */
     unsigned copies;                /* copies made so far: unique names */
+    /* views, collections, systems (seeds 002-004) */
+    host_system **systems; /* registration order */
+    size_t system_count, system_cap;
+    host_step *steps; /* what a frame runs, in order (schedule.h) */
+    size_t step_count, step_cap;
+    size_t step_managers;  /* manager_count when steps was built */
+    bool steps_stale;      /* rebuild steps before the next frame */
+    host_manager **by_bit; /* the committed manager of each signature bit, or NULL */
+    size_t by_bit_cap;
+    uint64_t next_seq;   /* registration order of managers and systems */
+    host_signatures sig; /* signature.h */
+    host_collections collections;
+    host_view_plans views;
 };
 
 /* A new world with no plugins; NULL when memory ran out. */
@@ -162,6 +200,33 @@ bool host_plugin_desc_ok(const ecs_plugin_desc *d, char *why, size_t len);
 
 /* Drop what p registered during a load() that is being undone. */
 void host_plugin_discard_pending(host_plugin *p);
+
+/* Call unload() of desc (p's code, or a new build of it) with p's table, its signature
+ * reports ignored meanwhile: a state being freed must not clear bits another version
+ * holds. Nothing when desc has no unload(). */
+void host_plugin_call_unload(host_plugin *p, const ecs_plugin_desc *desc, void *state,
+                             ecs_unload_reason why);
+
+/* Refuse a plugin's call: one error line naming the plugin and the call; during load() the
+ * first refusal is also kept as the plugin's reason. Returns s. (hostapi.c) */
+ecs_status host_api_refuse(host_plugin *p, ecs_status s, const char *call, const char *what);
+
+/* Is s a good manager or system name: 1-63 of [A-Za-z0-9_.-]? (hostapi.c) */
+bool host_api_valid_name(const char *s);
+
+/* The manager called name, committed (not self's own while self reloads: it registers them
+ * again) or pending in self; NULL when none. (hostapi.c) */
+host_manager *host_manager_named(host_world *w, host_plugin *self, const char *name);
+
+/* Fill the table entries of views, collections and systems. (hostapi_query.c) */
+void host_api_init_query(ecs_host *t);
+
+/* The system called name, committed (not p's own while p reloads) or pending in p; NULL
+ * when none. (hostapi_query.c) */
+host_system *host_system_named(host_world *w, host_plugin *p, const char *name);
+
+/* Free a system record. */
+void host_system_free(host_system *s);
 
 /* Append p to w->plugins. -1 when memory ran out. */
 int host_world_push_plugin(host_world *w, host_plugin *p);

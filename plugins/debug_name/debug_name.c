@@ -16,6 +16,10 @@
  * name and still has it. Removal unlinks the instance, swaps the last instance into the
  * hole and re-points the two links that named the moved one (map slot; bucket head or
  * chain predecessor).
+ *
+ * Views and collections: the manager offers its index (has, and the dense entity array)
+ * and reports every name given to an entity without one, and every name removed, to the
+ * host's signatures (component_added / component_removed), when the host offers them.
  */
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -25,7 +29,8 @@
 #include "ecs_plugin.h"
 #include "ecs_soa.h"
 
-#define STATE_LAYOUT  1u /* == state_version: checked when a state is adopted */
+#define STATE_LAYOUT  1u         /* == state_version: checked when a state is adopted */
+#define NO_BIT        UINT32_MAX /* no signatures: a host without them */
 #define MIN_BUCKETS   64u
 #define MANAGER_NAME  "debug_name"
 #define NAME_EXPECTED "a name of 1-255 bytes of UTF-8 without control characters"
@@ -34,6 +39,9 @@ enum { F_ENTITY, F_NAME, F_HASH, F_NEXT, F_SEQ, F_COUNT };
 
 typedef struct dn_state {
     uint32_t layout; /* STATE_LAYOUT */
+    /* The signature bit of "debug_name" (NO_BIT: not reported). Set by every load(), in
+     * what was padding before `host` on 64-bit targets: the layout is unchanged there. */
+    uint32_t bit;
     const ecs_host *host;
     ecs_soa soa;
     ecs_entity_map map;
@@ -41,6 +49,10 @@ typedef struct dn_state {
     uint32_t bucket_count;
     uint64_t next_seq;
 } dn_state;
+
+/* Adopting a state of an older build of the same STATE_LAYOUT reads `bit` from its padding
+ * (zero from the memset), then load() sets it: the field must not move anything. */
+_Static_assert(sizeof(void *) != 8 || offsetof(dn_state, host) == 8, "bit must fit the padding");
 
 /* ---- field access ---- */
 
@@ -169,6 +181,16 @@ static ecs_status buckets_reserve(dn_state *s, uint32_t need)
 
 /* ---- instances ---- */
 
+/* Tell the host that e gained (on) or lost its name, for its signatures. */
+static void report(const dn_state *s, ecs_entity e, bool on)
+{
+    if (s->bit == NO_BIT) return;
+    if (on)
+        s->host->component_added(s->host, s->bit, e);
+    else
+        s->host->component_removed(s->host, s->bit, e);
+}
+
 /* e's instance (e alive and named), or ECS_SOA_NONE. */
 static uint32_t instance_of(const dn_state *s, ecs_entity e)
 {
@@ -181,6 +203,7 @@ static void remove_instance(dn_state *s, uint32_t i)
 {
     chain_unlink(s, i);
     s->host->free(s->host, names(s)[i]);
+    report(s, ents(s)[i], false);
     ecs_entity_map_set(&s->map, ents(s)[i], ECS_SOA_NONE);
     uint32_t moved = ecs_soa_remove(&s->soa, i);
     if (moved == ECS_SOA_NONE) return;          /* i was the last one */
@@ -200,6 +223,7 @@ static uint32_t add_instance(dn_state *s, ecs_entity e)
         return ECS_SOA_NONE;
     }
     ents(s)[i] = e;
+    report(s, e, true);
     return i;
 }
 
@@ -296,6 +320,21 @@ static uint32_t dn_count(void *self)
     return ((const dn_state *)self)->soa.count;
 }
 
+/* [main-thread] Does e have a name? For views. */
+static bool dn_has(void *self, ecs_entity e)
+{
+    return instance_of((const dn_state *)self, e) != ECS_SOA_NONE;
+}
+
+/* [main-thread] The named entities, each once: the dense array, valid until a name is
+ * given or removed. For views. */
+static uint32_t dn_entities(void *self, const ecs_entity **out)
+{
+    const dn_state *s = (const dn_state *)self;
+    *out = ents(s);
+    return s->soa.count;
+}
+
 /* ---- the manager ---- */
 
 /* Forget the names of destroyed entities (their ids are already dead). */
@@ -382,6 +421,7 @@ static dn_state *state_new(const ecs_host *h)
     if (!s) return NULL;
     memset(s, 0, sizeof *s);
     s->layout = STATE_LAYOUT;
+    s->bit = NO_BIT;
     s->host = h;
     const size_t sizes[F_COUNT] = {sizeof(ecs_entity), sizeof(char *), sizeof(uint32_t),
                                    sizeof(uint32_t), sizeof(uint64_t)};
@@ -397,6 +437,25 @@ static dn_state *previous_state(const ecs_load_args *args)
     size_t need = offsetof(ecs_load_args, previous_state) + sizeof(void *);
     if (!args || args->struct_size < need) return NULL;
     return (dn_state *)args->previous_state;
+}
+
+/* Does h offer views, collections and systems (a host of this ABI may be older, or a test
+ * host may leave them out)? */
+static bool host_has_queries(const ecs_host *h)
+{
+    size_t end = offsetof(ecs_host, register_system) + sizeof h->register_system;
+    return h->struct_size >= end && h->manager_index && h->signature_bit && h->component_added &&
+           h->component_removed;
+}
+
+/* Offer the index for views and find the signature bit (NO_BIT without them) into *bit. */
+static ecs_status offer_index(const ecs_host *h, dn_state *s, uint32_t *bit)
+{
+    *bit = NO_BIT;
+    if (!host_has_queries(h)) return ECS_OK;
+    ecs_manager_index ix = {sizeof ix, s, dn_has, dn_entities};
+    ecs_status st = h->manager_index(h, MANAGER_NAME, &ix);
+    return st == ECS_OK ? h->signature_bit(h, MANAGER_NAME, bit) : st;
 }
 
 /* Register the manager and publish the API for state s. */
@@ -425,12 +484,15 @@ static ecs_status dn_load(const ecs_host *h, const ecs_load_args *args, void **s
         return ECS_ERR_ABI;
     }
     if (!adopted && !(s = state_new(h))) return ECS_ERR_NO_MEMORY;
+    uint32_t bit = NO_BIT;
     ecs_status st = register_all(h, s);
+    if (st == ECS_OK) st = offer_index(h, s, &bit);
     if (st != ECS_OK) {
         if (!adopted) state_free(s, h);
         return st;
     }
     bind_host(s, h); /* only now: a failed reload leaves the old version's pointers */
+    s->bit = bit;
     *state = s;
     return ECS_OK;
 }

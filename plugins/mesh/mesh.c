@@ -14,6 +14,13 @@
  * head exactly when next[prev[i]] != i. Removal unlinks the mesh, then swaps the last
  * instance into the hole and re-points the links that named the moved one (the map or
  * its predecessor's next; its successor's prev or, for a tail, its head's prev).
+ *
+ * Views want each entity once: owners[0..owner_count) lists the entities with at least one
+ * mesh, and owner[head] is the position of the head's entity in it (owner[] of other
+ * instances is unused). A new head (the first mesh of an entity, or the second one when
+ * the head goes) takes over the position; an entity's last mesh going swaps the last
+ * owner into its position. The same two events are reported to the host's signatures
+ * (component_added / component_removed) when the host offers them.
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -27,20 +34,35 @@
 #include "mesh_api.h"
 #include "transform_api.h"
 
-#define STATE_LAYOUT 1u /* == state_version: checked when a state is adopted */
+#define STATE_LAYOUT 2u /* == state_version: checked when a state is adopted (2: owners) */
 #define MANAGER_NAME "mesh"
 #define NONE         ECS_SOA_NONE
+#define NO_BIT       UINT32_MAX /* no signatures: a host without them */
 
-enum { F_ENTITY, F_NEXT, F_PREV, F_MESH, F_MATERIAL, F_VISIBLE, F_LOCAL, F_WORLD, F_COUNT };
+enum {
+    F_ENTITY,
+    F_NEXT,
+    F_PREV,
+    F_MESH,
+    F_MATERIAL,
+    F_VISIBLE,
+    F_LOCAL,
+    F_WORLD,
+    F_OWNER,
+    F_COUNT
+};
 
 typedef struct mesh_state {
     uint32_t layout; /* STATE_LAYOUT */
+    uint32_t bit;    /* the signature bit of "mesh"; NO_BIT: not reported */
     const ecs_host *host;
     /* The host's copy of the transform API: valid while the host runs, rewritten in place
      * when transform reloads (zeroed while it is away), so always call through it. */
     const ecs_transform_api *tf;
     ecs_soa soa;
     ecs_entity_map map; /* entity -> head */
+    ecs_entity *owners; /* the entities with a mesh, each once (host->alloc) */
+    uint32_t owner_count, owner_cap;
 } mesh_state;
 
 /* ---- field access ---- */
@@ -76,6 +98,10 @@ static ecs_aabb *locals(const mesh_state *s)
 static ecs_aabb *worlds(const mesh_state *s)
 {
     return (ecs_aabb *)s->soa.field[F_WORLD];
+}
+static uint32_t *owner_at(const mesh_state *s)
+{
+    return (uint32_t *)s->soa.field[F_OWNER];
 }
 
 /* ---- checking values ---- */
@@ -213,13 +239,62 @@ static uint32_t nth(const mesh_state *s, uint32_t head, uint32_t k)
     return i;
 }
 
+/* ---- the owner list: each entity with a mesh once ---- */
+
+/* Tell the host that e gained (on) or lost its meshes, for its signatures. */
+static void report(const mesh_state *s, ecs_entity e, bool on)
+{
+    if (s->bit == NO_BIT) return;
+    if (on)
+        s->host->component_added(s->host, s->bit, e);
+    else
+        s->host->component_removed(s->host, s->bit, e);
+}
+
+/* Room for one more owner. ECS_ERR_NO_MEMORY changes nothing. */
+static ecs_status owners_reserve(mesh_state *s)
+{
+    if (s->owner_count < s->owner_cap) return ECS_OK;
+    uint32_t cap = s->owner_cap < 64 ? 64 : s->owner_cap * 2;
+    ecs_entity *v = (ecs_entity *)s->host->realloc(s->host, s->owners, cap * sizeof *v);
+    if (!v) return ECS_ERR_NO_MEMORY;
+    s->owners = v;
+    s->owner_cap = cap;
+    return ECS_OK;
+}
+
+/* Head i of entity e starts e's list: e becomes an owner (room reserved). */
+static void owner_add(mesh_state *s, uint32_t i, ecs_entity e)
+{
+    owner_at(s)[i] = s->owner_count;
+    s->owners[s->owner_count++] = e;
+    report(s, e, true);
+}
+
+/* Head i of entity e was its last mesh: the last owner takes e's position. */
+static void owner_remove(mesh_state *s, uint32_t i, ecs_entity e)
+{
+    uint32_t k = owner_at(s)[i];
+    ecs_entity last = s->owners[--s->owner_count];
+    if (k != s->owner_count) {
+        s->owners[k] = last;
+        owner_at(s)[ecs_entity_map_get(&s->map, last)] = k; /* its head */
+    }
+    report(s, e, false);
+}
+
 /* Take instance i out of its entity's list (head: the list's head). */
 static void list_unlink(mesh_state *s, uint32_t head, uint32_t i)
 {
     uint32_t *next = nexts(s), *prev = prevs(s);
     if (i == head) {
         uint32_t second = next[i];
-        if (second != NONE) prev[second] = prev[i];      /* the tail */
+        if (second != NONE) {
+            prev[second] = prev[i];               /* the tail */
+            owner_at(s)[second] = owner_at(s)[i]; /* the new head keeps the position */
+        } else {
+            owner_remove(s, i, ents(s)[i]);
+        }
         ecs_entity_map_set(&s->map, ents(s)[i], second); /* existing slot: cannot fail */
         return;
     }
@@ -273,6 +348,7 @@ static void remove_list(mesh_state *s, ecs_entity e, uint32_t head)
 static uint32_t append_instance(mesh_state *s, ecs_entity e, uint32_t *k)
 {
     uint32_t head = ecs_soa_lookup(&s->soa, F_ENTITY, &s->map, e);
+    if (head == NONE && owners_reserve(s) != ECS_OK) return NONE;
     uint32_t i = ecs_soa_push(&s->soa);
     if (i == NONE) return NONE;
     if (head == NONE && ecs_entity_map_set(&s->map, e, i) != ECS_OK) {
@@ -284,6 +360,7 @@ static uint32_t append_instance(mesh_state *s, ecs_entity e, uint32_t *k)
     if (k) *k = 0;
     if (head == NONE) {
         prevs(s)[i] = i;
+        owner_add(s, i, e);
         return i;
     }
     for (uint32_t j = head; k && j != NONE; j = nexts(s)[j]) ++*k; /* only when asked */
@@ -386,6 +463,21 @@ static ecs_status mesh_set_visible(void *self, ecs_entity e, uint32_t k, bool vi
 static uint32_t mesh_count(void *self)
 {
     return ((const mesh_state *)self)->soa.count;
+}
+
+/* [main-thread] Does e have a mesh? For views. */
+static bool mesh_has(void *self, ecs_entity e)
+{
+    return head_of((const mesh_state *)self, e) != NONE;
+}
+
+/* [main-thread] The entities with a mesh, each once, valid until meshes are added to an
+ * entity without or an entity's last is removed. For views. */
+static uint32_t mesh_entities(void *self, const ecs_entity **out)
+{
+    const mesh_state *s = (const mesh_state *)self;
+    *out = s->owners;
+    return s->owner_count;
 }
 
 /* ---- the manager ---- */
@@ -720,6 +812,7 @@ static void state_free(mesh_state *s, const ecs_host *h)
     }
     ecs_soa_free(&s->soa);
     ecs_entity_map_free(&s->map);
+    if (s->owners) h->free(h, s->owners);
     h->free(h, s);
 }
 
@@ -730,9 +823,10 @@ static mesh_state *state_new(const ecs_host *h, const ecs_transform_api *tf)
     if (!s) return NULL;
     memset(s, 0, sizeof *s);
     s->layout = STATE_LAYOUT;
+    s->bit = NO_BIT;
     const size_t sizes[F_COUNT] = {sizeof(ecs_entity), sizeof(uint32_t), sizeof(uint32_t),
                                    sizeof(char *),     sizeof(char *),   sizeof(bool),
-                                   sizeof(ecs_aabb),   sizeof(ecs_aabb)};
+                                   sizeof(ecs_aabb),   sizeof(ecs_aabb), sizeof(uint32_t)};
     ecs_soa_init(&s->soa, h, F_COUNT, sizes);
     ecs_entity_map_init(&s->map, h);
     bind_host(s, h, tf);
@@ -758,6 +852,25 @@ static mesh_state *previous_state(const ecs_load_args *args)
     size_t need = offsetof(ecs_load_args, previous_state) + sizeof(void *);
     if (!args || args->struct_size < need) return NULL;
     return (mesh_state *)args->previous_state;
+}
+
+/* Does h offer views, collections and systems (a host of this ABI may be older, or a test
+ * host may leave them out)? */
+static bool host_has_queries(const ecs_host *h)
+{
+    size_t end = offsetof(ecs_host, register_system) + sizeof h->register_system;
+    return h->struct_size >= end && h->manager_index && h->signature_bit && h->component_added &&
+           h->component_removed;
+}
+
+/* Offer the index for views and find the signature bit (NO_BIT without them) into *bit. */
+static ecs_status offer_index(const ecs_host *h, mesh_state *s, uint32_t *bit)
+{
+    *bit = NO_BIT;
+    if (!host_has_queries(h)) return ECS_OK;
+    ecs_manager_index ix = {sizeof ix, s, mesh_has, mesh_entities};
+    ecs_status st = h->manager_index(h, MANAGER_NAME, &ix);
+    return st == ECS_OK ? h->signature_bit(h, MANAGER_NAME, bit) : st;
 }
 
 /* Register the manager and publish the API for state s. */
@@ -789,12 +902,15 @@ static ecs_status mesh_load(const ecs_host *h, const ecs_load_args *args, void *
         return ECS_ERR_ABI;
     }
     if (!adopted && !(s = state_new(h, tf))) return ECS_ERR_NO_MEMORY;
+    uint32_t bit = NO_BIT;
     ecs_status st = register_all(h, s);
+    if (st == ECS_OK) st = offer_index(h, s, &bit);
     if (st != ECS_OK) {
         if (!adopted) state_free(s, h);
         return st;
     }
     bind_host(s, h, tf); /* only now: a failed reload leaves the old version's pointers */
+    s->bit = bit;
     *state = s;
     return ECS_OK;
 }

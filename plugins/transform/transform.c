@@ -38,6 +38,10 @@
  * order (the dense order instances() gives) stores and recomputes in the same pass. The
  * manager's update and recompute_all run the same flush. Rotations are kept bit for bit
  * when |q|^2 is within UNIT_TOLERANCE of 1 and normalized otherwise.
+ *
+ * Views and collections: the manager offers its index (has, and the dense entity array)
+ * and reports each transform added and removed to the host's signatures, when the host
+ * offers them (add_instance, remove_instance: the only places the set of entities changes).
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -54,7 +58,8 @@
 #include "ecs_soa.h"
 #include "transform_api.h"
 
-#define STATE_LAYOUT  1u /* == state_version: checked when a state is adopted */
+#define STATE_LAYOUT  1u         /* == state_version: checked when a state is adopted */
+#define NO_BIT        UINT32_MAX /* no signatures: a host without them */
 #define MANAGER_NAME  "transform"
 #define NONE          ECS_SOA_NONE
 #define FLAG_IMPLICIT 1u
@@ -66,6 +71,9 @@ enum { F_WORLD, F_LOCAL, F_ENTITY, F_PARENT, F_FIRST, F_NEXT, F_PREV, F_DIRTY, F
 
 typedef struct tf_state {
     uint32_t layout; /* STATE_LAYOUT */
+    /* The signature bit of "transform" (NO_BIT: not reported). Set by every load(), in what
+     * was padding before `host` on 64-bit targets: the layout is unchanged there. */
+    uint32_t bit;
     const ecs_host *host;
     ecs_soa soa;
     ecs_entity_map map;
@@ -73,6 +81,10 @@ typedef struct tf_state {
     void *scratch;     /* from host->alloc: instance reordering */
     size_t scratch_size;
 } tf_state;
+
+/* Adopting a state of an older build of the same STATE_LAYOUT reads `bit` from its padding
+ * (zero from the memset), then load() sets it: the field must not move anything. */
+_Static_assert(sizeof(void *) != 8 || offsetof(tf_state, host) == 8, "bit must fit the padding");
 
 /* ---- field access ---- */
 
@@ -404,10 +416,21 @@ static void sift_up(tf_state *t, uint32_t i)
 
 /* Remove instance i, which has no children: swap the last instance into its place and
  * restore the order there. */
+/* Tell the host that e gained (on) or lost its transform, for its signatures. */
+static void report(const tf_state *t, ecs_entity e, bool on)
+{
+    if (t->bit == NO_BIT) return;
+    if (on)
+        t->host->component_added(t->host, t->bit, e);
+    else
+        t->host->component_removed(t->host, t->bit, e);
+}
+
 static void remove_instance(tf_state *t, uint32_t i)
 {
     uint32_t last = t->soa.count - 1;
     ecs_entity gone = ents(t)[i];
+    report(t, gone, false);
     unlink_child(t, i);
     if (i != last) {
         remap r = {0, 0, NULL, i, last}; /* i has no links left: only last's are rewritten */
@@ -508,6 +531,7 @@ static ecs_status add_instance(tf_state *t, ecs_entity e, const ecs_transform_lo
     flags(t)[i] = flag;
     if (p != NONE) link_child(t, i, p);
     compute_world(worlds(t), locals(t), parents(t), i);
+    report(t, e, true);
     if (out) *out = i;
     return ECS_OK;
 }
@@ -796,6 +820,15 @@ static uint32_t mgr_count(void *state)
     return ((const tf_state *)state)->soa.count;
 }
 
+/* [main-thread] The entities with a transform, each once: the dense array, valid until
+ * the next change. For views. */
+static uint32_t mgr_entities(void *state, const ecs_entity **out)
+{
+    const tf_state *t = (const tf_state *)state;
+    *out = ents(t);
+    return t->soa.count;
+}
+
 /* ---- scenes: one transform as JSON ----
  * {"position":[x,y,z], "rotation":[x,y,z,w], "scale":[x,y,z], "parent":"<scene id>"}
  * Missing keys are the identity's values and no parent. */
@@ -1069,6 +1102,7 @@ static tf_state *state_new(const ecs_host *h)
     if (!t) return NULL;
     memset(t, 0, sizeof *t);
     t->layout = STATE_LAYOUT;
+    t->bit = NO_BIT;
     t->dirty_lo = NONE;
     (void)ecs_soa_init(&t->soa, h, F_COUNT, sizes);
     ecs_entity_map_init(&t->map, h);
@@ -1111,6 +1145,25 @@ static ecs_status register_all(const ecs_host *h, tf_state *t)
     return h->api_publish(h, ECS_TRANSFORM_API_NAME, ECS_TRANSFORM_API_VERSION, &api, sizeof api);
 }
 
+/* Does h offer views, collections and systems (a host of this ABI may be older, or a test
+ * host may leave them out)? */
+static bool host_has_queries(const ecs_host *h)
+{
+    size_t end = offsetof(ecs_host, register_system) + sizeof h->register_system;
+    return h->struct_size >= end && h->manager_index && h->signature_bit && h->component_added &&
+           h->component_removed;
+}
+
+/* Offer the index for views and find the signature bit (NO_BIT without them) into *bit. */
+static ecs_status offer_index(const ecs_host *h, tf_state *t, uint32_t *bit)
+{
+    *bit = NO_BIT;
+    if (!host_has_queries(h)) return ECS_OK;
+    ecs_manager_index ix = {sizeof ix, t, api_has, mgr_entities};
+    ecs_status s = h->manager_index(h, MANAGER_NAME, &ix);
+    return s == ECS_OK ? h->signature_bit(h, MANAGER_NAME, bit) : s;
+}
+
 /* [main-thread] A new state, or the previous version's (same state_version) adopted: its
  * host pointers are rebound to this table, restored if the load fails. */
 static ecs_status transform_load(const ecs_host *h, const ecs_load_args *args, void **state)
@@ -1126,7 +1179,9 @@ static ecs_status transform_load(const ecs_host *h, const ecs_load_args *args, v
     tf_state *t = prev ? prev : state_new(h);
     if (!t) return ECS_ERR_NO_MEMORY;
     state_bind(t, h);
+    uint32_t bit = NO_BIT;
     ecs_status s = register_all(h, t);
+    if (s == ECS_OK) s = offer_index(h, t, &bit);
     if (s != ECS_OK) {
         if (prev)
             state_bind(t, old_host);
@@ -1134,6 +1189,7 @@ static ecs_status transform_load(const ecs_host *h, const ecs_load_args *args, v
             state_free(t);
         return s;
     }
+    t->bit = bit;
     *state = t;
     return ECS_OK;
 }

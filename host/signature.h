@@ -1,0 +1,81 @@
+/* signature.h: entity signatures (seeds 003, 004): one bit per manager name, per entity.
+ *
+ * A name gets the next bit the first time it is seen (register_manager) and keeps it for as
+ * long as the host runs, across unloads and reloads, so a collection outlives the managers
+ * it names. Bits live in planes of 64: planes[k][i] holds bits 64k..64k+63 of entity index
+ * i, so a 65th name costs one more plane and nothing else moves: no limit of 32 or 64.
+ * owner[i] is the entity (with its generation) whose bits index i holds, so a report about
+ * a stale id of a reused index changes nothing. Like the entity manager's generations,
+ * every per-index array is reserved once for all 2^22 indices (mmap, committed by the OS as
+ * it is touched): nothing is ever copied or cleared to grow, which keeps a report at a few
+ * nanoseconds when a million entities get their first component. `used` bounds the
+ * indices ever given a bit, for the loops that visit them all.
+ *
+ * While `tracking` (some collection is kept up to date), every index whose bits change is
+ * queued once (flag[i] set while queued); the collections apply the queue at the start of
+ * the next frame. A queue that could not grow sets `overflow`: the collections then rebuild.
+ *
+ * Invariants: the bits of index i are zero unless owner[i] is alive or died and its death
+ * is not yet announced, and zero at every index >= used; queue[0..queued) are distinct
+ * indices, each with flag[i] == 1, and every other flag is 0; capacity is 0 (nothing
+ * reserved yet) or 2^22.
+ */
+#ifndef HOST_SIGNATURE_H
+#define HOST_SIGNATURE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ecs_plugin.h"
+
+typedef struct host_signatures {
+    char **names; /* names[b]: the manager name of bit b */
+    uint32_t name_count, name_cap;
+    uint64_t **planes; /* plane_count arrays of `capacity` words */
+    uint32_t plane_count, plane_cap;
+    ecs_entity *owner; /* capacity entries */
+    uint8_t *flag;     /* capacity entries: 1 while the index is queued */
+    uint32_t capacity; /* entity indices covered: 0 before the first bit, then 2^22 */
+    uint32_t used;     /* 1 + the highest index ever given a bit (0: none) */
+    uint32_t *queue;
+    uint32_t queued, queue_cap;
+    bool tracking; /* queue changes: some collection is kept */
+    bool overflow; /* a change could not be queued: rebuild every collection */
+} host_signatures;
+
+/* The bit of name into *bit. A name without one gets the next bit when create is set, else
+ * ECS_ERR_NOT_FOUND. ECS_ERR_NO_MEMORY leaves everything as it was. */
+ecs_status host_sig_bit(host_signatures *s, const char *name, bool create, uint32_t *bit);
+
+/* The name of bit, or NULL when no name has it. */
+const char *host_sig_name(const host_signatures *s, uint32_t bit);
+
+/* Give live entity e the bit (it becomes the owner of its index). ECS_ERR_NO_MEMORY (the
+ * address space for the arrays could not be reserved) changes nothing. */
+ecs_status host_sig_add(host_signatures *s, uint32_t bit, ecs_entity e);
+
+/* Take the bit from e; nothing when e's index holds another entity's bits. */
+void host_sig_remove(host_signatures *s, uint32_t bit, ecs_entity e);
+
+/* Clear every bit of these entities (their death is being announced). */
+void host_sig_forget(host_signatures *s, const ecs_entity *list, uint32_t n);
+
+/* Clear the bit on every entity: its manager is gone (its components with it). */
+void host_sig_clear_bit(host_signatures *s, uint32_t bit);
+
+/* Queue index i for the collections (when tracking and not queued yet). */
+void host_sig_touch(host_signatures *s, uint32_t i);
+
+/* Empty the queue (after the collections applied it). */
+void host_sig_clear_queue(host_signatures *s);
+
+/* Word k of index i's bits (0 beyond what is stored). */
+static inline uint64_t host_sig_word(const host_signatures *s, uint32_t k, uint32_t i)
+{
+    return k < s->plane_count && i < s->capacity ? s->planes[k][i] : 0;
+}
+
+/* Free everything (at exit). */
+void host_sig_free(host_signatures *s);
+
+#endif

@@ -1,0 +1,456 @@
+/* spin.c: the spin plugin, an example of a system (seed 004). The manager "spin" keeps an
+ * angular rate per entity (radians per second about the local x, y, z axes; scene value
+ * {"rate": [x, y, z]}); the system "spin.rotate" runs every frame over the collection
+ * {transform, spin} and turns each entity's local rotation by rate * dt through the
+ * transform API (one set_local_many call per frame), with weight 10 so it runs before the
+ * managers' updates. API "ecs.spin" v1 (spin_api.h).
+ *
+ * Why {transform, spin}, excluding nothing: the system needs a rotation to change and a
+ * rate, nothing more. Requiring a mesh ({transform, mesh}) would leave a pivot without
+ * geometry standing still, such as the demo's carousel hub, whose children carry the
+ * meshes and move in the world because their parent turns.
+ *
+ * Data: one ecs_soa with entity[i] and rate[i], an ecs_entity_map (entity -> instance),
+ * and scratch arrays (entities and locals) for the system's batch. Invariant:
+ * map[index(entity[i])] == i + 1 for every instance; the host's signature bit of "spin" is
+ * set exactly for the entities with an instance (reported on add and remove).
+ */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ecs_math.h"
+#include "ecs_plugin.h"
+#include "ecs_soa.h"
+#include "spin_api.h"
+#include "transform_api.h"
+
+#define STATE_LAYOUT 1u /* == state_version: checked when a state is adopted */
+#define MANAGER_NAME "spin"
+#define SYSTEM_NAME  "spin.rotate"
+#define NONE         ECS_SOA_NONE
+#define NO_BIT       UINT32_MAX /* no signatures: a host without them */
+/* Run before the managers (weight 0): the ones that read world matrices (mesh bounds) see
+ * this frame's rotation rather than the last one's. */
+#define SYSTEM_WEIGHT 10
+#define RATE_WANTED   "\"rate\": an array of 3 finite numbers (radians per second)"
+
+enum { F_ENTITY, F_RATE, F_COUNT };
+
+typedef struct spin_state {
+    uint32_t layout; /* STATE_LAYOUT */
+    uint32_t bit;    /* the signature bit of "spin"; NO_BIT: not reported */
+    const ecs_host *host;
+    /* The host's copy of the transform API: valid while the host runs, rewritten in place
+     * when transform reloads (zeroed while it is away), so always call through it. */
+    const ecs_transform_api *tf;
+    ecs_soa soa;
+    ecs_entity_map map;
+    ecs_entity *batch_entities; /* scratch for the system (host->alloc) */
+    ecs_transform_local *batch_locals;
+    uint32_t batch_cap;
+} spin_state;
+
+static ecs_entity *ents(const spin_state *s)
+{
+    return (ecs_entity *)s->soa.field[F_ENTITY];
+}
+static ecs_vec3 *rates(const spin_state *s)
+{
+    return (ecs_vec3 *)s->soa.field[F_RATE];
+}
+
+/* ---- instances ---- */
+
+/* Tell the host that e gained (on) or lost its spin, for its signatures. */
+static void report(const spin_state *s, ecs_entity e, bool on)
+{
+    if (s->bit == NO_BIT) return;
+    if (on)
+        s->host->component_added(s->host, s->bit, e);
+    else
+        s->host->component_removed(s->host, s->bit, e);
+}
+
+static uint32_t lookup(const spin_state *s, ecs_entity e)
+{
+    return ecs_soa_lookup(&s->soa, F_ENTITY, &s->map, e);
+}
+
+static void remove_instance(spin_state *s, uint32_t i)
+{
+    ecs_entity gone = ents(s)[i];
+    report(s, gone, false);
+    ecs_entity_map_set(&s->map, gone, NONE);
+    uint32_t moved = ecs_soa_remove(&s->soa, i);
+    if (moved != NONE) ecs_entity_map_set(&s->map, ents(s)[i], i); /* an existing slot */
+}
+
+/* ---- the API ---- */
+
+static ecs_status spin_set(void *self, ecs_entity e, ecs_vec3 rate)
+{
+    spin_state *s = (spin_state *)self;
+    if (!ecs_alive(s->host, e)) return ECS_ERR_STALE_ENTITY;
+    if (!ecs_finite3(rate)) return ECS_ERR_BAD_VALUE;
+    uint32_t i = lookup(s, e);
+    if (i == NONE) {
+        if ((i = ecs_soa_push(&s->soa)) == NONE) return ECS_ERR_NO_MEMORY;
+        if (ecs_entity_map_set(&s->map, e, i) != ECS_OK) {
+            s->soa.count--; /* the pushed instance was the last one */
+            return ECS_ERR_NO_MEMORY;
+        }
+        ents(s)[i] = e;
+        report(s, e, true);
+    }
+    rates(s)[i] = rate;
+    return ECS_OK;
+}
+
+static ecs_status spin_get(void *self, ecs_entity e, ecs_vec3 *out)
+{
+    const spin_state *s = (const spin_state *)self;
+    if (!ecs_alive(s->host, e)) return ECS_ERR_STALE_ENTITY;
+    uint32_t i = lookup(s, e);
+    if (i == NONE) return ECS_ERR_NOT_FOUND;
+    if (out) *out = rates(s)[i];
+    return ECS_OK;
+}
+
+static ecs_status spin_remove(void *self, ecs_entity e)
+{
+    spin_state *s = (spin_state *)self;
+    if (!ecs_alive(s->host, e)) return ECS_ERR_STALE_ENTITY;
+    uint32_t i = lookup(s, e);
+    if (i == NONE) return ECS_ERR_NOT_FOUND;
+    remove_instance(s, i);
+    return ECS_OK;
+}
+
+static uint32_t spin_count(void *self)
+{
+    return ((const spin_state *)self)->soa.count;
+}
+
+/* ---- the index (views) ---- */
+
+static bool spin_has(void *self, ecs_entity e)
+{
+    const spin_state *s = (const spin_state *)self;
+    return ecs_alive(s->host, e) && lookup(s, e) != NONE;
+}
+
+static uint32_t spin_entities(void *self, const ecs_entity **out)
+{
+    const spin_state *s = (const spin_state *)self;
+    *out = ents(s);
+    return s->soa.count;
+}
+
+/* ---- the system ---- */
+
+/* The rotation of angle |v| about v / |v|; the identity for a zero v. */
+static ecs_quat rotation_of(ecs_vec3 v)
+{
+    float angle = sqrtf(v.x * v.x + v.y * v.y + v.z * v.z);
+    if (!(angle > 0.0f)) return ecs_quat_identity();
+    float k = sinf(0.5f * angle) / angle;
+    ecs_quat q;
+    q.x = v.x * k, q.y = v.y * k, q.z = v.z * k, q.w = cosf(0.5f * angle);
+    return q;
+}
+
+/* Room for n entries in the batch arrays. False when memory ran out. */
+static bool batch_reserve(spin_state *s, uint32_t n)
+{
+    if (n <= s->batch_cap) return true;
+    const ecs_host *h = s->host;
+    ecs_entity *e = (ecs_entity *)h->realloc(h, s->batch_entities, n * sizeof *e);
+    if (e) s->batch_entities = e;
+    ecs_transform_local *l = (ecs_transform_local *)h->realloc(h, s->batch_locals, n * sizeof *l);
+    if (l) s->batch_locals = l;
+    if (!e || !l) return false;
+    s->batch_cap = n;
+    return true;
+}
+
+/* Set the turned locals one by one (a batch failed: an entity died during the frame). */
+static void set_each(spin_state *s, uint32_t n)
+{
+    const ecs_transform_api *tf = s->tf;
+    for (uint32_t k = 0; k < n; k++)
+        tf->set_local(tf->self, s->batch_entities[k], &s->batch_locals[k]);
+}
+
+/* [frame] The system: turn every entity of {transform, spin} by rate * dt. */
+static void spin_rotate(void *state, const ecs_entity *entities, uint32_t count,
+                        const ecs_frame_info *frame)
+{
+    spin_state *s = (spin_state *)state;
+    const ecs_transform_api *tf = s->tf;
+    float dt = (float)frame->dt;
+    if (count == 0 || !(dt > 0.0f) || !tf || !tf->set_local_many) return;
+    if (!batch_reserve(s, count)) {
+        s->host->log(s->host, ECS_LOG_ERROR, "%s: out of memory: no entity turned", SYSTEM_NAME);
+        return;
+    }
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < count; k++) {
+        ecs_entity e = entities[k];
+        uint32_t i = lookup(s, e);
+        ecs_transform_local *l = &s->batch_locals[n];
+        if (i == NONE || tf->get_local(tf->self, e, l) != ECS_OK) continue; /* died this frame */
+        ecs_vec3 r = rates(s)[i];
+        l->rotation = ecs_quat_normalize(
+            ecs_quat_mul(l->rotation, rotation_of(ecs_vec3_make(r.x * dt, r.y * dt, r.z * dt))));
+        s->batch_entities[n++] = e;
+    }
+    uint32_t bad = 0;
+    if (n && tf->set_local_many(tf->self, s->batch_entities, s->batch_locals, n, &bad) != ECS_OK)
+        set_each(s, n);
+}
+
+/* ---- the manager ---- */
+
+static void spin_entities_destroyed(void *state, const ecs_entity *list, uint32_t count)
+{
+    spin_state *s = (spin_state *)state;
+    for (uint32_t k = 0; k < count; k++) {
+        uint32_t i = lookup(s, list[k]);
+        if (i != NONE) remove_instance(s, i);
+    }
+}
+
+/* f as the double with the fewest significant digits that converts back to f, so 0.3f is
+ * written 0.3 rather than 0.30000001192092896. */
+static double short_double(float f)
+{
+    char buf[32];
+    double d = f;
+    for (int digits = 1; digits <= 9 && isfinite(f); digits++) {
+        snprintf(buf, sizeof buf, "%.*g", digits, (double)f);
+        if ((float)(d = strtod(buf, NULL)) == f) break;
+    }
+    return d;
+}
+
+/* [scene-save] {"rate": [x, y, z]}, or nothing without a spin. */
+static ecs_status spin_save(void *state, ecs_entity e, cJSON **out)
+{
+    const spin_state *s = (const spin_state *)state;
+    if (!out) return ECS_ERR_INVALID_ARGUMENT;
+    *out = NULL;
+    if (!ecs_alive(s->host, e)) return ECS_ERR_STALE_ENTITY;
+    uint32_t i = lookup(s, e);
+    if (i == NONE) return ECS_OK;
+    ecs_vec3 r = rates(s)[i];
+    const double v[3] = {short_double(r.x), short_double(r.y), short_double(r.z)};
+    cJSON *o = cJSON_CreateObject(), *a = cJSON_CreateDoubleArray(v, 3);
+    if (!o || !a || !cJSON_AddItemToObject(o, "rate", a)) {
+        cJSON_Delete(a);
+        cJSON_Delete(o);
+        return ECS_ERR_NO_MEMORY;
+    }
+    *out = o;
+    return ECS_OK;
+}
+
+static const char *json_type(const cJSON *v)
+{
+    if (cJSON_IsNumber(v)) return "a number";
+    if (cJSON_IsString(v)) return "a string";
+    if (cJSON_IsArray(v)) return "an array";
+    if (cJSON_IsObject(v)) return "an object";
+    if (cJSON_IsBool(v)) return "a boolean";
+    if (cJSON_IsNull(v)) return "null";
+    return "something else";
+}
+
+/* Warn about keys of a spin object this version does not know (a typo loses data). */
+static void warn_unknown_keys(const spin_state *s, const cJSON *json)
+{
+    for (const cJSON *x = json->child; x; x = x->next)
+        if (!x->string || strcmp(x->string, "rate") != 0)
+            s->host->log(s->host, ECS_LOG_WARN, "unknown key \"%s\" ignored (known: rate)",
+                         x->string ? x->string : "");
+}
+
+/* The rate of a scene value {"rate": [x, y, z]} into *out; a bad value is reported at the
+ * most precise node through host->scene_error: ECS_ERR_BAD_VALUE. */
+static ecs_status read_rate(const spin_state *s, const cJSON *json, ecs_vec3 *out)
+{
+    const ecs_host *h = s->host;
+    if (!cJSON_IsObject(json)) {
+        h->scene_error(h, json, "expected an object {" RATE_WANTED "}, found %s", json_type(json));
+        return ECS_ERR_BAD_VALUE;
+    }
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(json, "rate");
+    if (!a) {
+        h->scene_error(h, json, "expected " RATE_WANTED ", found nothing");
+        return ECS_ERR_BAD_VALUE;
+    }
+    if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != 3) {
+        h->scene_error(h, a, "expected an array of 3 finite numbers, found %s",
+                       cJSON_IsArray(a) ? "another number of elements" : json_type(a));
+        return ECS_ERR_BAD_VALUE;
+    }
+    float v[3];
+    for (int k = 0; k < 3; k++) {
+        const cJSON *x = cJSON_GetArrayItem(a, k);
+        v[k] = cJSON_IsNumber(x) ? (float)x->valuedouble : NAN;
+        if (isfinite(v[k])) continue;
+        h->scene_error(h, x, "expected a finite number (radians per second), found %s",
+                       cJSON_IsNumber(x) ? "one beyond the float range" : json_type(x));
+        return ECS_ERR_BAD_VALUE;
+    }
+    warn_unknown_keys(s, json);
+    *out = ecs_vec3_make(v[0], v[1], v[2]);
+    return ECS_OK;
+}
+
+/* [scene-load] Give e the spin json describes (replacing its rate). On error e is left
+ * without a spin. */
+static ecs_status spin_load(void *state, ecs_entity e, const cJSON *json)
+{
+    spin_state *s = (spin_state *)state;
+    if (!json) return ECS_ERR_INVALID_ARGUMENT;
+    if (!ecs_alive(s->host, e)) return ECS_ERR_STALE_ENTITY;
+    ecs_vec3 rate;
+    ecs_status st = read_rate(s, json, &rate);
+    if (st == ECS_OK) st = spin_set(s, e, rate);
+    if (st != ECS_OK && lookup(s, e) != NONE) remove_instance(s, lookup(s, e));
+    return st;
+}
+
+/* ---- plugin life ---- */
+
+/* Point every stored host pointer at h (a reload hands the state to a new table). */
+static void bind_host(spin_state *s, const ecs_host *h, const ecs_transform_api *tf)
+{
+    s->host = h;
+    s->soa.host = h;
+    s->map.host = h;
+    s->tf = tf;
+}
+
+static void state_free(spin_state *s, const ecs_host *h)
+{
+    bind_host(s, h, s->tf);
+    ecs_soa_free(&s->soa);
+    ecs_entity_map_free(&s->map);
+    if (s->batch_entities) h->free(h, s->batch_entities);
+    if (s->batch_locals) h->free(h, s->batch_locals);
+    h->free(h, s);
+}
+
+static spin_state *state_new(const ecs_host *h, const ecs_transform_api *tf)
+{
+    spin_state *s = (spin_state *)h->alloc(h, sizeof *s);
+    if (!s) return NULL;
+    memset(s, 0, sizeof *s);
+    s->layout = STATE_LAYOUT;
+    s->bit = NO_BIT;
+    const size_t sizes[F_COUNT] = {sizeof(ecs_entity), sizeof(ecs_vec3)};
+    ecs_soa_init(&s->soa, h, F_COUNT, sizes);
+    ecs_entity_map_init(&s->map, h);
+    bind_host(s, h, tf);
+    return s;
+}
+
+/* The transform API (large enough for set_local_many), or NULL with a log line. */
+static const ecs_transform_api *find_transform(const ecs_host *h)
+{
+    size_t size = 0;
+    const ecs_transform_api *tf = (const ecs_transform_api *)h->api_find(
+        h, ECS_TRANSFORM_API_NAME, ECS_TRANSFORM_API_VERSION, &size);
+    if (tf && size >= offsetof(ecs_transform_api, set_local_many) + sizeof tf->set_local_many)
+        return tf;
+    h->log(h, ECS_LOG_ERROR, "load: no API \"%s\" v%u: is the transform plugin loaded?",
+           ECS_TRANSFORM_API_NAME, ECS_TRANSFORM_API_VERSION);
+    return NULL;
+}
+
+/* Does h offer views, collections and systems? */
+static bool host_has_queries(const ecs_host *h)
+{
+    size_t end = offsetof(ecs_host, register_system) + sizeof h->register_system;
+    return h->struct_size >= end && h->manager_index && h->signature_bit && h->component_added &&
+           h->component_removed && h->register_system;
+}
+
+/* Register the manager, its index and the system, publish the API; the signature bit into
+ * *bit (NO_BIT on a host without systems, where nothing turns: said in the log). */
+static ecs_status register_all(const ecs_host *h, spin_state *s, uint32_t *bit)
+{
+    static const char *const with[] = {"transform", MANAGER_NAME, NULL};
+    ecs_manager_desc m = {sizeof m,   MANAGER_NAME, s,        NULL, spin_entities_destroyed,
+                          spin_count, spin_save,    spin_load};
+    ecs_manager_index ix = {sizeof ix, s, spin_has, spin_entities};
+    ecs_system_desc sys = {sizeof sys,    SYSTEM_NAME, {sizeof(ecs_query_desc), with, NULL},
+                           SYSTEM_WEIGHT, s,           spin_rotate};
+    ecs_spin_api api = {sizeof api, s, spin_set, spin_get, spin_remove, spin_count};
+    *bit = NO_BIT;
+    ecs_status st = h->register_manager(h, &m);
+    if (st == ECS_OK)
+        st = h->api_publish(h, ECS_SPIN_API_NAME, ECS_SPIN_API_VERSION, &api, sizeof api);
+    if (st != ECS_OK) return st;
+    if (!host_has_queries(h)) {
+        h->log(h, ECS_LOG_WARN, "this host runs no systems: nothing will turn");
+        return ECS_OK;
+    }
+    st = h->manager_index(h, MANAGER_NAME, &ix);
+    if (st == ECS_OK) st = h->signature_bit(h, MANAGER_NAME, bit);
+    if (st == ECS_OK) st = h->register_system(h, &sys);
+    return st;
+}
+
+static spin_state *previous_state(const ecs_load_args *args)
+{
+    size_t need = offsetof(ecs_load_args, previous_state) + sizeof(void *);
+    if (!args || args->struct_size < need) return NULL;
+    return (spin_state *)args->previous_state;
+}
+
+/* [main-thread] Find the transform API, make (or adopt) the state, register. On error a
+ * new state is freed; an adopted one is left untouched for the old version. */
+static ecs_status spin_plugin_load(const ecs_host *h, const ecs_load_args *args, void **state)
+{
+    const ecs_transform_api *tf = find_transform(h);
+    if (!tf) return ECS_ERR_NOT_FOUND;
+    spin_state *s = previous_state(args);
+    bool adopted = s != NULL;
+    if (adopted && s->layout != STATE_LAYOUT) {
+        h->log(h, ECS_LOG_ERROR, "load: the previous state has layout %u, expected %u", s->layout,
+               STATE_LAYOUT);
+        return ECS_ERR_ABI;
+    }
+    if (!adopted && !(s = state_new(h, tf))) return ECS_ERR_NO_MEMORY;
+    uint32_t bit = NO_BIT;
+    ecs_status st = register_all(h, s, &bit);
+    if (st != ECS_OK) {
+        if (!adopted) state_free(s, h);
+        return st;
+    }
+    bind_host(s, h, tf); /* only now: a failed reload leaves the old version's pointers */
+    s->bit = bit;
+    *state = s;
+    return ECS_OK;
+}
+
+/* [main-thread] Free everything, except for a reload that keeps the state. */
+static void spin_plugin_unload(const ecs_host *h, void *state, ecs_unload_reason why)
+{
+    if (!state || why == ECS_UNLOAD_RELOAD_KEEP_STATE) return; /* the next version adopts it */
+    state_free((spin_state *)state, h);
+}
+
+static const char *const dependencies[] = {"transform", NULL};
+
+static const ecs_plugin_desc spin_plugin = {
+    ECS_PLUGIN_DESC_HEADER, "spin", "1.0.0", STATE_LAYOUT, dependencies, spin_plugin_load,
+    spin_plugin_unload,
+};
+
+ECS_PLUGIN_EXPORT(spin_plugin)
