@@ -518,14 +518,14 @@ static void Docs_writing_a_plugin_runs_in_order(void **state)
     EXPECT_OUT(S->plugindir);
     EXPECT_ERR_ABSENT("warning:"); /* the doc's code compiles clean with -Wall -Wextra */
     EXPECT_ERR("[info] hello: updated 3 times");
-    EXPECT_OUT("name: spin  version: 1.0.0");
+    EXPECT_OUT("name: turn  version: 1.0.0");
     EXPECT_OUT("depends on: transform");
     EXPECT_ERR("loaded 3 entities from scene.json");
     EXPECT_ERR("saved 3 entities to saved.json");
-    EXPECT_OUT("\"spin\":");
-    EXPECT_ERR("bad.json:1:59: entities[0].spin.speed: expected a number (degrees)");
+    EXPECT_OUT("\"turn\":");
+    EXPECT_ERR("bad.json:1:59: entities[0].turn.speed: expected a number (degrees)");
     EXPECT_OUT("ecs-host refused bad.json (exit status 1)");
-    EXPECT_OUT("reload: spin 1.0.0 -> 1.0.1: same state layout, 2 components kept"); /* 7 */
+    EXPECT_OUT("reload: turn 1.0.0 -> 1.0.1: same state layout, 2 components kept"); /* 7 */
     /* two `nm` runs, each listing the entry point alone */
     const char *first = strstr(S->run.out, " T ecs_plugin_entry\n");
     assert_non_null(first);
@@ -535,16 +535,16 @@ static void Docs_writing_a_plugin_runs_in_order(void **state)
     cJSON *scene = read_json(p);
     const cJSON *wheel = scene_entity(scene, "wheel");
     assert_non_null(wheel);
-    assert_true(number_at(wheel, "spin", "speed", -1) == 90.0);
-    double angle = number_at(wheel, "spin", "angle", -1);
+    assert_true(number_at(wheel, "turn", "speed", -1) == 90.0);
+    double angle = number_at(wheel, "turn", "angle", -1);
     if (!(angle > 0.0 && angle < 360.0)) fail_msg("wheel angle %g after one second", angle);
-    assert_non_null(scene_entity(scene, "sign")); /* no spin, still saved */
+    assert_non_null(scene_entity(scene, "sign")); /* no turn, still saved */
     cJSON_Delete(scene);
     path(p, dir, "/my-plugins/reloaded.json"); /* saved after the hot reload */
     scene = read_json(p);
     wheel = scene_entity(scene, "wheel");
     assert_non_null(wheel);
-    assert_true(number_at(wheel, "spin", "speed", -1) == 90.0);
+    assert_true(number_at(wheel, "turn", "speed", -1) == 90.0);
     assert_non_null(scene_entity(scene, "valve"));
     cJSON_Delete(scene);
 }
