@@ -21,6 +21,7 @@
 #include "json.h"
 #include "log.h"
 #include "order.h"
+#include "reload.h"
 #include "scene.h"
 #include "world.h"
 
@@ -28,7 +29,6 @@
 #define PLUGIN_DESC_V1_SIZE (offsetof(ecs_plugin_desc, unload) + sizeof(void *))
 
 /* ---- plugin records ---- */
-
 
 /* Mark p skipped as bad: one log line naming the file and the reason. */
 static void skip(host_world *w, host_plugin *p, const char *fmt, ...) ECS_PRINTF(3, 4);
@@ -66,6 +66,7 @@ static char **copy_list(const char *const *list)
 void host_plugin_free(host_plugin *p)
 {
     if (!p) return;
+    host_reload_forget_previous(p);
     if (p->dl) dlclose(p->dl);
     if (p->copy_path) unlink(p->copy_path);
     free(p->copy_path);
@@ -517,7 +518,7 @@ ecs_status host_plugin_load(host_world *w, host_plugin *p)
     p->in_load = false;
     if (sig) { /* its state is unknown: do not call it again, take back what it holds */
         host_format(p->reason, sizeof p->reason, "load() crashed with %s",
-                   host_guard_signal_name(sig));
+                    host_guard_signal_name(sig));
         host_plugin_discard_pending(p);
         host_mem_release_all(&p->mem);
         return s;
@@ -528,13 +529,13 @@ ecs_status host_plugin_load(host_world *w, host_plugin *p)
         host_plugin_call_unload(p, p->desc, p->state, ECS_UNLOAD_SHUTDOWN);
         s = ECS_ERR_PLUGIN;
         host_format(p->reason, sizeof p->reason, "load() went on after a refused registration: %s",
-                   refusal);
+                    refusal);
     } else if (s == ECS_OK && (s = commit(w, p)) != ECS_OK) {
         host_plugin_call_unload(p, p->desc, p->state, ECS_UNLOAD_SHUTDOWN);
         snprintf(p->reason, sizeof p->reason, "registering failed: %s", ecs_status_text(s));
     } else if (s != ECS_OK) {
         host_format(p->reason, sizeof p->reason, "load() failed: %s%s%s", ecs_status_text(s),
-                   *refusal ? " after " : "", refusal);
+                    *refusal ? " after " : "", refusal);
     }
     if (s != ECS_OK) {
         host_plugin_discard_pending(p);
@@ -811,8 +812,8 @@ void host_plugin_crashed(host_world *w, host_plugin *p, int sig, const char *wha
     if (p->crashed) return;
     p->crashed = true;
     host_error("guard",
-               "plugin '%s' (%s) crashed with %s in %s: it is unloaded at the end of "
-               "this frame, and a new build loads it again",
+               "plugin '%s' (%s) crashed with %s in %s: at the end of this frame it goes "
+               "back to its last good version, or is unloaded until a new build",
                p->name, p->file, host_guard_signal_name(sig), what);
 }
 
@@ -838,7 +839,8 @@ void host_world_drop_crashed(host_world *w)
     for (size_t i = 0; i < w->plugin_count; i++) {
         host_plugin *p = w->plugins[i];
         if (!p->crashed || p->status != HOST_PLUGIN_LOADED) continue;
-        keep_call c = {w, p, false}; /* its save code may crash too: guarded */
+        if (host_reload_rollback(w, p)) continue; /* the last good version runs again */
+        keep_call c = {w, p, false};              /* its save code may crash too: guarded */
         if (host_guard_run(call_keep, &c) != 0) c.kept = false;
         host_warn("guard", "plugin '%s' unloaded after its crash%s", p->name,
                   c.kept ? "; its components are kept and come back with its next build"

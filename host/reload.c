@@ -346,10 +346,42 @@ static ecs_status commit_replace(host_world *w, host_plugin *p)
 /* ---- the three events: changed, new, deleted ---- */
 
 /* Take over the new version's shared object, copy and description into p. */
-static void adopt(host_plugin *p, host_plugin *n, void *state)
+/* Close a version of p: dlclose, check with RTLD_NOLOAD that it is really gone, delete
+ * its private copy. */
+static void close_version(host_plugin *p, void *dl, char *copy)
+{
+    if (dl) dlclose(dl);
+    void *still = copy ? dlopen(copy, RTLD_NOW | RTLD_NOLOAD) : NULL;
+    if (still) { /* something pins it: C++ unique symbols, TLS destructors, ... */
+        host_warn("reload",
+                  "%s: an old version is still mapped after dlclose (a unique or "
+                  "thread-local symbol pins it): build plugins with -fno-gnu-unique and no "
+                  "thread_local destructors",
+                  p->name);
+        dlclose(still);
+    }
+    if (copy) unlink(copy);
+    free(copy);
+}
+
+void host_reload_forget_previous(host_plugin *p)
+{
+    if (!p->prev_dl) return;
+    close_version(p, p->prev_dl, p->prev_copy);
+    free(p->prev_version);
+    p->prev_dl = NULL;
+    p->prev_desc = NULL;
+    p->prev_copy = p->prev_version = NULL;
+}
+
+/* Take over the new version's shared object, copy and description into p. keep: the
+ * state was handed over, so the old version stays mapped as the one to roll back to. */
+static void adopt(host_plugin *p, host_plugin *n, void *state, bool keep)
 {
     void *old_dl = p->dl;
-    char *old_copy = p->copy_path;
+    char *old_copy = p->copy_path, *old_version = keep ? strdup(p->version) : NULL;
+    const ecs_plugin_desc *old_desc = p->desc;
+    host_reload_forget_previous(p); /* one version back at most */
     p->dl = n->dl;
     p->copy_path = n->copy_path;
     p->desc = n->desc;
@@ -362,18 +394,74 @@ static void adopt(host_plugin *p, host_plugin *n, void *state)
     p->abi_major = n->abi_major;
     p->abi_minor = n->abi_minor;
     p->state_version = n->state_version;
-    dlclose(old_dl);
-    void *still = old_copy ? dlopen(old_copy, RTLD_NOW | RTLD_NOLOAD) : NULL;
-    if (still) { /* something pins it: C++ unique symbols, TLS destructors, ... */
-        host_warn("reload",
-                  "%s: the old version is still mapped after dlclose (a unique or "
-                  "thread-local symbol pins it): build plugins with -fno-gnu-unique and no "
-                  "thread_local destructors",
-                  p->name);
-        dlclose(still);
+    if (keep && old_version) {
+        p->prev_dl = old_dl;
+        p->prev_desc = old_desc;
+        p->prev_copy = old_copy;
+        p->prev_version = old_version;
+    } else {
+        free(old_version);
+        close_version(p, old_dl, old_copy);
     }
-    if (old_copy) unlink(old_copy);
-    free(old_copy);
+}
+
+typedef struct prev_load {
+    host_plugin *p;
+    const ecs_load_args *args;
+    void *state;
+    ecs_status status;
+} prev_load;
+
+static void call_prev_load(void *arg)
+{
+    prev_load *c = arg;
+    c->status = c->p->prev_desc->load(&c->p->table, c->args, &c->state);
+}
+
+static void call_dlclose(void *dl)
+{
+    dlclose(dl);
+}
+
+bool host_reload_rollback(host_world *w, host_plugin *p)
+{
+    if (!p->prev_dl) return false;
+    ecs_load_args args = {sizeof args, p->state}; /* same layout: it takes the state back */
+    prev_load c = {p, &args, NULL, ECS_OK};
+    p->in_load = p->reloading = true;
+    p->registration_failed = false;
+    int sig = host_guard_run(call_prev_load, &c);
+    p->in_load = false;
+    bool ok =
+        !sig && c.status == ECS_OK && !p->registration_failed && commit_replace(w, p) == ECS_OK;
+    p->reloading = false;
+    host_plugin_discard_pending(p);
+    if (!ok) {
+        host_error("guard", "%s: version %s could not take over again: the plugin is unloaded",
+                   p->name, p->prev_version);
+        host_reload_forget_previous(p);
+        return false;
+    }
+    void *bad_dl = p->dl; /* the crashed build: never called again */
+    char *bad_copy = p->copy_path, *bad_version = p->version;
+    p->dl = p->prev_dl;
+    p->desc = p->prev_desc;
+    p->copy_path = p->prev_copy;
+    p->version = p->prev_version;
+    p->abi_major = p->desc->abi_major;
+    p->abi_minor = p->desc->abi_minor;
+    p->state = c.state;
+    p->prev_dl = NULL;
+    p->prev_desc = NULL;
+    p->prev_copy = p->prev_version = NULL;
+    p->crashed = false;
+    host_guard_run(call_dlclose, bad_dl); /* its destructors may crash too */
+    if (bad_copy) unlink(bad_copy);
+    free(bad_copy);
+    host_warn("guard", "%s: rolled back from the crashed version %s to version %s, state kept",
+              p->name, bad_version, p->version);
+    free(bad_version);
+    return true;
 }
 
 static void refuse(host_reloader *r, host_plugin *p, const char *fmt, ...) ECS_PRINTF(3, 4);
@@ -495,7 +583,7 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
                       "%s: the old version crashed with %s in unload(): ignored, the "
                       "new one runs",
                       p->name, host_guard_signal_name(sig));
-        adopt(p, n, state);
+        adopt(p, n, state, same);
         r->done++;
         host_info("reload", "%s %s -> %s: %s, %u components kept, %.2f ms from change to swap",
                   p->name, old_version ? old_version : "?", p->version,
@@ -526,6 +614,7 @@ static void remove_plugin(host_reloader *r, host_plugin *p)
               kept ? "; its components are kept and come back with it"
                    : " (its components could not be kept)");
     host_plugin_unload(w, p, ECS_UNLOAD_SHUTDOWN);
+    host_reload_forget_previous(p);
     if (p->dl) dlclose(p->dl);
     p->dl = NULL;
     p->desc = NULL;

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 typedef struct host_world host_world;
+struct host_plugin;
 typedef struct host_reloader host_reloader;
 
 typedef struct host_reload_options {
@@ -32,6 +33,14 @@ host_reloader *host_reloader_new(host_world *w, const char *dir, const host_relo
 
 /* Apply what changed: call at a frame boundary. Never blocks. */
 void host_reloader_poll(host_reloader *r);
+
+/* --safe: p's code crashed; give its place back to the version before its last
+ * same-layout reload, which takes the state back (its load() with previous_state). True
+ * when that worked; false when there is no such version or it failed (then unload p). */
+bool host_reload_rollback(host_world *w, struct host_plugin *p);
+
+/* Close the version kept for a rollback, if any. */
+void host_reload_forget_previous(struct host_plugin *p);
 
 /* Reloads done and refused so far (for --stats). */
 void host_reloader_counts(const host_reloader *r, unsigned *done, unsigned *failed);

@@ -69,7 +69,12 @@ struct host_plugin {
     host_world *world;
     char *path;      /* as found in the folder */
     char *copy_path; /* the private copy that was dlopen()ed, or NULL (opened in place) */
-    char *file;      /* relative to the folder: messages and ties */
+    /* the version before the last same-layout reload, kept mapped so a crash of the new
+     * one (--safe) can roll back to it; NULL when there is none */
+    void *prev_dl;
+    const ecs_plugin_desc *prev_desc;
+    char *prev_copy, *prev_version;
+    char *file; /* relative to the folder: messages and ties */
     void *dl;
     const ecs_plugin_desc *desc;   /* inside the shared object, valid while dl is open */
     char *name, *version;          /* copies of desc's strings */

@@ -20,6 +20,8 @@
  *   RL_BAD_ABI      built for ABI major + 1: the host must refuse it
  *   RL_LOAD_FAILS   load() fails with ECS_ERR_PLUGIN after registering its manager
  *   RL_CRASH_AT=n   update crashes with SIGSEGV from frame n on (a crashing build)
+ *   RL_CRASH_IN_LOAD       load() calls abort() (SIGABRT) before touching anything
+ *   RL_CRASH_IN_MIGRATION  load_component raises SIGFPE (a migration that crashes)
  *
  * Log lines (info), "rl 1" standing for RL_NAME RL_VERSION:
  *   "rl 1 load: new state" | "rl 1 load: adopted the previous state (reload K), N components"
@@ -29,6 +31,7 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ecs_plugin.h"
@@ -214,6 +217,9 @@ static ecs_status mgr_save(void *state, ecs_entity e, cJSON **out)
 
 static ecs_status mgr_load(void *state, ecs_entity e, const cJSON *json)
 {
+#ifdef RL_CRASH_IN_MIGRATION
+    raise(SIGFPE);
+#endif
     rl_state *s = state;
     double v = cJSON_IsNumber(json) ? json->valuedouble : NAN;
     if (!(fabs(v) <= 9007199254740992.0) || v != floor(v)) { /* 2^53: exact in a double */
@@ -308,6 +314,9 @@ static rl_state *state_new(const ecs_host *h)
 
 static ecs_status rl_load(const ecs_host *h, const ecs_load_args *args, void **state)
 {
+#ifdef RL_CRASH_IN_LOAD
+    abort();
+#endif
     rl_state *prev = args && args->struct_size >= sizeof *args ? args->previous_state : NULL;
     if (prev && prev->layout != RL_LAYOUT) {
         h->log(h, ECS_LOG_ERROR, WHO " load: the state handed over has layout %u, not %d",
