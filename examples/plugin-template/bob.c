@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "ecs_math.h"
+#include "ecs_json.h"
 #include "ecs_plugin.h"
 #include "ecs_soa.h"
 #include "transform_api.h"
@@ -134,21 +135,9 @@ static uint32_t bob_count(void *state)
     return ((bob_state *)state)->soa.count;
 }
 
-/* f as the shortest decimal that reads back as the same float ("0.1", not the double
- * 0.10000000149011612), so saved files stay readable. */
-static double short_double(float f)
-{
-    char buf[32];
-    for (int digits = 6; digits < 9; digits++) {
-        snprintf(buf, sizeof buf, "%.*g", digits, (double)f);
-        if (strtof(buf, NULL) == f) return strtod(buf, NULL);
-    }
-    return (double)f; /* 9 significant digits always read back */
-}
-
 static cJSON *vec3_json(ecs_vec3 v)
 {
-    const double d[3] = {short_double(v.x), short_double(v.y), short_double(v.z)};
+    const double d[3] = {ecs_json_float(v.x), ecs_json_float(v.y), ecs_json_float(v.z)};
     return cJSON_CreateDoubleArray(d, 3);
 }
 
@@ -162,9 +151,9 @@ static ecs_status bob_save(void *state, ecs_entity e, cJSON **out)
     const bob_motion *m = &motions(b)[i];
     cJSON *o = cJSON_CreateObject();
     if (!o || !cJSON_AddItemToObject(o, "axis", vec3_json(m->axis)) ||
-        !cJSON_AddNumberToObject(o, "amplitude", short_double(m->amplitude)) ||
-        !cJSON_AddNumberToObject(o, "frequency", short_double(m->frequency)) ||
-        !cJSON_AddNumberToObject(o, "phase", short_double(m->phase)) ||
+        !cJSON_AddNumberToObject(o, "amplitude", ecs_json_float(m->amplitude)) ||
+        !cJSON_AddNumberToObject(o, "frequency", ecs_json_float(m->frequency)) ||
+        !cJSON_AddNumberToObject(o, "phase", ecs_json_float(m->phase)) ||
         ((flags(b)[i] & FLAG_HAS_CENTER) &&
          !cJSON_AddItemToObject(o, "center", vec3_json(centers(b)[i])))) {
         cJSON_Delete(o);

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "debug_name_api.h"
+#include "ecs_json.h"
 #include "ecs_plugin.h"
 #include "ecs_soa.h"
 
@@ -79,30 +80,6 @@ static uint64_t *seqs(const dn_state *s)
 
 /* ---- names: validation and hashing ---- */
 
-/* Decode the UTF-8 sequence at p into *cp. Returns its length, or 0 when it is malformed
- * (bad lead or continuation byte, overlong, a surrogate, above U+10FFFF). */
-static size_t utf8_decode(const unsigned char *p, uint32_t *cp)
-{
-    size_t n;
-    uint32_t v, min;
-    if (p[0] < 0x80) return *cp = p[0], 1;
-    if (p[0] >= 0xC2 && p[0] <= 0xDF)
-        n = 2, v = p[0] & 0x1Fu, min = 0x80;
-    else if (p[0] >= 0xE0 && p[0] <= 0xEF)
-        n = 3, v = p[0] & 0x0Fu, min = 0x800;
-    else if (p[0] >= 0xF0 && p[0] <= 0xF4)
-        n = 4, v = p[0] & 0x07u, min = 0x10000;
-    else
-        return 0;
-    for (size_t k = 1; k < n; k++) {
-        if ((p[k] & 0xC0u) != 0x80u) return 0; /* also stops at the terminating NUL */
-        v = (v << 6) | (p[k] & 0x3Fu);
-    }
-    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) return 0;
-    *cp = v;
-    return n;
-}
-
 /* What is wrong with name as a debug name, or NULL when it is good: 1 to
  * ECS_DEBUG_NAME_MAX - 1 bytes of UTF-8, no control character (C0, DEL, C1). */
 static const char *name_problem(const char *name)
@@ -114,7 +91,7 @@ static const char *name_problem(const char *name)
     const unsigned char *p = (const unsigned char *)name;
     for (size_t i = 0, n; i < len; i += n) {
         uint32_t cp = 0;
-        if (!(n = utf8_decode(p + i, &cp))) return "the name is not valid UTF-8";
+        if (!(n = ecs_utf8_decode(p + i, &cp))) return "the name is not valid UTF-8";
         if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F)) return "the name has a control character";
     }
     return NULL;
@@ -361,17 +338,6 @@ static ecs_status dn_save(void *state, ecs_entity e, struct cJSON **out)
     return *out ? ECS_OK : ECS_ERR_NO_MEMORY;
 }
 
-static const char *json_type(const cJSON *v)
-{
-    if (cJSON_IsString(v)) return "a string";
-    if (cJSON_IsNumber(v)) return "a number";
-    if (cJSON_IsBool(v)) return "a boolean";
-    if (cJSON_IsNull(v)) return "null";
-    if (cJSON_IsArray(v)) return "an array";
-    if (cJSON_IsObject(v)) return "an object";
-    return "an invalid value";
-}
-
 /* Name e from a scene value: a JSON string. On error e is left without a name; a bad value
  * is reported through host->scene_error (the host adds file, line, column and JSON path)
  * with what was expected: ECS_ERR_BAD_VALUE, ECS_ERR_STALE_ENTITY, ECS_ERR_INVALID_ARGUMENT
@@ -386,7 +352,7 @@ static ecs_status dn_load_component(void *state, ecs_entity e, const struct cJSO
     ecs_status st = ECS_ERR_BAD_VALUE;
     if (problem) {
         s->host->scene_error(s->host, json, "expected " NAME_EXPECTED ", found %s%s%s",
-                             json_type(json), *problem ? ": " : "", problem);
+                             ecs_json_type_name(json), *problem ? ": " : "", problem);
     } else {
         st = dn_set(s, e, json->valuestring);
     }

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "ecs_math.h"
+#include "ecs_json.h"
 #include "ecs_plugin.h"
 #include "ecs_soa.h"
 #include "mesh_api.h"
@@ -106,31 +107,6 @@ static uint32_t *owner_at(const mesh_state *s)
 
 /* ---- checking values ---- */
 
-/* Decode the UTF-8 sequence at p into *cp. Returns its length, or 0 when it is malformed
- * (bad lead or continuation byte, overlong, a surrogate, above U+10FFFF). The same rules
- * as debug_name.c: plugins share no code but the SDK's headers. */
-static size_t utf8_decode(const unsigned char *p, uint32_t *cp)
-{
-    size_t n;
-    uint32_t v, min;
-    if (p[0] < 0x80) return *cp = p[0], 1;
-    if (p[0] >= 0xC2 && p[0] <= 0xDF)
-        n = 2, v = p[0] & 0x1Fu, min = 0x80;
-    else if (p[0] >= 0xE0 && p[0] <= 0xEF)
-        n = 3, v = p[0] & 0x0Fu, min = 0x800;
-    else if (p[0] >= 0xF0 && p[0] <= 0xF4)
-        n = 4, v = p[0] & 0x07u, min = 0x10000;
-    else
-        return 0;
-    for (size_t k = 1; k < n; k++) {
-        if ((p[k] & 0xC0u) != 0x80u) return 0; /* also stops at the terminating NUL */
-        v = (v << 6) | (p[k] & 0x3Fu);
-    }
-    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) return 0;
-    *cp = v;
-    return n;
-}
-
 /* What is wrong with a resource or material name, or NULL when it is good: up to
  * ECS_MESH_NAME_MAX - 1 bytes of UTF-8 without control characters, empty only when
  * allowed. */
@@ -143,7 +119,7 @@ static const char *text_problem(const char *text, bool allow_empty)
     const unsigned char *p = (const unsigned char *)text;
     for (size_t i = 0, n; i < len; i += n) {
         uint32_t cp = 0;
-        if (!(n = utf8_decode(p + i, &cp))) return "it is not valid UTF-8";
+        if (!(n = ecs_utf8_decode(p + i, &cp))) return "it is not valid UTF-8";
         if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F)) return "it has a control character";
     }
     return NULL;
@@ -506,86 +482,9 @@ static void mesh_entities_destroyed(void *state, const ecs_entity *list, uint32_
 
 /* ---- JSON: "mesh": [{"mesh", "material", "visible", "bounds": {"min", "max"}}] ---- */
 
-static const char *json_type(const cJSON *v)
-{
-    if (!v) return "nothing";
-    if (cJSON_IsString(v)) return "a string";
-    if (cJSON_IsNumber(v)) return "a number";
-    if (cJSON_IsBool(v)) return "a boolean";
-    if (cJSON_IsNull(v)) return "null";
-    if (cJSON_IsArray(v)) return "an array";
-    if (cJSON_IsObject(v)) return "an object";
-    return "an invalid value";
-}
-
-/* Powers of ten a double holds exactly. */
-static const double pow10_exact[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                       1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                                       1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-
-/* x (0 <= x < 2^52) rounded to the nearest integer, ties to even: adding 2^52 leaves no
- * bits below the units, so the IEEE addition does the rounding (no fast-math here). */
-static double round_int(double x)
-{
-    return (x + 0x1p52) - 0x1p52;
-}
-
-/* a > 0 rounded to `digits` significant digits, where 10^e <= a < 10^(e+1): the double
- * nearest m * 10^k (k = e - digits + 1, |k| <= 22), found by one correctly rounded
- * multiplication or division of exact values, as strtod finds it from the digits. */
-static double round_digits(double a, int e, int digits)
-{
-    int k = e - digits + 1;
-    if (k >= 0) return round_int(a / pow10_exact[k]) * pow10_exact[k];
-    return round_int(a * pow10_exact[-k]) / pow10_exact[-k];
-}
-
-/* short_double through the C library: print 1, 2, ... 9 significant digits until strtod
- * gives f back (9 always do). About 30 times slower than the arithmetic. */
-static double short_double_printf(float f)
-{
-    char buf[32];
-    double d = f;
-    for (int digits = 1; digits <= 9; digits++) {
-        snprintf(buf, sizeof buf, "%.*g", digits, (double)f);
-        if ((float)(d = strtod(buf, NULL)) == f) break;
-    }
-    return d;
-}
-
-/* The double with the fewest significant digits (1-9) that converts back to f, so 0.1f
- * is written 0.1 rather than 0.10000000149011612 and a scene reads back bit for bit
- * (cJSON prints it with %.15g, which gives exactly those digits). Arithmetic only, no
- * printf/strtod: tries 7 digits, then fewer while they round-trip, or 8 then 9. Outside
- * [1e-12, 1e22), where the powers of ten involved are not exact, through the C library;
- * 0, inf and nan as they are. */
-static double short_double(float f)
-{
-    const double a = fabs((double)f);
-    if (a == 0 || !isfinite(a)) return f;
-    if (!(a >= 1e-12 && a < 1e22)) return short_double_printf(f);
-    uint32_t bits;
-    memcpy(&bits, &f, sizeof bits);
-    int b = (int)(bits >> 23 & 0xff) - 127; /* 2^b <= a < 2^(b+1): a is a normal float */
-    int e = b >= 0 ? b * 78913 >> 18 : -((-b * 78913 + 262143) >> 18); /* floor(b log10 2) */
-    if (e + 1 >= 0 ? a >= pow10_exact[e + 1] : a * pow10_exact[-e - 1] >= 1.0) e++;
-    const float fa = (float)a; /* now 10^e <= a < 10^(e+1) */
-    double best = round_digits(a, e, 7);
-    if ((float)best == fa) {
-        for (int digits = 6; digits >= 1; digits--) {
-            double c = round_digits(a, e, digits);
-            if ((float)c != fa) break;
-            best = c;
-        }
-    } else if ((float)(best = round_digits(a, e, 8)) != fa) {
-        best = round_digits(a, e, 9); /* 9 significant digits always round-trip a float */
-    }
-    return f < 0 ? -best : best;
-}
-
 static cJSON *vec3_json(ecs_vec3 v)
 {
-    const double d[3] = {short_double(v.x), short_double(v.y), short_double(v.z)};
+    const double d[3] = {ecs_json_float(v.x), ecs_json_float(v.y), ecs_json_float(v.z)};
     return cJSON_CreateDoubleArray(d, 3);
 }
 
@@ -666,7 +565,7 @@ static ecs_status json_vec3(const json_where *at, const cJSON *o, const char *ke
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     char found[64];
     if (!v) return json_missing(at, o, key, expected);
-    if (!cJSON_IsArray(v)) return json_bad(at, v, expected, json_type(v));
+    if (!cJSON_IsArray(v)) return json_bad(at, v, expected, ecs_json_type_name(v));
     int n = cJSON_GetArraySize(v);
     if (n != 3) {
         snprintf(found, sizeof found, "an array of %d", n);
@@ -675,7 +574,7 @@ static ecs_status json_vec3(const json_where *at, const cJSON *o, const char *ke
     float f[3];
     for (int c = 0; c < 3; c++) {
         const cJSON *x = cJSON_GetArrayItem(v, c);
-        if (!cJSON_IsNumber(x)) return json_bad(at, x, "a finite number", json_type(x));
+        if (!cJSON_IsNumber(x)) return json_bad(at, x, "a finite number", ecs_json_type_name(x));
         f[c] = (float)x->valuedouble;
         if (!isfinite(f[c])) { /* also a finite double beyond the float range */
             snprintf(found, sizeof found, "%g (not a finite float)", x->valuedouble);
@@ -697,7 +596,7 @@ static ecs_status json_text(const json_where *at, const cJSON *o, const char *ke
                                          "characters";
     if (!v && fallback) return *out = fallback, ECS_OK;
     if (!v) return json_missing(at, o, key, expected);
-    if (!cJSON_IsString(v)) return json_bad(at, v, expected, json_type(v));
+    if (!cJSON_IsString(v)) return json_bad(at, v, expected, ecs_json_type_name(v));
     const char *why = text_problem(v->valuestring, allow_empty);
     if (why) {
         char found[64];
@@ -714,7 +613,7 @@ static ecs_status json_bounds(const json_where *at, const cJSON *o, ecs_aabb *ou
     const char *expected = "an object {\"min\": [x,y,z], \"max\": [x,y,z]}";
     const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, "bounds");
     if (!b) return json_missing(at, o, "bounds", expected);
-    if (!cJSON_IsObject(b)) return json_bad(at, b, expected, json_type(b));
+    if (!cJSON_IsObject(b)) return json_bad(at, b, expected, ecs_json_type_name(b));
     ecs_status st = json_vec3(at, b, "min", &out->min);
     if (st == ECS_OK) st = json_vec3(at, b, "max", &out->max);
     if (st != ECS_OK || !bounds_problem(*out)) return st;
@@ -752,13 +651,14 @@ static void json_unknown_keys(const json_where *at, const cJSON *o)
 static ecs_status json_mesh(const json_where *at, const cJSON *o, ecs_mesh_desc *d)
 {
     if (!cJSON_IsObject(o))
-        return json_bad(at, o, "a mesh object {\"mesh\": ..., \"bounds\": ...}", json_type(o));
+        return json_bad(at, o, "a mesh object {\"mesh\": ..., \"bounds\": ...}",
+                        ecs_json_type_name(o));
     json_unknown_keys(at, o);
     const cJSON *vis = cJSON_GetObjectItemCaseSensitive(o, "visible");
     ecs_status st = json_text(at, o, "mesh", false, NULL, &d->mesh);
     if (st == ECS_OK) st = json_text(at, o, "material", true, "", &d->material);
     if (st == ECS_OK && vis && !cJSON_IsBool(vis))
-        st = json_bad(at, vis, "true or false", json_type(vis));
+        st = json_bad(at, vis, "true or false", ecs_json_type_name(vis));
     d->visible = !vis || cJSON_IsTrue(vis);
     if (st == ECS_OK) st = json_bounds(at, o, &d->local_bounds);
     return st;
@@ -777,7 +677,7 @@ static ecs_status mesh_load_component(void *state, ecs_entity e, const struct cJ
     if (!json) return refuse(s, ECS_ERR_INVALID_ARGUMENT, "load_component", e, "json is NULL");
     remove_list(s, e, head_of(s, e));
     if (!cJSON_IsArray(json))
-        return json_bad(&at, json, "an array of mesh objects", json_type(json));
+        return json_bad(&at, json, "an array of mesh objects", ecs_json_type_name(json));
     ecs_status st = ECS_OK;
     const cJSON *item;
     cJSON_ArrayForEach(item, json)

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "ecs_math.h"
+#include "ecs_json.h"
 #include "ecs_plugin.h"
 #include "ecs_soa.h"
 #include "spin_api.h"
@@ -223,19 +224,6 @@ static void spin_entities_destroyed(void *state, const ecs_entity *list, uint32_
     }
 }
 
-/* f as the double with the fewest significant digits that converts back to f, so 0.3f is
- * written 0.3 rather than 0.30000001192092896. */
-static double short_double(float f)
-{
-    char buf[32];
-    double d = f;
-    for (int digits = 1; digits <= 9 && isfinite(f); digits++) {
-        snprintf(buf, sizeof buf, "%.*g", digits, (double)f);
-        if ((float)(d = strtod(buf, NULL)) == f) break;
-    }
-    return d;
-}
-
 /* [scene-save] {"rate": [x, y, z]}, or nothing without a spin. */
 static ecs_status spin_save(void *state, ecs_entity e, cJSON **out)
 {
@@ -246,7 +234,7 @@ static ecs_status spin_save(void *state, ecs_entity e, cJSON **out)
     uint32_t i = lookup(s, e);
     if (i == NONE) return ECS_OK;
     ecs_vec3 r = rates(s)[i];
-    const double v[3] = {short_double(r.x), short_double(r.y), short_double(r.z)};
+    const double v[3] = {ecs_json_float(r.x), ecs_json_float(r.y), ecs_json_float(r.z)};
     cJSON *o = cJSON_CreateObject(), *a = cJSON_CreateDoubleArray(v, 3);
     if (!o || !a || !cJSON_AddItemToObject(o, "rate", a)) {
         cJSON_Delete(a);
@@ -255,17 +243,6 @@ static ecs_status spin_save(void *state, ecs_entity e, cJSON **out)
     }
     *out = o;
     return ECS_OK;
-}
-
-static const char *json_type(const cJSON *v)
-{
-    if (cJSON_IsNumber(v)) return "a number";
-    if (cJSON_IsString(v)) return "a string";
-    if (cJSON_IsArray(v)) return "an array";
-    if (cJSON_IsObject(v)) return "an object";
-    if (cJSON_IsBool(v)) return "a boolean";
-    if (cJSON_IsNull(v)) return "null";
-    return "something else";
 }
 
 /* Warn about keys of a spin object this version does not know (a typo loses data). */
@@ -283,7 +260,8 @@ static ecs_status read_rate(const spin_state *s, const cJSON *json, ecs_vec3 *ou
 {
     const ecs_host *h = s->host;
     if (!cJSON_IsObject(json)) {
-        h->scene_error(h, json, "expected an object {" RATE_WANTED "}, found %s", json_type(json));
+        h->scene_error(h, json, "expected an object {" RATE_WANTED "}, found %s",
+                       ecs_json_type_name(json));
         return ECS_ERR_BAD_VALUE;
     }
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(json, "rate");
@@ -293,7 +271,7 @@ static ecs_status read_rate(const spin_state *s, const cJSON *json, ecs_vec3 *ou
     }
     if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != 3) {
         h->scene_error(h, a, "expected an array of 3 finite numbers, found %s",
-                       cJSON_IsArray(a) ? "another number of elements" : json_type(a));
+                       cJSON_IsArray(a) ? "another number of elements" : ecs_json_type_name(a));
         return ECS_ERR_BAD_VALUE;
     }
     float v[3];
@@ -302,7 +280,7 @@ static ecs_status read_rate(const spin_state *s, const cJSON *json, ecs_vec3 *ou
         v[k] = cJSON_IsNumber(x) ? (float)x->valuedouble : NAN;
         if (isfinite(v[k])) continue;
         h->scene_error(h, x, "expected a finite number (radians per second), found %s",
-                       cJSON_IsNumber(x) ? "one beyond the float range" : json_type(x));
+                       cJSON_IsNumber(x) ? "one beyond the float range" : ecs_json_type_name(x));
         return ECS_ERR_BAD_VALUE;
     }
     warn_unknown_keys(s, json);

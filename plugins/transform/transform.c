@@ -54,6 +54,7 @@
 #endif
 
 #include "ecs_math.h"
+#include "ecs_json.h"
 #include "ecs_plugin.h"
 #include "ecs_soa.h"
 #include "transform_api.h"
@@ -833,76 +834,11 @@ static uint32_t mgr_entities(void *state, const ecs_entity **out)
  * {"position":[x,y,z], "rotation":[x,y,z,w], "scale":[x,y,z], "parent":"<scene id>"}
  * Missing keys are the identity's values and no parent. */
 
-/* Powers of ten a double holds exactly. */
-static const double pow10_exact[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                       1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                                       1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-
-/* x (0 <= x < 2^52) rounded to the nearest integer, ties to even: adding 2^52 leaves no
- * bits below the units, so the IEEE addition does the rounding (no fast-math here). */
-static double round_int(double x)
-{
-    return (x + 0x1p52) - 0x1p52;
-}
-
-/* a > 0 rounded to `digits` significant digits, where 10^e <= a < 10^(e+1): the double
- * nearest m * 10^k (k = e - digits + 1, |k| <= 22), found by one correctly rounded
- * multiplication or division of exact values, as strtod finds it from the digits. */
-static double round_digits(double a, int e, int digits)
-{
-    int k = e - digits + 1;
-    if (k >= 0) return round_int(a / pow10_exact[k]) * pow10_exact[k];
-    return round_int(a * pow10_exact[-k]) / pow10_exact[-k];
-}
-
-/* short_double through the C library: print 1, 2, ... 9 significant digits until strtod
- * gives f back (9 always do). About 30 times slower than the arithmetic. */
-static double short_double_printf(float f)
-{
-    char buf[32];
-    double d = f;
-    for (int digits = 1; digits <= 9; digits++) {
-        snprintf(buf, sizeof buf, "%.*g", digits, (double)f);
-        if ((float)(d = strtod(buf, NULL)) == f) break;
-    }
-    return d;
-}
-
-/* The double with the fewest significant digits (1-9) that converts back to f, so 0.1f
- * is written 0.1 rather than 0.10000000149011612 and a scene reads back bit for bit
- * (cJSON prints it with %.15g, which gives exactly those digits). Arithmetic only, no
- * printf/strtod: tries 7 digits, then fewer while they round-trip, or 8 then 9. Outside
- * [1e-12, 1e22), where the powers of ten involved are not exact, through the C library;
- * 0, inf and nan as they are. */
-static double short_double(float f)
-{
-    const double a = fabs((double)f);
-    if (a == 0 || !isfinite(a)) return f;
-    if (!(a >= 1e-12 && a < 1e22)) return short_double_printf(f);
-    uint32_t bits;
-    memcpy(&bits, &f, sizeof bits);
-    int b = (int)(bits >> 23 & 0xff) - 127; /* 2^b <= a < 2^(b+1): a is a normal float */
-    int e = b >= 0 ? b * 78913 >> 18 : -((-b * 78913 + 262143) >> 18); /* floor(b log10 2) */
-    if (e + 1 >= 0 ? a >= pow10_exact[e + 1] : a * pow10_exact[-e - 1] >= 1.0) e++;
-    const float fa = (float)a; /* now 10^e <= a < 10^(e+1) */
-    double best = round_digits(a, e, 7);
-    if ((float)best == fa) {
-        for (int digits = 6; digits >= 1; digits--) {
-            double c = round_digits(a, e, digits);
-            if ((float)c != fa) break;
-            best = c;
-        }
-    } else if ((float)(best = round_digits(a, e, 8)) != fa) {
-        best = round_digits(a, e, 9); /* 9 significant digits always round-trip a float */
-    }
-    return f < 0 ? -best : best;
-}
-
 /* v[0..n) as a JSON array of their shortest round-tripping decimals; NULL without memory. */
 static cJSON *float_array(const float *v, int n)
 {
     double d[4];
-    for (int k = 0; k < n; k++) d[k] = short_double(v[k]);
+    for (int k = 0; k < n; k++) d[k] = ecs_json_float(v[k]);
     return cJSON_CreateDoubleArray(d, n);
 }
 
@@ -933,17 +869,6 @@ static ecs_status mgr_save(void *state, ecs_entity e, cJSON **out)
     return ECS_OK;
 }
 
-static const char *json_type_name(const cJSON *j)
-{
-    if (cJSON_IsNumber(j)) return "a number";
-    if (cJSON_IsString(j)) return "a string";
-    if (cJSON_IsArray(j)) return "an array";
-    if (cJSON_IsObject(j)) return "an object";
-    if (cJSON_IsBool(j)) return "a boolean";
-    if (cJSON_IsNull(j)) return "null";
-    return "something else";
-}
-
 /* Read obj[key] as an array of exactly n finite float numbers into out; a missing key
  * leaves out as it was. ECS_ERR_BAD_VALUE otherwise, reported (host->scene_error) at the
  * array or its bad element with what was expected. */
@@ -954,7 +879,7 @@ static ecs_status read_floats(const tf_state *t, const cJSON *obj, const char *k
     if (!a) return ECS_OK;
     const char *want = n == 3 ? "an array of 3 finite numbers" : "an array of 4 finite numbers";
     if (!cJSON_IsArray(a)) {
-        t->host->scene_error(t->host, a, "expected %s, found %s", want, json_type_name(a));
+        t->host->scene_error(t->host, a, "expected %s, found %s", want, ecs_json_type_name(a));
         return ECS_ERR_BAD_VALUE;
     }
     if (cJSON_GetArraySize(a) != n) {
@@ -972,7 +897,7 @@ static ecs_status read_floats(const tf_state *t, const cJSON *obj, const char *k
                                      x->valuedouble);
             else
                 t->host->scene_error(t->host, x, "expected a finite number, found %s",
-                                     json_type_name(x));
+                                     ecs_json_type_name(x));
             return ECS_ERR_BAD_VALUE;
         }
     }
@@ -1021,7 +946,7 @@ static ecs_status read_parent(tf_state *t, ecs_entity e, const cJSON *json, uint
     if (!j || cJSON_IsNull(j)) return ECS_OK;
     if (!cJSON_IsString(j)) {
         t->host->scene_error(t->host, j, "expected a scene id (a string) or null, found %s",
-                             json_type_name(j));
+                             ecs_json_type_name(j));
         return ECS_ERR_BAD_VALUE;
     }
     ecs_entity pe;
@@ -1061,7 +986,7 @@ static ecs_status mgr_load(void *state, ecs_entity e, const cJSON *json)
         t->host->scene_error(t->host, json,
                              "expected an object {\"position\": [x, y, z], \"rotation\": "
                              "[x, y, z, w], \"scale\": [x, y, z], \"parent\": \"id\"}, found %s",
-                             json_type_name(json));
+                             ecs_json_type_name(json));
         return ECS_ERR_BAD_VALUE;
     }
     ecs_status s = read_local(t, json, &l);
