@@ -65,21 +65,12 @@ static void fail(gltf *g, const cJSON *at, const char *fmt, ...)
 {
     if (g->failed) return;
     g->failed = true;
-    char msg[512], where[256] = "";
+    char msg[512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    int line = 0, col = 0;
-    bool found = at && g->root &&
-                 host_json_locate(g->text, g->len, g->root, at, &line, &col, where, sizeof where);
-    if (found && !g->binary) /* a .gltf: the position in the file */
-        snprintf(g->err, g->errlen, "%s:%d:%d: %s%s%s", g->name, line, col, where,
-                 *where ? ": " : "", msg);
-    else if (found && *where) /* a .glb: the JSON path only (positions are the chunk's) */
-        snprintf(g->err, g->errlen, "%s: %s: %s", g->name, where, msg);
-    else
-        snprintf(g->err, g->errlen, "%s: %s", g->name, msg);
+    host_json_error_at(g->err, g->errlen, g->name, g->text, g->len, g->root, at, !g->binary, msg);
 }
 
 static bool out_of_memory(gltf *g)

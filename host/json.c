@@ -1,5 +1,6 @@
 /* json.c: JSON files through cJSON, with file:line:col errors (json.h). */
 #include "json.h"
+#include "log.h"
 
 #define HOST_JSON_MAX_BYTES ((size_t)2 << 30) /* 2 GiB: a scene file, not a disk */
 
@@ -207,4 +208,20 @@ bool host_json_locate(const char *text, size_t len, const cJSON *root, const cJS
     if (!walk(&l, root)) return false;
     host_json_position(text, l.found, line, col);
     return true;
+}
+
+void host_json_error_at(char *out, size_t outlen, const char *file, const char *text, size_t len,
+                        const cJSON *root, const cJSON *at, bool lines, const char *message)
+{
+    char where[256] = "";
+    int line = 0, col = 0;
+    bool found = at && root && text &&
+                 host_json_locate(text, len, root, at, &line, &col, where, sizeof where);
+    if (found && lines)
+        host_format(out, outlen, "%s:%d:%d: %s%s%s", file, line, col, where, *where ? ": " : "",
+                    message);
+    else if (found && *where)
+        host_format(out, outlen, "%s: %s: %s", file, where, message);
+    else
+        host_format(out, outlen, "%s: %s", file, message);
 }

@@ -26,6 +26,14 @@ struct cJSON *host_json_parse(const char *path, const char *text, size_t len, ch
 bool host_json_locate(const char *text, size_t len, const struct cJSON *root,
                       const struct cJSON *node, int *line, int *col, char *path, size_t pathlen);
 
+/* Write "file:line:col: path: message" into out: the place of node `at` (a value inside
+ * root, parsed from text) and its JSON path. Without `lines` (a .glb, whose JSON chunk's
+ * lines are not the file's), "file: path: message"; when `at` is NULL or cannot be found,
+ * "file: message". Long messages are cut to outlen. */
+void host_json_error_at(char *out, size_t outlen, const char *file, const char *text, size_t len,
+                        const struct cJSON *root, const struct cJSON *at, bool lines,
+                        const char *message);
+
 /* Line and column (from 1) of position `at` inside text. */
 void host_json_position(const char *text, const char *at, int *line, int *col);
 

@@ -407,7 +407,7 @@ void host_plugin_call_unload(host_plugin *p, const ecs_plugin_desc *desc, void *
 
 /* Room in w for p's pending managers and systems, and their steps. ECS_ERR_NO_MEMORY
  * changes nothing the frame reads. */
-static ecs_status reserve_for(host_world *w, const host_plugin *p)
+ecs_status host_world_reserve_for(host_world *w, const host_plugin *p)
 {
     size_t need = w->manager_count + p->pending_manager_count;
     if (need > w->manager_cap) {
@@ -451,7 +451,7 @@ static void release_collections(host_world *w, host_plugin *p)
 /* Move p's pending registrations into the world. All or nothing. */
 static ecs_status commit(host_world *w, host_plugin *p)
 {
-    if (reserve_for(w, p) != ECS_OK) return ECS_ERR_NO_MEMORY;
+    if (host_world_reserve_for(w, p) != ECS_OK) return ECS_ERR_NO_MEMORY;
     char **names = calloc(p->pending_api_count + 1, sizeof *names);
     if (!names) return ECS_ERR_NO_MEMORY;
     for (size_t i = 0; i < p->pending_api_count; i++) {

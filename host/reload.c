@@ -254,32 +254,12 @@ static void replace_collections(host_world *w, host_plugin *p)
     p->pending_collection_count = 0;
 }
 
-/* Room for p's pending managers and systems beside the current ones, and their steps. */
-static ecs_status reserve_replace(host_world *w, const host_plugin *p)
-{
-    size_t need = w->manager_count + p->pending_manager_count;
-    if (need > w->manager_cap) {
-        host_manager **v = realloc(w->managers, need * 2 * sizeof *v);
-        if (!v) return ECS_ERR_NO_MEMORY;
-        w->managers = v;
-        w->manager_cap = need * 2;
-    }
-    size_t systems = w->system_count + p->pending_system_count;
-    if (systems > w->system_cap) {
-        host_system **v = realloc(w->systems, systems * 2 * sizeof *v);
-        if (!v) return ECS_ERR_NO_MEMORY;
-        w->systems = v;
-        w->system_cap = systems * 2;
-    }
-    return host_schedule_reserve(w, need + systems);
-}
-
 /* Replace p's managers, systems and APIs by its pending ones: same names keep their place
  * (and their API storage), new ones are appended, the ones not registered again go. All
  * the memory is found first, so nothing changes unless everything can. */
 static ecs_status commit_replace(host_world *w, host_plugin *p)
 {
-    if (reserve_replace(w, p) != ECS_OK) return ECS_ERR_NO_MEMORY;
+    if (host_world_reserve_for(w, p) != ECS_OK) return ECS_ERR_NO_MEMORY;
     size_t need = w->manager_count + p->pending_manager_count;
     size_t systems = w->system_count + p->pending_system_count;
     char **names = calloc(p->pending_api_count + 1, sizeof *names);

@@ -159,18 +159,12 @@ static void load_fail(scene_load *l, const cJSON *at, const char *fmt, ...)
 {
     if (l->failed) return;
     l->failed = true;
-    char msg[512], where[256] = "";
+    char msg[512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    int line = 0, col = 0;
-    if (at && l->text &&
-        host_json_locate(l->text, l->len, l->root, at, &line, &col, where, sizeof where))
-        host_format(l->error, sizeof l->error, "%s:%d:%d: %s%s%s", l->path, line, col, where,
-                    *where ? ": " : "", msg);
-    else
-        host_format(l->error, sizeof l->error, "%s: %s", l->path, msg);
+    host_json_error_at(l->error, sizeof l->error, l->path, l->text, l->len, l->root, at, true, msg);
 }
 
 /* Check the top level and every entity's id; fill items/ids and the id table. */

@@ -203,6 +203,10 @@ host_plugin *host_plugin_open(host_world *w, const char *path, const char *file)
 /* Check a description; on error write the reason into why and return false. */
 bool host_plugin_desc_ok(const ecs_plugin_desc *d, char *why, size_t len);
 
+/* Room in w for p's pending managers and systems beside the current ones, and their steps
+ * in the schedule. ECS_ERR_NO_MEMORY changes nothing the frame reads. */
+ecs_status host_world_reserve_for(host_world *w, const host_plugin *p);
+
 /* Drop what p registered during a load() that is being undone. */
 void host_plugin_discard_pending(host_plugin *p);
 
