@@ -466,6 +466,7 @@ typedef struct new_load {
     const cJSON *doc;
     const ecs_entity *ents;
     uint32_t n_ents;
+    int crashed; /* the signal that stopped the new version's migration, or 0 */
 } new_load;
 
 static void call_new_load(void *arg)
@@ -479,7 +480,7 @@ static void call_restore(void *arg)
     new_load *c = arg;
     host_plugin *p = c->p;
     c->status = host_scene_restore(p->world, c->doc, c->ents, c->n_ents, p->pending_managers,
-                                   p->pending_manager_count, p->name);
+                                   p->pending_manager_count, p->name, &c->crashed);
 }
 
 typedef struct old_unload {
@@ -522,7 +523,7 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
         goto done;
     }
     ecs_load_args args = {sizeof args, same ? p->state : NULL};
-    new_load c = {p, n, &args, NULL, ECS_OK, doc, ents, n_ents};
+    new_load c = {p, n, &args, NULL, ECS_OK, doc, ents, n_ents, 0};
     p->in_load = p->reloading = true;
     p->registration_failed = false;
     int sig = host_guard_run(call_new_load, &c);
@@ -541,7 +542,7 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
                (why = cannot_migrate(p->pending_managers, p->pending_manager_count, false))) {
         host_plugin_call_unload(p, n->desc, state, undo);
         refuse(r, p, "manager '%s' of the new version cannot load components", why);
-    } else if (!same && (sig = host_guard_run(call_restore, &c)) != 0) {
+    } else if (!same && (call_restore(&c), sig = c.crashed) != 0) { /* guarded inside */
         refuse(r, p, "the new version crashed with %s loading the components",
                host_guard_signal_name(sig));
     } else if (!same && c.status != ECS_OK) {

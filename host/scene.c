@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "gltf.h"
+#include "guard.h"
 #include "json.h"
 #include "log.h"
 #include "world.h"
@@ -347,17 +348,38 @@ static bool commit_load(scene_load *l)
 }
 
 /* Hand every entity its components through l->mgrs, with references resolved. */
-static ecs_status load_components(scene_load *l)
+typedef struct components_call {
+    scene_load *l;
+    ecs_status status;
+} components_call;
+
+static void call_components(void *arg)
 {
+    components_call *c = arg;
+    scene_load *l = c->l;
+    c->status = ECS_OK;
+    for (size_t m = 0; m < l->managers && c->status == ECS_OK; m++) {
+        for (uint32_t i = 0; i < l->n && c->status == ECS_OK; i++) c->status = load_one(l, i, m);
+    }
+}
+
+/* Hand every entity its components through l->mgrs, under the crash guard (--safe): a
+ * manager that crashes fails the load cleanly, its signal in *crashed (0 otherwise). */
+static ecs_status load_components(scene_load *l, int *crashed)
+{
+    *crashed = 0;
     l->state = calloc((size_t)l->n * (l->managers ? l->managers : 1) + 1, 1);
     if (!l->state) return load_fail(l, NULL, "out of memory"), ECS_ERR_NO_MEMORY;
     l->w->scene_load = l;
-    ecs_status s = ECS_OK;
-    for (size_t m = 0; m < l->managers && s == ECS_OK; m++) {
-        for (uint32_t i = 0; i < l->n && s == ECS_OK; i++) s = load_one(l, i, m);
-    }
-    l->w->scene_load = NULL;
-    return s;
+    components_call c = {l, ECS_OK};
+    int sig = host_guard_run(call_components, &c);
+    l->w->scene_load = NULL; /* also after a crash: this context dies with the call */
+    if (!sig) return c.status;
+    *crashed = sig;
+    l->failed = false; /* the crash is the news, not what was said before it */
+    load_fail(l, l->current_json, "manager '%s' crashed with %s", l->mgrs[l->current]->name,
+              host_guard_signal_name(sig));
+    return ECS_ERR_PLUGIN;
 }
 
 static ecs_status run_load(scene_load *l)
@@ -370,7 +392,10 @@ static ecs_status run_load(scene_load *l)
         return load_fail(l, NULL, "%u entities do not fit: too many entities alive", l->n),
                ECS_ERR_FULL;
     }
-    ecs_status s = load_components(l);
+    int crashed = 0;
+    ecs_status s = load_components(l, &crashed);
+    if (crashed) /* its state is suspect: roll it back or unload it after this frame */
+        host_plugin_crashed(l->w, l->mgrs[l->current]->owner, crashed, "load_component");
     if (s == ECS_OK && !commit_load(l)) s = ECS_ERR_NO_MEMORY;
     if (s != ECS_OK) { /* all or nothing: the managers hear of the entities' end at once */
         host_entity_destroy_many(l->w->entities, l->ents, l->n, NULL);
@@ -838,19 +863,22 @@ struct cJSON *host_scene_capture(host_world *w, host_manager *const *mgrs, size_
 }
 
 ecs_status host_scene_restore(host_world *w, const struct cJSON *doc, const ecs_entity *ents,
-                              uint32_t n, host_manager *const *mgrs, size_t count, const char *what)
+                              uint32_t n, host_manager *const *mgrs, size_t count, const char *what,
+                              int *crashed)
 {
     scene_load l = {.w = w, .path = what, .root = (cJSON *)doc};
     ecs_status s = ECS_ERR_BAD_VALUE;
+    int sig = 0;
     if (check_shape(&l) && l.n == n) {
         memcpy(l.ents, ents, n * sizeof *ents);
         l.mgrs = mgrs;
         l.managers = count;
-        s = load_components(&l);
+        s = load_components(&l, &sig);
     } else {
         load_fail(&l, NULL, "the captured document does not match its entities");
     }
     if (s != ECS_OK) host_error("reload", "%s", l.error);
+    if (crashed) *crashed = sig;
     load_free(&l);
     return s;
 }
@@ -920,7 +948,7 @@ ecs_status host_scene_restore_kept(host_world *w, host_manager *const *mgrs, siz
     }
     ecs_status st = !ok ? ECS_ERR_NO_MEMORY : ECS_OK;
     if (ok && with_data)
-        st = host_scene_restore(w, doc, ents, n, mgrs, count, "restoring kept components");
+        st = host_scene_restore(w, doc, ents, n, mgrs, count, "restoring kept components", NULL);
     for (uint32_t i = 0; st == ECS_OK && with_data && i < s->cap; i++) {
         store_entry *se = &s->entry[i];
         for (size_t m = 0; se->kept && m < count; m++)

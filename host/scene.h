@@ -44,10 +44,12 @@ struct cJSON *host_scene_capture(host_world *w, host_manager *const *mgrs, size_
                                  ecs_entity **ents, uint32_t *n);
 
 /* Give existing entities ents[0..n) the components of doc (from host_scene_capture)
- * through mgrs, which need not be registered yet. Errors are logged naming `what`. */
+ * through mgrs, which need not be registered yet. Errors are logged naming `what`. With
+ * --safe, a manager that crashes fails it (ECS_ERR_PLUGIN) with the signal in *crashed
+ * (may be NULL; 0 when nothing crashed). */
 ecs_status host_scene_restore(host_world *w, const struct cJSON *doc, const ecs_entity *ents,
-                              uint32_t n, host_manager *const *mgrs, size_t count,
-                              const char *what);
+                              uint32_t n, host_manager *const *mgrs, size_t count, const char *what,
+                              int *crashed);
 
 /* Keep the components of a captured document in the store (a plugin whose file was
  * deleted): they are written on save and restored when the plugin comes back. False when
