@@ -50,7 +50,7 @@ void fixture_close(fixture *f)
     f->w = NULL;
     DIR *d = opendir(f->dir);
     struct dirent *de;
-    while (d && (de = readdir(d))) {  /* only the links this fixture made live here */
+    while (d && (de = readdir(d))) { /* only the links this fixture made live here */
         if (de->d_name[0] == '.') continue;
         char path[512];
         snprintf(path, sizeof path, "%s/%s", f->dir, de->d_name);

@@ -85,7 +85,7 @@ static void Guard_re_raises_a_fault_outside_plugin_code(void **state)
 
 static void unguarded(void)
 {
-    signal(SIGSEGV, SIG_DFL); /* as in ecs-host, not cmocka, which catches signals itself */
+    signal(SIGSEGV, SIG_DFL);   /* as in ecs-host, not cmocka, which catches signals itself */
     host_guard_run(segv, NULL); /* never installed (no --safe): a crash is a crash */
 }
 
