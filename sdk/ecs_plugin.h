@@ -406,6 +406,16 @@ struct ecs_host {
     ecs_status (*register_system)(const ecs_host *h, const ecs_system_desc *desc);
 };
 
+/* Does h offer views, collections and systems (the entries from manager_index to
+ * register_system)? A host built for an older minor, or a test host, may not. */
+static inline bool ecs_host_has_queries(const ecs_host *h)
+{
+    size_t end = offsetof(ecs_host, register_system) + sizeof h->register_system;
+    return h->struct_size >= end && h->manager_index && h->signature_bit && h->component_added &&
+           h->component_removed && h->view_init && h->view_next && h->collection_create &&
+           h->collection_entities && h->register_system;
+}
+
 /* True when e is alive. One byte load through the host's stable generation array. */
 static inline bool ecs_alive(const ecs_host *h, ecs_entity e)
 {
@@ -431,6 +441,14 @@ typedef struct ecs_load_args {
      * its managers again with the same names. */
     void *previous_state;
 } ecs_load_args;
+
+/* The state a reload hands over (args->previous_state), or NULL for a fresh load; reads
+ * the field only when args' struct_size covers it. */
+static inline void *ecs_load_args_previous_state(const ecs_load_args *args)
+{
+    size_t need = offsetof(ecs_load_args, previous_state) + sizeof args->previous_state;
+    return args && args->struct_size >= need ? args->previous_state : NULL;
+}
 
 typedef struct ecs_plugin_desc {
     uint32_t struct_size; /* sizeof(ecs_plugin_desc) as the plugin was built */

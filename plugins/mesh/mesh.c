@@ -745,29 +745,11 @@ static const ecs_transform_api *find_transform(const ecs_host *h)
     return NULL;
 }
 
-/* The previous version's state when this load is a reload that hands it over; NULL for
- * a fresh load. */
-static mesh_state *previous_state(const ecs_load_args *args)
-{
-    size_t need = offsetof(ecs_load_args, previous_state) + sizeof(void *);
-    if (!args || args->struct_size < need) return NULL;
-    return (mesh_state *)args->previous_state;
-}
-
-/* Does h offer views, collections and systems (a host of this ABI may be older, or a test
- * host may leave them out)? */
-static bool host_has_queries(const ecs_host *h)
-{
-    size_t end = offsetof(ecs_host, register_system) + sizeof h->register_system;
-    return h->struct_size >= end && h->manager_index && h->signature_bit && h->component_added &&
-           h->component_removed;
-}
-
 /* Offer the index for views and find the signature bit (NO_BIT without them) into *bit. */
 static ecs_status offer_index(const ecs_host *h, mesh_state *s, uint32_t *bit)
 {
     *bit = NO_BIT;
-    if (!host_has_queries(h)) return ECS_OK;
+    if (!ecs_host_has_queries(h)) return ECS_OK;
     ecs_manager_index ix = {sizeof ix, s, mesh_has, mesh_entities};
     ecs_status st = h->manager_index(h, MANAGER_NAME, &ix);
     return st == ECS_OK ? h->signature_bit(h, MANAGER_NAME, bit) : st;
@@ -794,7 +776,7 @@ static ecs_status mesh_load(const ecs_host *h, const ecs_load_args *args, void *
 {
     const ecs_transform_api *tf = find_transform(h);
     if (!tf) return ECS_ERR_NOT_FOUND;
-    mesh_state *s = previous_state(args);
+    mesh_state *s = (mesh_state *)ecs_load_args_previous_state(args);
     bool adopted = s != NULL;
     if (adopted && s->layout != STATE_LAYOUT) {
         h->log(h, ECS_LOG_ERROR, "load: the previous state has layout %u, expected %u", s->layout,

@@ -350,14 +350,6 @@ static const ecs_transform_api *find_transform(const ecs_host *h)
     return NULL;
 }
 
-/* Does h offer views, collections and systems? */
-static bool host_has_queries(const ecs_host *h)
-{
-    size_t end = offsetof(ecs_host, register_system) + sizeof h->register_system;
-    return h->struct_size >= end && h->manager_index && h->signature_bit && h->component_added &&
-           h->component_removed && h->register_system;
-}
-
 /* Register the manager, its index and the system, publish the API; the signature bit into
  * *bit (NO_BIT on a host without systems, where nothing turns: said in the log). */
 static ecs_status register_all(const ecs_host *h, spin_state *s, uint32_t *bit)
@@ -374,7 +366,7 @@ static ecs_status register_all(const ecs_host *h, spin_state *s, uint32_t *bit)
     if (st == ECS_OK)
         st = h->api_publish(h, ECS_SPIN_API_NAME, ECS_SPIN_API_VERSION, &api, sizeof api);
     if (st != ECS_OK) return st;
-    if (!host_has_queries(h)) {
+    if (!ecs_host_has_queries(h)) {
         h->log(h, ECS_LOG_WARN, "this host runs no systems: nothing will turn");
         return ECS_OK;
     }
@@ -384,20 +376,13 @@ static ecs_status register_all(const ecs_host *h, spin_state *s, uint32_t *bit)
     return st;
 }
 
-static spin_state *previous_state(const ecs_load_args *args)
-{
-    size_t need = offsetof(ecs_load_args, previous_state) + sizeof(void *);
-    if (!args || args->struct_size < need) return NULL;
-    return (spin_state *)args->previous_state;
-}
-
 /* [main-thread] Find the transform API, make (or adopt) the state, register. On error a
  * new state is freed; an adopted one is left untouched for the old version. */
 static ecs_status spin_plugin_load(const ecs_host *h, const ecs_load_args *args, void **state)
 {
     const ecs_transform_api *tf = find_transform(h);
     if (!tf) return ECS_ERR_NOT_FOUND;
-    spin_state *s = previous_state(args);
+    spin_state *s = (spin_state *)ecs_load_args_previous_state(args);
     bool adopted = s != NULL;
     if (adopted && s->layout != STATE_LAYOUT) {
         h->log(h, ECS_LOG_ERROR, "load: the previous state has layout %u, expected %u", s->layout,

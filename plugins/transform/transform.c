@@ -1070,20 +1070,11 @@ static ecs_status register_all(const ecs_host *h, tf_state *t)
     return h->api_publish(h, ECS_TRANSFORM_API_NAME, ECS_TRANSFORM_API_VERSION, &api, sizeof api);
 }
 
-/* Does h offer views, collections and systems (a host of this ABI may be older, or a test
- * host may leave them out)? */
-static bool host_has_queries(const ecs_host *h)
-{
-    size_t end = offsetof(ecs_host, register_system) + sizeof h->register_system;
-    return h->struct_size >= end && h->manager_index && h->signature_bit && h->component_added &&
-           h->component_removed;
-}
-
 /* Offer the index for views and find the signature bit (NO_BIT without them) into *bit. */
 static ecs_status offer_index(const ecs_host *h, tf_state *t, uint32_t *bit)
 {
     *bit = NO_BIT;
-    if (!host_has_queries(h)) return ECS_OK;
+    if (!ecs_host_has_queries(h)) return ECS_OK;
     ecs_manager_index ix = {sizeof ix, t, api_has, mgr_entities};
     ecs_status s = h->manager_index(h, MANAGER_NAME, &ix);
     return s == ECS_OK ? h->signature_bit(h, MANAGER_NAME, bit) : s;
