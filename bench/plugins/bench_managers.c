@@ -23,7 +23,7 @@ static ecs_status load(const ecs_host *h, const ecs_load_args *args, void **stat
     for (int i = 0; i < count; i++) {
         char name[16];
         snprintf(name, sizeof name, "m%d", i);
-        ecs_manager_desc d = {sizeof d, name, NULL, empty_update, NULL, NULL, NULL, NULL};
+        ecs_manager_desc d = {.struct_size = sizeof d, .name = name, .update = empty_update};
         ecs_status s = h->register_manager(h, &d);
         if (s != ECS_OK) return s;
     }

@@ -283,8 +283,14 @@ static ecs_status plugin_load(const ecs_host *h, const ecs_load_args *args, void
     if (!b) return ECS_ERR_NO_MEMORY;
     bind(b, h);
     b->tf = tf;
-    ecs_manager_desc m = {sizeof m,  "bob",    b,       bob_update, bob_entities_destroyed,
-                          bob_count, bob_save, bob_load};
+    ecs_manager_desc m = {.struct_size = sizeof m,
+                          .name = "bob",
+                          .state = b,
+                          .update = bob_update,
+                          .entities_destroyed = bob_entities_destroyed,
+                          .count = bob_count,
+                          .save_component = bob_save,
+                          .load_component = bob_load};
     ecs_status s = h->register_manager(h, &m);
     if (s != ECS_OK) {
         if (prev)

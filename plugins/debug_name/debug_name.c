@@ -409,8 +409,13 @@ static ecs_status offer_index(const ecs_host *h, dn_state *s, uint32_t *bit)
 /* Register the manager and publish the API for state s. */
 static ecs_status register_all(const ecs_host *h, dn_state *s)
 {
-    ecs_manager_desc m = {sizeof m, MANAGER_NAME,     s, NULL, dn_entities_destroyed, dn_count,
-                          dn_save,  dn_load_component};
+    ecs_manager_desc m = {.struct_size = sizeof m,
+                          .name = MANAGER_NAME,
+                          .state = s,
+                          .entities_destroyed = dn_entities_destroyed,
+                          .count = dn_count,
+                          .save_component = dn_save,
+                          .load_component = dn_load_component};
     ecs_debug_name_api api = {sizeof api, s,       dn_set,    dn_get,
                               dn_clear,   dn_find, dn_format, dn_count};
     ecs_status st = h->register_manager(h, &m);

@@ -758,9 +758,14 @@ static ecs_status offer_index(const ecs_host *h, mesh_state *s, uint32_t *bit)
 /* Register the manager and publish the API for state s. */
 static ecs_status register_all(const ecs_host *h, mesh_state *s)
 {
-    ecs_manager_desc m = {
-        sizeof m,  MANAGER_NAME,       s, mesh_update, mesh_entities_destroyed, mesh_count,
-        mesh_save, mesh_load_component};
+    ecs_manager_desc m = {.struct_size = sizeof m,
+                          .name = MANAGER_NAME,
+                          .state = s,
+                          .update = mesh_update,
+                          .entities_destroyed = mesh_entities_destroyed,
+                          .count = mesh_count,
+                          .save_component = mesh_save,
+                          .load_component = mesh_load_component};
     ecs_mesh_api api = {sizeof api,    s,        mesh_add,         mesh_remove, mesh_remove_all,
                         mesh_count_of, mesh_get, mesh_set_visible, mesh_count};
     ecs_status st = h->register_manager(h, &m);

@@ -355,8 +355,13 @@ static const ecs_transform_api *find_transform(const ecs_host *h)
 static ecs_status register_all(const ecs_host *h, spin_state *s, uint32_t *bit)
 {
     static const char *const with[] = {"transform", MANAGER_NAME, NULL};
-    ecs_manager_desc m = {sizeof m,   MANAGER_NAME, s,        NULL, spin_entities_destroyed,
-                          spin_count, spin_save,    spin_load};
+    ecs_manager_desc m = {.struct_size = sizeof m,
+                          .name = MANAGER_NAME,
+                          .state = s,
+                          .entities_destroyed = spin_entities_destroyed,
+                          .count = spin_count,
+                          .save_component = spin_save,
+                          .load_component = spin_load};
     ecs_manager_index ix = {sizeof ix, s, spin_has, spin_entities};
     ecs_system_desc sys = {sizeof sys,    SYSTEM_NAME, {sizeof(ecs_query_desc), with, NULL},
                            SYSTEM_WEIGHT, s,           spin_rotate};

@@ -1045,8 +1045,14 @@ static void state_free(tf_state *t)
 
 static ecs_status register_all(const ecs_host *h, tf_state *t)
 {
-    ecs_manager_desc m = {sizeof m,  MANAGER_NAME, t,       mgr_update, mgr_entities_destroyed,
-                          mgr_count, mgr_save,     mgr_load};
+    ecs_manager_desc m = {.struct_size = sizeof m,
+                          .name = MANAGER_NAME,
+                          .state = t,
+                          .update = mgr_update,
+                          .entities_destroyed = mgr_entities_destroyed,
+                          .count = mgr_count,
+                          .save_component = mgr_save,
+                          .load_component = mgr_load};
     ecs_status s = h->register_manager(h, &m);
     if (s != ECS_OK) return s;
     ecs_transform_api api = {sizeof api,

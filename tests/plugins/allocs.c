@@ -42,7 +42,8 @@ static ecs_status allocs_load(const ecs_host *h, const ecs_load_args *args, void
     if (h->realloc(h, not_from_host, 32)) /* refused: not the host's */
         h->log(h, ECS_LOG_ERROR, "realloc of a foreign pointer succeeded");
     if (h->alloc(h, 0)) h->log(h, ECS_LOG_ERROR, "alloc(0) is not NULL");
-    ecs_manager_desc m = {sizeof m, "allocs", a, allocs_update, NULL, NULL, NULL, NULL};
+    ecs_manager_desc m = {
+        .struct_size = sizeof m, .name = "allocs", .state = a, .update = allocs_update};
     ecs_status s = h->register_manager(h, &m);
     if (s != ECS_OK || !a->leak_a || !a->leak_b) {
         h->free(h, a->leak_a);

@@ -43,7 +43,11 @@ static ecs_status counter_load(const ecs_host *h, const ecs_load_args *args, voi
     counter *c = h->alloc(h, sizeof *c);
     if (!c) return ECS_ERR_NO_MEMORY;
     *c = (counter){h, 0};
-    ecs_manager_desc m = {sizeof m, "counter", c, counter_update, NULL, counter_count, NULL, NULL};
+    ecs_manager_desc m = {.struct_size = sizeof m,
+                          .name = "counter",
+                          .state = c,
+                          .update = counter_update,
+                          .count = counter_count};
     test_counter_api api = {sizeof api, c, counter_frames};
     ecs_status s = h->register_manager(h, &m);
     if (s == ECS_OK) s = h->api_publish(h, "test.counter", 1, &api, sizeof api);

@@ -109,8 +109,12 @@ static ecs_status destroyer_load(const ecs_host *h, const ecs_load_args *args, v
     d->id_sum = 0;
     d->updated_frame = UINT64_MAX;
     ecs_status s = h->entity_create_many(h, d->ids, TOTAL);
-    ecs_manager_desc m = {sizeof m,        "destroyer", d,   destroyer_update, destroyer_destroyed,
-                          destroyer_count, NULL,        NULL};
+    ecs_manager_desc m = {.struct_size = sizeof m,
+                          .name = "destroyer",
+                          .state = d,
+                          .update = destroyer_update,
+                          .entities_destroyed = destroyer_destroyed,
+                          .count = destroyer_count};
     test_destroyer_api api = {sizeof api, d, destroyed_by_me, updated_frame};
     if (s == ECS_OK) s = h->register_manager(h, &m);
     if (s == ECS_OK) s = h->api_publish(h, "test.destroyer", 1, &api, sizeof api);

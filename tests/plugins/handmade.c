@@ -12,7 +12,7 @@ static void handmade_update(void *state, const ecs_frame_info *frame)
 static ecs_status handmade_load(const ecs_host *h, const ecs_load_args *args, void **state)
 {
     handmade_host = h;
-    ecs_manager_desc m = {sizeof m, "handmade", NULL, handmade_update, NULL, NULL, NULL, NULL};
+    ecs_manager_desc m = {.struct_size = sizeof m, .name = "handmade", .update = handmade_update};
     *state = NULL;
     return h->register_manager(h, &m);
 }

@@ -65,8 +65,11 @@ static ecs_status observer_load(const ecs_host *h, const ecs_load_args *args, vo
     observer *o = h->alloc(h, sizeof *o);
     if (!o) return ECS_ERR_NO_MEMORY;
     *o = (observer){.host = h, .destroyer = api, .updated_frame = UINT64_MAX};
-    ecs_manager_desc m = {sizeof m,           "observer", o,    observer_update,
-                          observer_destroyed, NULL,       NULL, NULL};
+    ecs_manager_desc m = {.struct_size = sizeof m,
+                          .name = "observer",
+                          .state = o,
+                          .update = observer_update,
+                          .entities_destroyed = observer_destroyed};
     ecs_status s = h->register_manager(h, &m);
     if (s != ECS_OK) {
         h->free(h, o);

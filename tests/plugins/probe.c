@@ -41,7 +41,8 @@ static ecs_status probe_register(const ecs_host *h, probe_manager *m, const char
 {
     m->host = h;
     strncpy(m->name, name, sizeof m->name - 1);
-    ecs_manager_desc d = {sizeof d, m->name, m, probe_update, NULL, NULL, NULL, NULL};
+    ecs_manager_desc d = {
+        .struct_size = sizeof d, .name = m->name, .state = m, .update = probe_update};
     return h->register_manager(h, &d);
 }
 

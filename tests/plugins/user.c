@@ -32,7 +32,8 @@ static ecs_status user_load(const ecs_host *h, const ecs_load_args *args, void *
     user *u = h->alloc(h, sizeof *u);
     if (!u) return ECS_ERR_NO_MEMORY;
     *u = (user){api, 0, 0};
-    ecs_manager_desc m = {sizeof m, "user", u, user_update, NULL, NULL, NULL, NULL};
+    ecs_manager_desc m = {
+        .struct_size = sizeof m, .name = "user", .state = u, .update = user_update};
     ecs_status s = h->register_manager(h, &m);
     if (s != ECS_OK) {
         h->free(h, u);

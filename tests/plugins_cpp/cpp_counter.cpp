@@ -44,8 +44,12 @@ class Counter
 
     ecs_status registerAll() noexcept
     {
-        ecs_manager_desc m = {sizeof m, CPP_PLUGIN_NAME,   this,    &Counter::onUpdate,
-                              nullptr,  &Counter::onCount, nullptr, nullptr};
+        ecs_manager_desc m{};  // by field: a desc that grows a field stays source-compatible
+        m.struct_size = sizeof m;
+        m.name = CPP_PLUGIN_NAME;
+        m.state = this;
+        m.update = &Counter::onUpdate;
+        m.count = &Counter::onCount;
         Api api = {sizeof api, this, &Counter::onFrames, &Counter::onLoads};
         ecs_status s = host_->register_manager(host_, &m);
         if (s == ECS_OK) s = host_->api_publish(host_, "test.cpp_counter", 1, &api, sizeof api);

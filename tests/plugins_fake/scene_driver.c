@@ -105,8 +105,11 @@ static ecs_status driver_load(const ecs_host *h, const ecs_load_args *args, void
     d->tf = h->api_find(h, ECS_TRANSFORM_API_NAME, 1, NULL);
     d->mesh = h->api_find(h, ECS_MESH_API_NAME, 1, NULL);
     d->dn = h->api_find(h, ECS_DEBUG_NAME_API_NAME, 1, NULL);
-    ecs_manager_desc m = {sizeof m, "scene_driver", d,    driver_update,
-                          NULL,     driver_count,   NULL, NULL};
+    ecs_manager_desc m = {.struct_size = sizeof m,
+                          .name = "scene_driver",
+                          .state = d,
+                          .update = driver_update,
+                          .count = driver_count};
     ecs_status s = d->tf && d->mesh && d->dn ? h->register_manager(h, &m) : ECS_ERR_NOT_FOUND;
     if (s != ECS_OK) {
         h->free(h, d);

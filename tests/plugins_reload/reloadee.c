@@ -269,7 +269,12 @@ static uint32_t api_count(void *self)
 
 static ecs_status register_all(const ecs_host *h, rl_state *s)
 {
-    ecs_manager_desc m = {sizeof m, RL_NAME, s, mgr_update, mgr_destroyed, mgr_count, NULL, NULL};
+    ecs_manager_desc m = {.struct_size = sizeof m,
+                          .name = RL_NAME,
+                          .state = s,
+                          .update = mgr_update,
+                          .entities_destroyed = mgr_destroyed,
+                          .count = mgr_count};
 #ifndef RL_NO_JSON
     m.save_component = mgr_save;
     m.load_component = mgr_load;

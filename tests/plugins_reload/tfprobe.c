@@ -110,7 +110,8 @@ static ecs_status probe_load(const ecs_host *h, const ecs_load_args *args, void 
     if (!p->tf || !p->mesh) return ECS_ERR_NOT_FOUND;
     p->seen_get_world = p->tf->get_world;
     ecs_status s = build(p);
-    ecs_manager_desc m = {sizeof m, "tfprobe", p, probe_update, NULL, NULL, NULL, NULL};
+    ecs_manager_desc m = {
+        .struct_size = sizeof m, .name = "tfprobe", .state = p, .update = probe_update};
     if (s == ECS_OK) s = h->register_manager(h, &m);
     *state = p;
     return s;

@@ -305,8 +305,14 @@ static ecs_status add_manager(vp_state *s, const char *name, bool index)
     m->s = s;
     m->k = s->nsets;
     snprintf(m->name, sizeof m->name, "%s", name);
-    ecs_manager_desc d = {sizeof d,      m->name,   m,        mgr_update,
-                          mgr_destroyed, mgr_count, mgr_save, mgr_load};
+    ecs_manager_desc d = {.struct_size = sizeof d,
+                          .name = m->name,
+                          .state = m,
+                          .update = mgr_update,
+                          .entities_destroyed = mgr_destroyed,
+                          .count = mgr_count,
+                          .save_component = mgr_save,
+                          .load_component = mgr_load};
     ecs_manager_index ix = {sizeof ix, m, ix_has, ix_entities};
     ecs_status st = h->register_manager(h, &d);
     if (st == ECS_OK && index) st = h->manager_index(h, m->name, &ix);
