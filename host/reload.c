@@ -157,12 +157,13 @@ static const char *missing_dependency(host_world *w, const host_plugin *n)
     return NULL;
 }
 
-/* Can p's managers move through JSON? A manager without save_component (old) or
- * load_component (new) says no. The manager that cannot, or NULL. */
+/* Can p's managers move through JSON? A manager without write_component or
+ * save_component (old) or without load_component (new) says no. The manager that cannot,
+ * or NULL. */
 static const char *cannot_migrate(host_manager *const *v, size_t n, bool saving)
 {
     for (size_t i = 0; i < n; i++)
-        if (saving ? !v[i]->desc.save_component : !v[i]->desc.load_component) return v[i]->name;
+        if (saving ? !host_manager_saves(v[i]) : !v[i]->desc.load_component) return v[i]->name;
     return NULL;
 }
 

@@ -24,6 +24,7 @@
 #include "gltf.h"
 #include "guard.h"
 #include "json.h"
+#include "jwrite.h"
 #include "log.h"
 #include "world.h"
 
@@ -559,50 +560,147 @@ const char *host_scene_id_of(host_world *w, ecs_entity e)
     return v->made[idx];
 }
 
-/* The JSON object of entity e: id first, managers in registration order, then kept
- * components. NULL when e has nothing to save. */
-static cJSON *save_entity(scene_save *v, host_manager *const *mgrs, size_t count, bool with_kept,
-                          ecs_entity e, bool *error)
+/* The writer's entity(): the scene id of e in the save under way. */
+static const char *id_of_for_writer(void *ctx, ecs_entity e)
+{
+    return host_scene_id_of(ctx, e);
+}
+
+#define ENTITY_TABS 3 /* an entity's members: root object > "entities" array > entity */
+
+/* The text being captured: every saved entity's object, one after another in jw;
+ * frag[i] is where the object of ents[i] is. */
+typedef struct frag {
+    size_t start, len;
+} frag;
+
+typedef struct capture {
+    host_jwriter jw;
+    frag *frags;
+    ecs_entity *ents;
+    uint32_t n, cap;
+    uint8_t *wrote; /* per manager: it wrote the entity being saved */
+} capture;
+
+static bool capture_add(capture *c, size_t start, ecs_entity e)
+{
+    if (c->n == c->cap) {
+        uint32_t cap = c->cap ? c->cap * 2 : 1024;
+        ecs_entity *v = realloc(c->ents, cap * sizeof *v);
+        if (v) c->ents = v;
+        frag *f = v ? realloc(c->frags, cap * sizeof *f) : NULL;
+        if (!f) return false;
+        c->frags = f;
+        c->cap = cap;
+    }
+    c->frags[c->n] = (frag){start, c->jw.len - start};
+    c->ents[c->n++] = e;
+    return true;
+}
+
+/* ",\n\t\t\t"name":\t": an entity member after the id. */
+static void member_key(host_jwriter *jw, const char *name)
+{
+    host_jw_raw(jw, ",", 1);
+    host_jw_newline(jw, ENTITY_TABS);
+    host_jw_quoted(jw, name);
+    host_jw_raw(jw, ":\t", 2);
+}
+
+/* Move the bytes [tail, len) of jw to `at`, shifting [at, tail) after them. */
+static bool move_back(host_jwriter *jw, size_t at, size_t tail)
+{
+    size_t n = jw->len - tail;
+    char small[256], *tmp = n <= sizeof small ? small : malloc(n);
+    if (!tmp) return false;
+    memcpy(tmp, jw->buf + tail, n);
+    memmove(jw->buf + at + n, jw->buf + at, tail - at);
+    memcpy(jw->buf + at, tmp, n);
+    if (tmp != small) free(tmp);
+    return true;
+}
+
+/* One manager's value of e as the member `name`; nothing when e has no component. */
+static bool save_member(host_jwriter *jw, host_manager *mgr, ecs_entity e, bool *wrote)
+{
+    size_t mark = jw->len;
+    member_key(jw, mgr->name);
+    size_t value = jw->len;
+    const char *bad = NULL;
+    ecs_status s;
+    host_jw_start(jw, ENTITY_TABS);
+    if (mgr->desc.write_component) {
+        s = mgr->desc.write_component(mgr->desc.state, e, &jw->api);
+    } else {
+        cJSON *out = NULL;
+        s = mgr->desc.save_component(mgr->desc.state, e, &out);
+        if (s == ECS_OK && out) jw->api.value(&jw->api, out);
+        cJSON_Delete(out);
+    }
+    if (s == ECS_OK && !host_jw_finish(jw)) bad = jw->error;
+    *wrote = s == ECS_OK && !bad && jw->len != value;
+    if (!*wrote) jw->len = mark;
+    if (s != ECS_OK)
+        host_error("scene", "manager '%s' could not save entity #%u.%u: %s", mgr->name,
+                   ecs_entity_index(e), ecs_entity_generation(e), ecs_status_text(s));
+    else if (bad)
+        host_error("scene", "manager '%s' wrote invalid JSON for entity #%u.%u: %s", mgr->name,
+                   ecs_entity_index(e), ecs_entity_generation(e), bad);
+    return s == ECS_OK && !bad;
+}
+
+/* Append the JSON object of e to c: id first, managers in registration order, then kept
+ * components. Nothing when e has nothing to save. False when a manager failed or memory
+ * ran out. */
+static bool save_entity(scene_save *v, capture *c, host_manager *const *mgrs, size_t count,
+                        bool with_kept, ecs_entity e)
 {
     host_world *w = v->w;
+    host_jwriter *jw = &c->jw;
     store_entry *se = with_kept ? entry_of(w->scene, e) : NULL;
-    cJSON *obj = cJSON_CreateObject();
-    if (!obj) return *error = true, NULL;
-    cJSON_AddItemToObject(obj, "id", cJSON_CreateString("")); /* the real id below */
+    size_t begin = jw->len;
+    bool any = false, ok = true;
+    host_jw_raw(jw, "{", 1);
     for (size_t m = 0; m < count; m++) {
-        host_manager *mgr = mgrs[m];
-        cJSON *out = NULL;
-        if (!mgr->desc.save_component) continue;
-        ecs_status s = mgr->desc.save_component(mgr->desc.state, e, &out);
-        if (s != ECS_OK) {
-            host_error("scene", "manager '%s' could not save entity #%u.%u: %s", mgr->name,
-                       ecs_entity_index(e), ecs_entity_generation(e), ecs_status_text(s));
-            cJSON_Delete(out);
-            *error = true;
-        } else if (out) {
-            cJSON_AddItemToObject(obj, mgr->name, out);
-        }
+        c->wrote[m] = 0;
+        bool wrote = false;
+        if (host_manager_saves(mgrs[m])) ok = save_member(jw, mgrs[m], e, &wrote) && ok;
+        c->wrote[m] = wrote;
+        any = any || wrote;
     }
     const cJSON *k, *kept = se ? se->kept : NULL;
     cJSON_ArrayForEach(k, kept)
     {
-        if (!cJSON_GetObjectItemCaseSensitive(obj, k->string)) /* a loaded manager wins */
-            cJSON_AddItemToObject(obj, k->string, cJSON_Duplicate(k, 1));
+        bool loaded = false; /* a loaded manager that wrote its component wins */
+        for (size_t m = 0; m < count && !loaded; m++)
+            loaded = c->wrote[m] && !strcmp(mgrs[m]->name, k->string);
+        if (loaded) continue;
+        member_key(jw, k->string);
+        host_jw_start(jw, ENTITY_TABS);
+        jw->api.value(&jw->api, k);
+        ok = host_jw_finish(jw) && ok;
+        any = true;
     }
-    if (!obj->child->next && !(se && se->id)) { /* nothing but the id */
-        cJSON_Delete(obj);
-        return NULL;
+    if (!ok || (!any && !(se && se->id))) { /* failed, or nothing but the id */
+        jw->len = begin;
+        return ok;
     }
     const char *id = host_scene_id_of(w, e);
-    if (!id)
-        *error = true;
-    else
-        cJSON_ReplaceItemInObject(obj, "id", cJSON_CreateString(id));
-    return obj;
+    size_t tail = jw->len;
+    host_jw_newline(jw, ENTITY_TABS);
+    host_jw_raw(jw, "\"id\":\t", 6);
+    host_jw_quoted(jw, id);
+    if (!id || jw->no_memory || !move_back(jw, begin + 1, tail)) {
+        jw->len = begin;
+        return false;
+    }
+    host_jw_newline(jw, ENTITY_TABS - 1);
+    host_jw_raw(jw, "}", 1);
+    return !jw->no_memory && capture_add(c, begin, e);
 }
 
 /* Write text to path through a temporary file in the same folder and a rename. */
-static ecs_status write_atomically(const char *path, const char *text)
+static ecs_status write_atomically(const char *path, const char *text, size_t len)
 {
     size_t n = strlen(path) + 16;
     char *tmp = malloc(n);
@@ -616,7 +714,7 @@ static ecs_status write_atomically(const char *path, const char *text)
         free(tmp);
         return s;
     }
-    size_t len = strlen(text), done = 0;
+    size_t done = 0;
     while (done < len) {
         ssize_t k = write(fd, text + done, len - done);
         if (k < 0 && errno == EINTR) continue;
@@ -637,27 +735,6 @@ static ecs_status write_atomically(const char *path, const char *text)
     if (s != ECS_OK) unlink(tmp);
     free(tmp);
     return s;
-}
-
-/* The document being captured: entities[i] is the object of ents[i]. */
-typedef struct capture {
-    cJSON *root, *list;
-    ecs_entity *ents;
-    uint32_t n, cap;
-} capture;
-
-static bool capture_add(capture *c, cJSON *obj, ecs_entity e)
-{
-    if (c->n == c->cap) {
-        uint32_t cap = c->cap ? c->cap * 2 : 1024;
-        ecs_entity *v = realloc(c->ents, cap * sizeof *v);
-        if (!v) return false;
-        c->ents = v;
-        c->cap = cap;
-    }
-    cJSON_AddItemToArray(c->list, obj);
-    c->ents[c->n++] = e;
-    return true;
 }
 
 static void saved_mark(scene_save *v, ecs_entity e)
@@ -708,9 +785,8 @@ static bool order_references(scene_save *v, capture *c, uint32_t *pos_of)
     uint32_t *out = malloc((n + 1) * sizeof *out), *stack = malloc((n + 1) * sizeof *stack);
     uint32_t *cursor = calloc(n + 1, sizeof *cursor);
     uint8_t *state = calloc(n + 1, 1);
-    cJSON **items = malloc((n + 1) * sizeof *items);
     ecs_entity *ents = malloc((n + 1) * sizeof *ents);
-    bool ok = off && to && out && stack && cursor && state && items && ents;
+    bool ok = off && to && out && stack && cursor && state && ents;
     for (uint32_t i = 0; ok && i < v->edge_count; i++) off[v->edges[i].from + 1]++;
     for (uint32_t i = 0; ok && i < n; i++) off[i + 1] += off[i];
     for (uint32_t i = 0; ok && i < v->edge_count; i++) { /* targets that were saved */
@@ -737,20 +813,21 @@ static bool order_references(scene_save *v, capture *c, uint32_t *pos_of)
             }
         }
     }
-    cJSON *item = c->list->child;
-    for (uint32_t i = 0; ok && i < n; i++, item = item->next) items[i] = item;
-    for (uint32_t i = 0; ok && i < n; i++) cJSON_DetachItemViaPointer(c->list, items[i]);
+    frag *frags = ok ? malloc((n + 1) * sizeof *frags) : NULL;
+    ok = ok && frags;
     for (uint32_t i = 0; ok && i < n; i++) {
-        cJSON_AddItemToArray(c->list, items[out[i]]);
+        frags[i] = c->frags[out[i]];
         ents[i] = c->ents[out[i]];
     }
+    if (ok) memcpy(c->frags, frags, n * sizeof *frags);
     if (ok) memcpy(c->ents, ents, n * sizeof *ents);
-    free(off), free(to), free(out), free(stack), free(cursor), free(state), free(items), free(ents);
+    free(frags);
+    free(off), free(to), free(out), free(stack), free(cursor), free(state), free(ents);
     return ok;
 }
 
 /* Capture every live entity with a component of mgrs (with_kept: or kept JSON, or a scene
- * id) into a new document. False when a manager failed or memory ran out. */
+ * id) as text into c. False when a manager failed or memory ran out. */
 static bool capture_run(scene_save *v, host_manager *const *mgrs, size_t count, bool with_kept,
                         capture *c)
 {
@@ -758,17 +835,13 @@ static bool capture_run(scene_save *v, host_manager *const *mgrs, size_t count, 
     uint32_t n = 0;
     order_key *keys = base_order(w, &n);
     uint32_t *pos_of = NULL;
-    bool error = !keys || table_init(&v->table, 1024) != 0;
+    host_jw_init(&c->jw);
+    c->jw.id_of = id_of_for_writer;
+    c->jw.ctx = w;
+    c->wrote = calloc(count + 1, 1);
+    bool error = !keys || !c->wrote || table_init(&v->table, 1024) != 0;
+    /* the text of 100 entities tells how much the rest will need: one allocation */
     v->saving = UINT32_MAX;
-    c->root = cJSON_CreateObject();
-    c->list = cJSON_CreateArray();
-    if (!c->root || !c->list)
-        error = true;
-    else {
-        cJSON_AddNumberToObject(c->root, "version", HOST_SCENE_VERSION);
-        cJSON_AddItemToObject(c->root, "entities", c->list);
-        c->list = cJSON_GetObjectItemCaseSensitive(c->root, "entities");
-    }
     for (uint32_t i = 0; !error && i < n; i++) { /* scene ids first: made ones avoid them */
         store_entry *se = entry_of(w->scene, keys[i].e);
         if (!se || !se->id) continue;
@@ -781,12 +854,12 @@ static bool capture_run(scene_save *v, host_manager *const *mgrs, size_t count, 
     }
     w->scene_save = v;
     for (uint32_t i = 0; !error && i < n; i++) {
+        if (i == 100 && n > 200) error = !host_jw_reserve(&c->jw, c->jw.len / 100 * (n + n / 8));
         v->saving = c->n;
         v->saving_entity = keys[i].e;
-        cJSON *obj = save_entity(v, mgrs, count, with_kept, keys[i].e, &error);
+        error = !save_entity(v, c, mgrs, count, with_kept, keys[i].e) || error;
         v->saving = UINT32_MAX;
-        if (obj && !capture_add(c, obj, keys[i].e)) cJSON_Delete(obj), error = true;
-        if (obj) saved_mark(v, keys[i].e);
+        if (c->n && c->ents[c->n - 1].id == keys[i].e.id) saved_mark(v, keys[i].e);
     }
     if (!error && v->edge_count) { /* referenced entities before the ones referring to them */
         pos_of = calloc((size_t)v->cap + 1, sizeof *pos_of);
@@ -797,16 +870,20 @@ static bool capture_run(scene_save *v, host_manager *const *mgrs, size_t count, 
     for (uint32_t r = 0; !error && r < v->ref_count; r++) {
         ecs_entity ref = v->referenced[r];
         if (v->written[ecs_entity_index(ref)]) continue;
-        cJSON *obj = cJSON_CreateObject();
-        if (!obj || !cJSON_AddStringToObject(obj, "id", v->made[ecs_entity_index(ref)]) ||
-            !capture_add(c, obj, ref))
-            cJSON_Delete(obj), error = true;
+        size_t begin = c->jw.len;
+        host_jw_raw(&c->jw, "{", 1);
+        host_jw_newline(&c->jw, ENTITY_TABS);
+        host_jw_raw(&c->jw, "\"id\":\t", 6);
+        host_jw_quoted(&c->jw, v->made[ecs_entity_index(ref)]);
+        host_jw_newline(&c->jw, ENTITY_TABS - 1);
+        host_jw_raw(&c->jw, "}", 1);
+        error = c->jw.no_memory || !capture_add(c, begin, ref);
         saved_mark(v, ref);
     }
     w->scene_save = NULL;
     free(keys);
     free(pos_of);
-    return !error && !v->failed;
+    return !error && !v->failed && !c->jw.no_memory;
 }
 
 static void save_free(scene_save *v, capture *c)
@@ -818,25 +895,56 @@ static void save_free(scene_save *v, capture *c)
     free(v->table.slot);
     free(v->referenced);
     free(v->edges);
-    cJSON_Delete(c->root);
+    host_jw_free(&c->jw);
+    free(c->frags);
     free(c->ents);
+    free(c->wrote);
+}
+
+/* The whole document: {"version": 1, "entities": [the captured objects], extra keys},
+ * ending with a newline, NUL-terminated (*len bytes before the NUL); NULL without memory. */
+static char *document(const capture *c, const cJSON *extra, size_t *len)
+{
+    host_jwriter d;
+    host_jw_init(&d);
+    host_jw_reserve(&d, c->jw.len + (size_t)c->n * 2 + 64);
+    char head[64];
+    int h = snprintf(head, sizeof head, "{\n\t\"version\":\t%d,\n\t\"entities\":\t[",
+                     HOST_SCENE_VERSION);
+    host_jw_raw(&d, head, (size_t)h);
+    for (uint32_t i = 0; i < c->n; i++) {
+        if (i) host_jw_raw(&d, ", ", 2);
+        host_jw_raw(&d, c->jw.buf + c->frags[i].start, c->frags[i].len);
+    }
+    host_jw_raw(&d, "]", 1);
+    const cJSON *x;
+    cJSON_ArrayForEach(x, extra)
+    {
+        host_jw_raw(&d, ",", 1);
+        host_jw_newline(&d, 1);
+        host_jw_quoted(&d, x->string);
+        host_jw_raw(&d, ":\t", 2);
+        host_jw_start(&d, 1);
+        d.api.value(&d.api, x);
+        host_jw_finish(&d);
+    }
+    host_jw_raw(&d, "\n}\n", 4); /* and the NUL */
+    if (d.error) {
+        host_jw_free(&d);
+        return NULL;
+    }
+    *len = d.len - 1;
+    return d.buf;
 }
 
 ecs_status host_scene_save(host_world *w, const char *path)
 {
     scene_save v = {.w = w};
     capture c = {0};
+    size_t len = 0;
     bool ok = capture_run(&v, w->managers, w->manager_count, true, &c);
-    const cJSON *x, *extra = ok ? w->scene->extra : NULL;
-    cJSON_ArrayForEach(x, extra) cJSON_AddItemToObject(c.root, x->string, cJSON_Duplicate(x, 1));
-    char *printed = ok ? cJSON_Print(c.root) : NULL;
-    size_t plen = printed ? strlen(printed) : 0;
-    char *text = printed ? realloc(printed, plen + 2) : NULL; /* end with a newline */
-    if (text)
-        memcpy(text + plen, "\n", 2);
-    else
-        free(printed);
-    ecs_status s = text ? write_atomically(path, text) : ECS_ERR_NO_MEMORY;
+    char *text = ok ? document(&c, w->scene->extra, &len) : NULL;
+    ecs_status s = text ? write_atomically(path, text, len) : ECS_ERR_NO_MEMORY;
     if (!text)
         host_error("scene", "%s: not saved: a manager failed or memory ran out", path);
     else if (s == ECS_OK)
@@ -853,11 +961,15 @@ struct cJSON *host_scene_capture(host_world *w, host_manager *const *mgrs, size_
 {
     scene_save v = {.w = w};
     capture c = {0};
+    size_t len = 0;
     bool ok = capture_run(&v, mgrs, count, false, &c);
-    cJSON *root = ok ? c.root : NULL;
-    *ents = ok ? c.ents : NULL;
-    *n = ok ? c.n : 0;
-    if (ok) c.root = NULL, c.ents = NULL;
+    char *text = ok ? document(&c, NULL, &len) : NULL;
+    cJSON *root = text ? cJSON_ParseWithLength(text, len) : NULL;
+    if (ok && !root) host_error("scene", "out of memory capturing components");
+    *ents = root ? c.ents : NULL;
+    *n = root ? c.n : 0;
+    if (root) c.ents = NULL;
+    free(text);
     save_free(&v, &c);
     return root;
 }
@@ -968,7 +1080,7 @@ bool host_scene_keep_plugin(host_world *w, const host_plugin *p)
     size_t count = 0;
     for (size_t i = 0; mgrs && i < w->manager_count; i++) {
         if (w->managers[i]->owner != p) continue;
-        if (!w->managers[i]->desc.save_component) { /* it cannot save: nothing to keep */
+        if (!host_manager_saves(w->managers[i])) { /* it cannot save: nothing to keep */
             free(mgrs);
             return false;
         }

@@ -39,6 +39,12 @@ typedef struct host_manager {
     uint64_t seq;            /* registration order, shared with systems (schedule.h) */
 } host_manager;
 
+/* Can m write its components as JSON (write_component or save_component)? */
+static inline bool host_manager_saves(const host_manager *m)
+{
+    return m->desc.write_component || m->desc.save_component;
+}
+
 /* A system: run every frame over its collection, in the ordered list. */
 typedef struct host_system {
     ecs_system_desc desc; /* the plugin's desc; desc.name points at name, query unused */

@@ -10,11 +10,14 @@ ECS_BUILD="${ECS_BUILD:-$ECS_ROOT/build}"
 # Debian packages the build, the tests and the demo need, and why:
 #   meson ninja-build pkg-config gcc g++  the build (g++: the SDK's C++ compile test)
 #   libcjson-dev    scene and manifest JSON (DESIGN.md names cJSON)
+#   libdragonbox-dev libfast-float-dev cmake  the scene writer's and parser's numbers:
+#                   shortest round-trip text and exact parsing (host/number.h); cmake
+#                   only lets meson find dragonbox's package files
 #   libcmocka-dev   the unit-test framework
 #   python3         meson runs on it; test.sh reads meson's test log with it
 #   assimp-testmodels  real glTF 2.0 files (.gltf, .glb) tests/test_gltf.c imports
 ECS_PACKAGES=(meson ninja-build pkg-config gcc g++ libcjson-dev libcmocka-dev python3
-    assimp-testmodels)
+    assimp-testmodels libdragonbox-dev libfast-float-dev cmake)
 
 ecs_install_missing() {
     local missing=() p

@@ -199,6 +199,36 @@ typedef struct ecs_frame_info {
 
 typedef struct ecs_host ecs_host;
 
+/* [scene-save] A JSON writer for write_component: the fast way to save, straight into
+ * the scene file's text with no cJSON tree in between. Write exactly one value (an
+ * object, an array, a string, ...) or nothing when the entity has no component. Inside
+ * an object call key() before each value. Misuse (a value where a key is due, a key
+ * outside an object, end_array closing an object, a NaN or infinite number, an unclosed
+ * value) is not undefined behaviour: the host fails the save with a message naming the
+ * manager, the entity and the mistake. The writer is valid only during the call. */
+typedef struct ecs_json_writer ecs_json_writer;
+struct ecs_json_writer {
+    uint32_t struct_size; /* sizeof(ecs_json_writer) as the host was built */
+    void (*begin_object)(ecs_json_writer *w);
+    void (*end_object)(ecs_json_writer *w);
+    void (*begin_array)(ecs_json_writer *w);
+    void (*end_array)(ecs_json_writer *w);
+    void (*key)(ecs_json_writer *w, const char *key); /* UTF-8, escaped by the host */
+    void (*string)(ecs_json_writer *w, const char *s);
+    /* The shortest text that reads back as exactly x (a double / a float). */
+    void (*number)(ecs_json_writer *w, double x);
+    void (*number_f32)(ecs_json_writer *w, float x);
+    /* x[0..n) as an array of number_f32 values: a vector, a quaternion, bounds. */
+    void (*array_f32)(ecs_json_writer *w, const float *x, uint32_t n);
+    void (*boolean)(ecs_json_writer *w, bool b);
+    void (*null)(ecs_json_writer *w);
+    /* A whole cJSON value (not owned), written as save_component's would be. */
+    void (*value)(ecs_json_writer *w, const struct cJSON *v);
+    /* A reference: e's scene id as a string (what scene_id_of gives). A dead e fails
+     * the save. */
+    void (*entity)(ecs_json_writer *w, ecs_entity e);
+};
+
 typedef struct ecs_manager_desc {
     uint32_t struct_size; /* sizeof(ecs_manager_desc) as the plugin was built */
     const char *name;     /* unique among managers: the key of its data in scene files */
@@ -223,6 +253,12 @@ typedef struct ecs_manager_desc {
     /* [scene-load] Give entity e the component(s) described by json (not owned). On
      * error the manager must leave e without a component of its own. Optional. */
     ecs_status (*load_component)(void *state, ecs_entity e, const struct cJSON *json);
+
+    /* [scene-save] Write entity e's component(s) as one JSON value through w, or write
+     * nothing when e has none. Several times faster than save_component, which the host
+     * no longer calls when this is set (it derives a cJSON value from the text when it
+     * needs one, for a reload's migration). The file reads the same either way. Optional. */
+    ecs_status (*write_component)(void *state, ecs_entity e, ecs_json_writer *w);
 } ecs_manager_desc;
 
 /* ---- Views, collections and systems (seeds 002, 003, 004) --------------------------

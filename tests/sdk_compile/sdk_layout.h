@@ -24,6 +24,9 @@
     X("offsetof ecs_manager_desc.name", offsetof(ecs_manager_desc, name))                          \
     X("offsetof ecs_manager_desc.update", offsetof(ecs_manager_desc, update))                      \
     X("offsetof ecs_manager_desc.load_component", offsetof(ecs_manager_desc, load_component))      \
+    X("offsetof ecs_manager_desc.write_component", offsetof(ecs_manager_desc, write_component))    \
+    X("sizeof ecs_json_writer", sizeof(ecs_json_writer))                                           \
+    X("offsetof ecs_json_writer.entity", offsetof(ecs_json_writer, entity))                        \
     X("sizeof ecs_host", sizeof(ecs_host))                                                         \
     X("offsetof ecs_host.abi_major", offsetof(ecs_host, abi_major))                                \
     X("offsetof ecs_host.generations", offsetof(ecs_host, generations))                            \

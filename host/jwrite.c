@@ -1,0 +1,461 @@
+/* jwrite.c: JSON text out in cJSON_Print's layout, with exact shortest numbers (jwrite.h). */
+#include "jwrite.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "number.h"
+
+/* ---- numbers ---- */
+
+/* digits (n of them, value = digits * 10^k) laid out as printf's %.<p>g: fixed notation
+ * for exponents -4 <= e < p, else d.ddde+XX. Returns the length written at out. */
+static size_t layout(char *out, bool negative, uint64_t digits, int n, int k)
+{
+    char d[20];
+    for (int i = n - 1; i >= 0; i--, digits /= 10) d[i] = (char)('0' + digits % 10);
+    int p = n <= 15 ? 15 : 17, e = k + n - 1;
+    char *o = out;
+    if (negative) *o++ = '-';
+    if (e < -4 || e >= p) {
+        *o++ = d[0];
+        if (n > 1) {
+            *o++ = '.';
+            memcpy(o, d + 1, (size_t)n - 1);
+            o += n - 1;
+        }
+        *o++ = 'e';
+        *o++ = e < 0 ? '-' : '+';
+        int a = e < 0 ? -e : e;
+        if (a >= 100) *o++ = (char)('0' + a / 100);
+        *o++ = (char)('0' + a / 10 % 10);
+        *o++ = (char)('0' + a % 10);
+    } else if (e < 0) {
+        *o++ = '0';
+        *o++ = '.';
+        for (int z = -e - 1; z > 0; z--) *o++ = '0';
+        memcpy(o, d, (size_t)n);
+        o += n;
+    } else if (e + 1 >= n) { /* an integer: the digits, then zeros */
+        memcpy(o, d, (size_t)n);
+        o += n;
+        for (int z = k; z > 0; z--) *o++ = '0';
+    } else {
+        memcpy(o, d, (size_t)e + 1);
+        o += e + 1;
+        *o++ = '.';
+        memcpy(o, d + e + 1, (size_t)(n - e - 1));
+        o += n - e - 1;
+    }
+    return (size_t)(o - out);
+}
+
+static size_t special(double x, char *out)
+{
+    const char *t = isnan(x) || isinf(x) ? "null" : signbit(x) ? "-0" : "0";
+    size_t n = strlen(t);
+    memcpy(out, t, n + 1);
+    return n;
+}
+
+size_t host_json_number_text(double x, char *out)
+{
+    if (x == 0 || !isfinite(x)) return special(x, out);
+    uint64_t digits;
+    int k, n = host_number_shortest_f64(x, &digits, &k);
+    size_t len = layout(out, signbit(x), digits, n, k);
+    out[len] = '\0';
+    return len;
+}
+
+size_t host_json_f32_text(float x, char *out)
+{
+    if (x == 0 || !isfinite(x)) return special(x, out);
+    uint64_t digits;
+    int k, n = host_number_shortest_f32(x, &digits, &k);
+    size_t len = layout(out, signbit(x), digits, n, k);
+    out[len] = '\0';
+    return len;
+}
+
+/* ---- the buffer ---- */
+
+bool host_jw_reserve(host_jwriter *w, size_t n)
+{
+    if (w->cap - w->len >= n) return true;
+    if (w->no_memory) return false;
+    size_t cap = w->cap ? w->cap : 4096;
+    while (cap - w->len < n) cap *= 2;
+    char *b = realloc(w->buf, cap);
+    if (!b) {
+        w->no_memory = true;
+        if (!w->error) w->error = "out of memory";
+        return false;
+    }
+    w->buf = b;
+    w->cap = cap;
+    return true;
+}
+
+void host_jw_raw(host_jwriter *w, const char *s, size_t n)
+{
+    if (!host_jw_reserve(w, n)) return;
+    memcpy(w->buf + w->len, s, n);
+    w->len += n;
+}
+
+void host_jw_newline(host_jwriter *w, int tabs)
+{
+    if (!host_jw_reserve(w, (size_t)tabs + 1)) return;
+    char *o = w->buf + w->len;
+    *o++ = '\n';
+    memset(o, '\t', (size_t)tabs);
+    w->len += (size_t)tabs + 1;
+}
+
+/* Bytes that cJSON escapes: '"', '\\' and every control character. */
+static bool needs_escape(unsigned char c)
+{
+    return c < 0x20 || c == '"' || c == '\\';
+}
+
+void host_jw_quoted(host_jwriter *w, const char *s)
+{
+    if (!s) s = "";
+    size_t n = strlen(s);
+    if (!host_jw_reserve(w, n * 6 + 2)) return;
+    char *o = w->buf + w->len;
+    *o++ = '"';
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        unsigned char c = *p;
+        if (!needs_escape(c)) {
+            *o++ = (char)c;
+            continue;
+        }
+        *o++ = '\\';
+        switch (c) {
+        case '"':
+            *o++ = '"';
+            break;
+        case '\\':
+            *o++ = '\\';
+            break;
+        case '\b':
+            *o++ = 'b';
+            break;
+        case '\f':
+            *o++ = 'f';
+            break;
+        case '\n':
+            *o++ = 'n';
+            break;
+        case '\r':
+            *o++ = 'r';
+            break;
+        case '\t':
+            *o++ = 't';
+            break;
+        default: /* \u00XX, lower-case hex as cJSON */
+            *o++ = 'u';
+            *o++ = '0';
+            *o++ = '0';
+            *o++ = "0123456789abcdef"[c >> 4];
+            *o++ = "0123456789abcdef"[c & 15];
+        }
+    }
+    *o++ = '"';
+    w->len = (size_t)(o - w->buf);
+}
+
+/* ---- the value state machine ---- */
+
+static void fail(host_jwriter *w, const char *why)
+{
+    if (!w->error) w->error = why;
+}
+
+/* Before any value: check that one may come here and write what precedes it. */
+static bool value_begins(host_jwriter *w)
+{
+    if (w->error) return false;
+    if (w->level == 0) {
+        if (w->done) return fail(w, "a second value after the complete one"), false;
+        return true;
+    }
+    int top = w->level - 1;
+    if (w->is_object[top]) {
+        if (w->key_due) return fail(w, "a value where a key was due (call key() first)"), false;
+        w->key_due = true;
+    } else if (w->items[top]) {
+        host_jw_raw(w, ", ", 2);
+    }
+    w->items[top]++;
+    return true;
+}
+
+static void value_ends(host_jwriter *w)
+{
+    if (w->level == 0) w->done = true;
+}
+
+static host_jwriter *self(ecs_json_writer *api)
+{
+    return (host_jwriter *)api; /* api is the first member */
+}
+
+static void open_container(host_jwriter *w, bool object)
+{
+    if (!value_begins(w)) return;
+    if (w->level == HOST_JW_MAX_LEVELS) {
+        fail(w, "nested deeper than 64 levels inside one component");
+        return;
+    }
+    host_jw_raw(w, object ? "{" : "[", 1);
+    w->is_object[w->level] = object;
+    w->items[w->level] = 0;
+    w->level++;
+    w->key_due = object;
+}
+
+static void close_container(host_jwriter *w, bool object)
+{
+    if (w->error) return;
+    if (w->level == 0 || w->is_object[w->level - 1] != object) {
+        fail(w,
+             object ? "end_object() without an open object" : "end_array() without an open array");
+        return;
+    }
+    if (object && !w->key_due) {
+        fail(w, "end_object() after a key with no value");
+        return;
+    }
+    w->level--;
+    if (object) host_jw_newline(w, w->base + w->level);
+    host_jw_raw(w, object ? "}" : "]", 1);
+    w->key_due = w->level > 0 && w->is_object[w->level - 1];
+    value_ends(w);
+}
+
+static void api_begin_object(ecs_json_writer *a)
+{
+    open_container(self(a), true);
+}
+
+static void api_end_object(ecs_json_writer *a)
+{
+    close_container(self(a), true);
+}
+
+static void api_begin_array(ecs_json_writer *a)
+{
+    open_container(self(a), false);
+}
+
+static void api_end_array(ecs_json_writer *a)
+{
+    close_container(self(a), false);
+}
+
+static void api_key(ecs_json_writer *a, const char *key)
+{
+    host_jwriter *w = self(a);
+    if (w->error) return;
+    if (w->level == 0 || !w->is_object[w->level - 1]) {
+        fail(w, "key() outside an object");
+        return;
+    }
+    if (!w->key_due) {
+        fail(w, "two keys in a row (a value is due)");
+        return;
+    }
+    if (!key) {
+        fail(w, "key(NULL)");
+        return;
+    }
+    host_jw_raw(w, w->items[w->level - 1] ? "," : "", w->items[w->level - 1] ? 1 : 0);
+    host_jw_newline(w, w->base + w->level);
+    host_jw_quoted(w, key);
+    host_jw_raw(w, ":\t", 2);
+    w->key_due = false;
+}
+
+static void scalar(host_jwriter *w, const char *text, size_t n)
+{
+    if (!value_begins(w)) return;
+    host_jw_raw(w, text, n);
+    value_ends(w);
+}
+
+static void api_string(ecs_json_writer *a, const char *s)
+{
+    host_jwriter *w = self(a);
+    if (!s) {
+        fail(w, "string(NULL)");
+        return;
+    }
+    if (!value_begins(w)) return;
+    host_jw_quoted(w, s);
+    value_ends(w);
+}
+
+static void api_number(ecs_json_writer *a, double x)
+{
+    host_jwriter *w = self(a);
+    if (!isfinite(x)) {
+        fail(w, "a NaN or infinite number (JSON has none)");
+        return;
+    }
+    char t[32];
+    scalar(w, t, host_json_number_text(x, t));
+}
+
+static void api_number_f32(ecs_json_writer *a, float x)
+{
+    host_jwriter *w = self(a);
+    if (!isfinite(x)) {
+        fail(w, "a NaN or infinite number (JSON has none)");
+        return;
+    }
+    char t[32];
+    scalar(w, t, host_json_f32_text(x, t));
+}
+
+static void api_array_f32(ecs_json_writer *a, const float *x, uint32_t n)
+{
+    host_jwriter *w = self(a);
+    if (n && !x) {
+        fail(w, "array_f32(NULL, n)");
+        return;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        if (!isfinite(x[i])) {
+            fail(w, "a NaN or infinite number (JSON has none)");
+            return;
+        }
+    if (!value_begins(w) || !host_jw_reserve(w, (size_t)n * 18 + 2)) return;
+    char *o = w->buf + w->len;
+    *o++ = '[';
+    for (uint32_t i = 0; i < n; i++) {
+        if (i) *o++ = ',', *o++ = ' ';
+        o += host_json_f32_text(x[i], o);
+    }
+    *o++ = ']';
+    w->len = (size_t)(o - w->buf);
+    value_ends(w);
+}
+
+static void api_boolean(ecs_json_writer *a, bool b)
+{
+    scalar(self(a), b ? "true" : "false", b ? 4 : 5);
+}
+
+static void api_null(ecs_json_writer *a)
+{
+    scalar(self(a), "null", 4);
+}
+
+/* A cJSON value through the state machine: the same layout whoever writes it. */
+static void put_value(host_jwriter *w, const cJSON *v)
+{
+    if (w->error) return;
+    if (cJSON_IsObject(v) || cJSON_IsArray(v)) {
+        bool object = cJSON_IsObject(v);
+        open_container(w, object);
+        for (const cJSON *c = v->child; c && !w->error; c = c->next) {
+            if (object) api_key(&w->api, c->string ? c->string : "");
+            put_value(w, c);
+        }
+        close_container(w, object);
+    } else if (cJSON_IsString(v)) {
+        api_string(&w->api, v->valuestring ? v->valuestring : "");
+    } else if (cJSON_IsNumber(v)) {
+        char t[32];
+        scalar(w, t, host_json_number_text(v->valuedouble, t)); /* NaN: null, as cJSON */
+    } else if (cJSON_IsBool(v)) {
+        api_boolean(&w->api, cJSON_IsTrue(v));
+    } else if (cJSON_IsNull(v)) {
+        api_null(&w->api);
+    } else {
+        fail(w, "a cJSON value of no JSON type (raw or invalid)");
+    }
+}
+
+static void api_value(ecs_json_writer *a, const struct cJSON *v)
+{
+    host_jwriter *w = self(a);
+    if (!v) {
+        fail(w, "value(NULL)");
+        return;
+    }
+    put_value(w, v);
+}
+
+static void api_entity(ecs_json_writer *a, ecs_entity e)
+{
+    host_jwriter *w = self(a);
+    const char *id = w->id_of ? w->id_of(w->ctx, e) : NULL;
+    if (!id) {
+        fail(w, "a reference to a dead entity (or outside a scene save)");
+        return;
+    }
+    api_string(a, id);
+}
+
+void host_jw_init(host_jwriter *w)
+{
+    *w = (host_jwriter){.api = {
+                            .struct_size = sizeof(ecs_json_writer),
+                            .begin_object = api_begin_object,
+                            .end_object = api_end_object,
+                            .begin_array = api_begin_array,
+                            .end_array = api_end_array,
+                            .key = api_key,
+                            .string = api_string,
+                            .number = api_number,
+                            .number_f32 = api_number_f32,
+                            .array_f32 = api_array_f32,
+                            .boolean = api_boolean,
+                            .null = api_null,
+                            .value = api_value,
+                            .entity = api_entity,
+                        }};
+}
+
+void host_jw_free(host_jwriter *w)
+{
+    free(w->buf);
+    w->buf = NULL;
+    w->len = w->cap = 0;
+}
+
+void host_jw_start(host_jwriter *w, int base)
+{
+    w->base = base;
+    w->level = 0;
+    w->done = false;
+    w->key_due = false;
+    if (!w->no_memory) w->error = NULL;
+}
+
+bool host_jw_finish(host_jwriter *w)
+{
+    if (!w->error && w->level > 0) fail(w, "an object or array left open");
+    return !w->error;
+}
+
+char *host_json_print(const cJSON *v, size_t *len)
+{
+    host_jwriter w;
+    host_jw_init(&w);
+    host_jw_start(&w, 0);
+    put_value(&w, v);
+    host_jw_raw(&w, "\n", 2); /* the newline and the NUL */
+    if (!host_jw_finish(&w)) {
+        host_jw_free(&w);
+        return NULL;
+    }
+    *len = w.len - 1;
+    return w.buf;
+}
