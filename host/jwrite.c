@@ -209,7 +209,7 @@ static void open_container(host_jwriter *w, bool object)
 {
     if (!value_begins(w)) return;
     if (w->level == HOST_JW_MAX_LEVELS) {
-        fail(w, "nested deeper than 64 levels inside one component");
+        fail(w, "nested deeper than 1024 levels");
         return;
     }
     host_jw_raw(w, object ? "{" : "[", 1);

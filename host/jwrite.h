@@ -20,7 +20,7 @@
 
 struct cJSON;
 
-#define HOST_JW_MAX_LEVELS 64 /* nesting inside one written value */
+#define HOST_JW_MAX_LEVELS 1024 /* nesting inside one value: more than a parsed file may have */
 
 typedef struct host_jwriter {
     ecs_json_writer api; /* what a manager's write_component gets */

@@ -1,6 +1,10 @@
 /* fixture.c: an in-process host_world over a temporary folder of plugin symlinks. */
 #include "fixture.h"
 
+#include <cjson/cJSON.h>
+
+#include "jwrite.h"
+
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,4 +62,33 @@ void fixture_close(fixture *f)
     }
     if (d) closedir(d);
     if (rmdir(f->dir) != 0) fprintf(stderr, "fixture: could not remove %s\n", f->dir);
+}
+
+static const char *ref_id(void *ctx, ecs_entity e)
+{
+    static char id[32];
+    snprintf(id, sizeof id, "ref%u", ecs_entity_index(e));
+    return id;
+}
+
+ecs_status fixture_save_json(const ecs_manager_desc *m, ecs_entity e, cJSON **out)
+{
+    if (!m->write_component) return m->save_component(m->state, e, out);
+    if (!out) return m->write_component(m->state, e, NULL);
+    *out = NULL;
+    host_jwriter w;
+    host_jw_init(&w);
+    w.id_of = ref_id;
+    host_jw_start(&w, 0);
+    ecs_status s = m->write_component(m->state, e, &w.api);
+    if (s == ECS_OK && !host_jw_finish(&w)) {
+        fprintf(stderr, "# %s wrote invalid JSON: %s\n", m->name, w.error);
+        s = ECS_ERR_BAD_VALUE;
+    }
+    if (s == ECS_OK && w.len) {
+        *out = cJSON_ParseWithLength(w.buf, w.len);
+        if (!*out) s = ECS_ERR_BAD_VALUE;
+    }
+    host_jw_free(&w);
+    return s;
 }

@@ -22,6 +22,14 @@ const void *fixture_api(fixture *f, const char *name);
 /* Run n frames. */
 void fixture_frames(fixture *f, int n);
 
+/* e's component of manager m as a cJSON value in *out (NULL when e has none), saved as
+ * the host saves it: write_component through the host's JSON writer (the text parsed
+ * back), else save_component. References (the writer's entity()) are written as
+ * "ref<index>". With out NULL, the manager is called with a NULL writer / out (its own
+ * argument check). */
+struct cJSON;
+ecs_status fixture_save_json(const ecs_manager_desc *m, ecs_entity e, struct cJSON **out);
+
 /* Unload everything, free the world, remove the folder. */
 void fixture_close(fixture *f);
 

@@ -324,18 +324,16 @@ static void dn_entities_destroyed(void *state, const ecs_entity *list, uint32_t 
     }
 }
 
-/* e's name as a JSON string in *out (NULL when e has none). ECS_ERR_INVALID_ARGUMENT
- * for a NULL out, ECS_ERR_STALE_ENTITY for a dead e, ECS_ERR_NO_MEMORY. */
-static ecs_status dn_save(void *state, ecs_entity e, struct cJSON **out)
+/* e's name as a JSON string through w (nothing when e has none). ECS_ERR_INVALID_ARGUMENT
+ * for a NULL w, ECS_ERR_STALE_ENTITY for a dead e. */
+static ecs_status dn_write(void *state, ecs_entity e, ecs_json_writer *w)
 {
     dn_state *s = (dn_state *)state;
-    if (!out) return ECS_ERR_INVALID_ARGUMENT;
-    *out = NULL;
+    if (!w) return ECS_ERR_INVALID_ARGUMENT;
     if (!ecs_alive(s->host, e)) return ECS_ERR_STALE_ENTITY;
     uint32_t i = ecs_soa_lookup(&s->soa, F_ENTITY, &s->map, e);
-    if (i == ECS_SOA_NONE) return ECS_OK;
-    *out = cJSON_CreateString(names(s)[i]);
-    return *out ? ECS_OK : ECS_ERR_NO_MEMORY;
+    if (i != ECS_SOA_NONE) w->string(w, names(s)[i]);
+    return ECS_OK;
 }
 
 /* Name e from a scene value: a JSON string. On error e is left without a name; a bad value
@@ -414,7 +412,7 @@ static ecs_status register_all(const ecs_host *h, dn_state *s)
                           .state = s,
                           .entities_destroyed = dn_entities_destroyed,
                           .count = dn_count,
-                          .save_component = dn_save,
+                          .write_component = dn_write,
                           .load_component = dn_load_component};
     ecs_debug_name_api api = {sizeof api, s,       dn_set,    dn_get,
                               dn_clear,   dn_find, dn_format, dn_count};

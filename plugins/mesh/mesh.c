@@ -482,53 +482,39 @@ static void mesh_entities_destroyed(void *state, const ecs_entity *list, uint32_
 
 /* ---- JSON: "mesh": [{"mesh", "material", "visible", "bounds": {"min", "max"}}] ---- */
 
-static cJSON *vec3_json(ecs_vec3 v)
-{
-    const double d[3] = {ecs_json_float(v.x), ecs_json_float(v.y), ecs_json_float(v.z)};
-    return cJSON_CreateDoubleArray(d, 3);
-}
-
-/* Instance i as a JSON object; NULL when memory ran out. */
-static cJSON *mesh_json(const mesh_state *s, uint32_t i)
-{
-    cJSON *o = cJSON_CreateObject(), *b = cJSON_CreateObject();
-    bool ok = o && b && cJSON_AddStringToObject(o, "mesh", meshes(s)[i]) &&
-              cJSON_AddStringToObject(o, "material", materials(s)[i] ? materials(s)[i] : "") &&
-              cJSON_AddBoolToObject(o, "visible", visibles(s)[i]) &&
-              cJSON_AddItemToObject(o, "bounds", b);
-    if (!ok) {
-        cJSON_Delete(b);
-        cJSON_Delete(o);
-        return NULL;
-    }
-    cJSON *min = vec3_json(locals(s)[i].min), *max = vec3_json(locals(s)[i].max);
-    if (min) cJSON_AddItemToObject(b, "min", min);
-    if (max) cJSON_AddItemToObject(b, "max", max);
-    if (!min || !max) cJSON_Delete(o);
-    return min && max ? o : NULL;
-}
-
-/* e's meshes as a JSON array in *out (NULL when e has none). ECS_ERR_INVALID_ARGUMENT,
- * ECS_ERR_STALE_ENTITY, ECS_ERR_NO_MEMORY (then *out is NULL). */
-static ecs_status mesh_save(void *state, ecs_entity e, struct cJSON **out)
+/* e's meshes as a JSON array through w (nothing when e has none):
+ * [{"mesh": ..., "material": ..., "visible": ..., "bounds": {"min": [..], "max": [..]}}].
+ * ECS_ERR_INVALID_ARGUMENT for a NULL w, ECS_ERR_STALE_ENTITY for a dead e. */
+static ecs_status mesh_write(void *state, ecs_entity e, ecs_json_writer *w)
 {
     const mesh_state *s = (const mesh_state *)state;
-    if (!out) return ECS_ERR_INVALID_ARGUMENT;
-    *out = NULL;
+    if (!w) return ECS_ERR_INVALID_ARGUMENT;
     if (!ecs_alive(s->host, e)) return ECS_ERR_STALE_ENTITY;
     uint32_t head = head_of(s, e);
     if (head == NONE) return ECS_OK;
-    cJSON *list = cJSON_CreateArray();
-    for (uint32_t i = head; list && i != NONE; i = nexts(s)[i]) {
-        cJSON *item = mesh_json(s, i);
-        if (!item || !cJSON_AddItemToArray(list, item)) {
-            cJSON_Delete(item);
-            cJSON_Delete(list);
-            list = NULL;
-        }
+    w->begin_array(w);
+    for (uint32_t i = head; i != NONE; i = nexts(s)[i]) {
+        const ecs_aabb *b = &locals(s)[i];
+        const float min[3] = {b->min.x, b->min.y, b->min.z};
+        const float max[3] = {b->max.x, b->max.y, b->max.z};
+        w->begin_object(w);
+        w->key(w, "mesh");
+        w->string(w, meshes(s)[i]);
+        w->key(w, "material");
+        w->string(w, materials(s)[i] ? materials(s)[i] : "");
+        w->key(w, "visible");
+        w->boolean(w, visibles(s)[i]);
+        w->key(w, "bounds");
+        w->begin_object(w);
+        w->key(w, "min");
+        w->array_f32(w, min, 3);
+        w->key(w, "max");
+        w->array_f32(w, max, 3);
+        w->end_object(w);
+        w->end_object(w);
     }
-    *out = list;
-    return list ? ECS_OK : ECS_ERR_NO_MEMORY;
+    w->end_array(w);
+    return ECS_OK;
 }
 
 /* Where a scene value is being read, for warnings: entity e, mesh k. */
@@ -764,7 +750,7 @@ static ecs_status register_all(const ecs_host *h, mesh_state *s)
                           .update = mesh_update,
                           .entities_destroyed = mesh_entities_destroyed,
                           .count = mesh_count,
-                          .save_component = mesh_save,
+                          .write_component = mesh_write,
                           .load_component = mesh_load_component};
     ecs_mesh_api api = {sizeof api,    s,        mesh_add,         mesh_remove, mesh_remove_all,
                         mesh_count_of, mesh_get, mesh_set_visible, mesh_count};

@@ -225,23 +225,19 @@ static void spin_entities_destroyed(void *state, const ecs_entity *list, uint32_
 }
 
 /* [scene-save] {"rate": [x, y, z]}, or nothing without a spin. */
-static ecs_status spin_save(void *state, ecs_entity e, cJSON **out)
+static ecs_status spin_write(void *state, ecs_entity e, ecs_json_writer *w)
 {
     const spin_state *s = (const spin_state *)state;
-    if (!out) return ECS_ERR_INVALID_ARGUMENT;
-    *out = NULL;
+    if (!w) return ECS_ERR_INVALID_ARGUMENT;
     if (!ecs_alive(s->host, e)) return ECS_ERR_STALE_ENTITY;
     uint32_t i = lookup(s, e);
     if (i == NONE) return ECS_OK;
     ecs_vec3 r = rates(s)[i];
-    const double v[3] = {ecs_json_float(r.x), ecs_json_float(r.y), ecs_json_float(r.z)};
-    cJSON *o = cJSON_CreateObject(), *a = cJSON_CreateDoubleArray(v, 3);
-    if (!o || !a || !cJSON_AddItemToObject(o, "rate", a)) {
-        cJSON_Delete(a);
-        cJSON_Delete(o);
-        return ECS_ERR_NO_MEMORY;
-    }
-    *out = o;
+    const float v[3] = {r.x, r.y, r.z};
+    w->begin_object(w);
+    w->key(w, "rate");
+    w->array_f32(w, v, 3);
+    w->end_object(w);
     return ECS_OK;
 }
 
@@ -360,7 +356,7 @@ static ecs_status register_all(const ecs_host *h, spin_state *s, uint32_t *bit)
                           .state = s,
                           .entities_destroyed = spin_entities_destroyed,
                           .count = spin_count,
-                          .save_component = spin_save,
+                          .write_component = spin_write,
                           .load_component = spin_load};
     ecs_manager_index ix = {sizeof ix, s, spin_has, spin_entities};
     ecs_system_desc sys = {sizeof sys,    SYSTEM_NAME, {sizeof(ecs_query_desc), with, NULL},

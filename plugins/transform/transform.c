@@ -834,20 +834,12 @@ static uint32_t mgr_entities(void *state, const ecs_entity **out)
  * {"position":[x,y,z], "rotation":[x,y,z,w], "scale":[x,y,z], "parent":"<scene id>"}
  * Missing keys are the identity's values and no parent. */
 
-/* v[0..n) as a JSON array of their shortest round-tripping decimals; NULL without memory. */
-static cJSON *float_array(const float *v, int n)
-{
-    double d[4];
-    for (int k = 0; k < n; k++) d[k] = ecs_json_float(v[k]);
-    return cJSON_CreateDoubleArray(d, n);
-}
-
-/* [scene-save] */
-static ecs_status mgr_save(void *state, ecs_entity e, cJSON **out)
+/* [scene-save] Through the host's writer: the floats as their shortest round-tripping
+ * text, the parent as its scene id. */
+static ecs_status mgr_write(void *state, ecs_entity e, ecs_json_writer *w)
 {
     tf_state *t = (tf_state *)state;
-    if (!out) return ECS_ERR_INVALID_ARGUMENT;
-    *out = NULL;
+    if (!w) return ECS_ERR_INVALID_ARGUMENT;
     if (!ecs_alive(t->host, e)) return ECS_ERR_STALE_ENTITY;
     uint32_t i = lookup(t, e);
     if (i == NONE) return ECS_OK;
@@ -856,16 +848,18 @@ static ecs_status mgr_save(void *state, ecs_entity e, cJSON **out)
     const float rot[4] = {l->rotation.x, l->rotation.y, l->rotation.z, l->rotation.w};
     const float scl[3] = {l->scale.x, l->scale.y, l->scale.z};
     uint32_t p = parents(t)[i];
-    const char *pid = p == NONE ? NULL : t->host->scene_id_of(t->host, ents(t)[p]);
-    cJSON *o = cJSON_CreateObject();
-    if (!o || !cJSON_AddItemToObject(o, "position", float_array(pos, 3)) ||
-        !cJSON_AddItemToObject(o, "rotation", float_array(rot, 4)) ||
-        !cJSON_AddItemToObject(o, "scale", float_array(scl, 3)) ||
-        (pid && !cJSON_AddStringToObject(o, "parent", pid))) {
-        cJSON_Delete(o);
-        return ECS_ERR_NO_MEMORY;
+    w->begin_object(w);
+    w->key(w, "position");
+    w->array_f32(w, pos, 3);
+    w->key(w, "rotation");
+    w->array_f32(w, rot, 4);
+    w->key(w, "scale");
+    w->array_f32(w, scl, 3);
+    if (p != NONE) {
+        w->key(w, "parent");
+        w->entity(w, ents(t)[p]);
     }
-    *out = o;
+    w->end_object(w);
     return ECS_OK;
 }
 
@@ -1051,7 +1045,7 @@ static ecs_status register_all(const ecs_host *h, tf_state *t)
                           .update = mgr_update,
                           .entities_destroyed = mgr_entities_destroyed,
                           .count = mgr_count,
-                          .save_component = mgr_save,
+                          .write_component = mgr_write,
                           .load_component = mgr_load};
     ecs_status s = h->register_manager(h, &m);
     if (s != ECS_OK) return s;
