@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <string.h>
+#include <limits.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "gltf.h"
@@ -458,7 +460,8 @@ typedef struct scene_save {
     ecs_entity saving_entity;
     save_edge *edges; /* references seen while saving: referenced entities go first */
     uint32_t edge_count, edge_cap;
-    char **made;      /* by entity index: ids made during this save, or NULL */
+    char **made; /* by entity index: ids made during this save (in strings), or NULL */
+    struct str_block *strings;
     uint8_t *written; /* by entity index: its object is in the document */
     uint32_t cap;
     const char **used; /* every id handed out, for uniqueness */
@@ -526,14 +529,52 @@ static void edge_add(scene_save *v, ecs_entity e)
     v->edges[v->edge_count++] = (save_edge){v->saving, e};
 }
 
+/* Strings made during a save, freed together: blocks of 64 KiB (or one string's size). */
+typedef struct str_block {
+    struct str_block *next;
+    size_t used, cap;
+    char data[];
+} str_block;
+
+static char *save_strdup(scene_save *v, const char *str, size_t n)
+{
+    str_block *b = v->strings;
+    if (!b || b->cap - b->used < n + 1) {
+        size_t cap = n + 1 > 65536 ? n + 1 : 65536;
+        if (!(b = malloc(sizeof *b + cap))) return NULL;
+        *b = (str_block){v->strings, 0, cap};
+        v->strings = b;
+    }
+    char *out = memcpy(b->data + b->used, str, n);
+    out[n] = '\0';
+    b->used += n + 1;
+    return out;
+}
+
 /* A unique id made from base ("e<index>", or a scene id seen twice) into v->made[idx]. */
 static const char *make_id(scene_save *v, uint32_t idx, const char *base)
 {
     char id[300];
-    host_format(id, sizeof id, "%s", base);
-    for (unsigned k = 2; id_used(v, id); k++) host_format(id, sizeof id, "%s_%u", base, k);
-    if (!(v->made[idx] = strdup(id)) || !use_id(v, v->made[idx])) return v->failed = true, NULL;
+    const char *pick = base;
+    for (unsigned k = 2; id_used(v, pick); k++) {
+        host_format(id, sizeof id, "%s_%u", base, k);
+        pick = id;
+    }
+    if (!(v->made[idx] = save_strdup(v, pick, strlen(pick))) || !use_id(v, v->made[idx]))
+        return v->failed = true, NULL;
     return v->made[idx];
+}
+
+/* "e<index>" into out (16 bytes). */
+static void index_id(char *out, uint32_t idx)
+{
+    char d[12];
+    int n = 0;
+    do d[n++] = (char)('0' + idx % 10);
+    while (idx /= 10);
+    *out++ = 'e';
+    while (n) *out++ = d[--n];
+    *out = '\0';
 }
 
 const char *host_scene_id_of(host_world *w, ecs_entity e)
@@ -546,8 +587,8 @@ const char *host_scene_id_of(host_world *w, ecs_entity e)
     if (v->made[idx]) return v->made[idx];
     store_entry *se = entry_of(w->scene, e);
     if (se && se->id) return se->id;
-    char base[32];
-    snprintf(base, sizeof base, "e%u", idx);
+    char base[16];
+    index_id(base, idx);
     if (!make_id(v, idx, base)) return NULL;
     if (v->ref_count == v->ref_cap) {
         uint32_t cap = v->ref_cap ? v->ref_cap * 2 : 256;
@@ -568,8 +609,9 @@ static const char *id_of_for_writer(void *ctx, ecs_entity e)
 
 #define ENTITY_TABS 3 /* an entity's members: root object > "entities" array > entity */
 
-/* The text being captured: every saved entity's object, one after another in jw;
- * frag[i] is where the object of ents[i] is. */
+/* The text being captured: every saved entity's object, one after another in jw, each
+ * after ", " (the separator of the entities array); frag[i] is where the object of
+ * ents[i] is. While they are in order the whole list is one piece of text. */
 typedef struct frag {
     size_t start, len;
 } frag;
@@ -660,7 +702,7 @@ static bool save_entity(scene_save *v, capture *c, host_manager *const *mgrs, si
     store_entry *se = with_kept ? entry_of(w->scene, e) : NULL;
     size_t begin = jw->len;
     bool any = false, ok = true;
-    host_jw_raw(jw, "{", 1);
+    host_jw_raw(jw, ", {", 3);
     for (size_t m = 0; m < count; m++) {
         c->wrote[m] = 0;
         bool wrote = false;
@@ -690,17 +732,17 @@ static bool save_entity(scene_save *v, capture *c, host_manager *const *mgrs, si
     host_jw_newline(jw, ENTITY_TABS);
     host_jw_raw(jw, "\"id\":\t", 6);
     host_jw_quoted(jw, id);
-    if (!id || jw->no_memory || !move_back(jw, begin + 1, tail)) {
+    if (!id || jw->no_memory || !move_back(jw, begin + 3, tail)) {
         jw->len = begin;
         return false;
     }
     host_jw_newline(jw, ENTITY_TABS - 1);
     host_jw_raw(jw, "}", 1);
-    return !jw->no_memory && capture_add(c, begin, e);
+    return !jw->no_memory && capture_add(c, begin + 2, e);
 }
 
 /* Write text to path through a temporary file in the same folder and a rename. */
-static ecs_status write_atomically(const char *path, const char *text, size_t len)
+static ecs_status write_atomically(const char *path, struct iovec *iov, int n_iov)
 {
     size_t n = strlen(path) + 16;
     char *tmp = malloc(n);
@@ -714,16 +756,21 @@ static ecs_status write_atomically(const char *path, const char *text, size_t le
         free(tmp);
         return s;
     }
-    size_t done = 0;
-    while (done < len) {
-        ssize_t k = write(fd, text + done, len - done);
+    int at = 0; /* iov[at..n_iov): still to write, advanced past what was written */
+    while (at < n_iov) {
+        ssize_t k = writev(fd, iov + at, n_iov - at < IOV_MAX ? n_iov - at : IOV_MAX);
         if (k < 0 && errno == EINTR) continue;
         if (k <= 0) break;
-        done += (size_t)k;
+        for (size_t left = (size_t)k; at < n_iov && left >= iov[at].iov_len; at++)
+            left -= iov[at].iov_len, k = (ssize_t)left;
+        if (at < n_iov) {
+            iov[at].iov_base = (char *)iov[at].iov_base + k;
+            iov[at].iov_len -= (size_t)k;
+        }
     }
     mode_t mask = umask(0); /* mkstemp made it 0600: give it the usual mode */
     umask(mask);
-    bool ok = done == len && fchmod(fd, 0666 & ~mask) == 0 && fsync(fd) == 0;
+    bool ok = at == n_iov && fchmod(fd, 0666 & ~mask) == 0 && fsync(fd) == 0;
     ok = close(fd) == 0 && ok;
     if (ok && rename(tmp, path) == 0)
         s = ECS_OK;
@@ -770,7 +817,10 @@ static order_key *base_order(host_world *w, uint32_t *n)
         store_entry *se = entry_of(w->scene, e);
         keys[k++] = (order_key){se && se->seq ? se->seq : UINT64_MAX, ecs_entity_index(e), e};
     }
-    if (keys) qsort(keys, k, sizeof *keys, cmp_order);
+    bool sorted = true; /* often: entities loaded in index order, or none loaded */
+    for (uint32_t i = 1; keys && sorted && i < k; i++)
+        sorted = cmp_order(&keys[i - 1], &keys[i]) < 0;
+    if (keys && !sorted) qsort(keys, k, sizeof *keys, cmp_order);
     *n = k;
     return keys;
 }
@@ -870,8 +920,8 @@ static bool capture_run(scene_save *v, host_manager *const *mgrs, size_t count, 
     for (uint32_t r = 0; !error && r < v->ref_count; r++) {
         ecs_entity ref = v->referenced[r];
         if (v->written[ecs_entity_index(ref)]) continue;
-        size_t begin = c->jw.len;
-        host_jw_raw(&c->jw, "{", 1);
+        size_t begin = c->jw.len + 2;
+        host_jw_raw(&c->jw, ", {", 3);
         host_jw_newline(&c->jw, ENTITY_TABS);
         host_jw_raw(&c->jw, "\"id\":\t", 6);
         host_jw_quoted(&c->jw, v->made[ecs_entity_index(ref)]);
@@ -888,7 +938,7 @@ static bool capture_run(scene_save *v, host_manager *const *mgrs, size_t count, 
 
 static void save_free(scene_save *v, capture *c)
 {
-    for (uint32_t i = 0; i < v->cap; i++) free(v->made[i]);
+    for (str_block *b = v->strings, *next; b; b = next) next = b->next, free(b);
     free(v->made);
     free(v->written);
     free(v->used);
@@ -901,55 +951,81 @@ static void save_free(scene_save *v, capture *c)
     free(c->wrote);
 }
 
-/* The whole document: {"version": 1, "entities": [the captured objects], extra keys},
- * ending with a newline, NUL-terminated (*len bytes before the NUL); NULL without memory. */
-static char *document(const capture *c, const cJSON *extra, size_t *len)
+/* The whole document as pieces of text: {"version": 1, "entities": [the captured
+ * objects], extra keys}, ending with a newline. The objects stay where capture put them;
+ * head and tail hold the rest. */
+typedef struct pieces {
+    struct iovec *iov;
+    int n;
+    size_t len;
+    host_jwriter head, tail;
+} pieces;
+
+static void pieces_free(pieces *d)
 {
-    host_jwriter d;
-    host_jw_init(&d);
-    host_jw_reserve(&d, c->jw.len + (size_t)c->n * 2 + 64);
+    free(d->iov);
+    host_jw_free(&d->head);
+    host_jw_free(&d->tail);
+}
+
+static bool document(const capture *c, const cJSON *extra, pieces *d)
+{
+    host_jw_init(&d->head);
+    host_jw_init(&d->tail);
     char head[64];
     int h = snprintf(head, sizeof head, "{\n\t\"version\":\t%d,\n\t\"entities\":\t[",
                      HOST_SCENE_VERSION);
-    host_jw_raw(&d, head, (size_t)h);
-    for (uint32_t i = 0; i < c->n; i++) {
-        if (i) host_jw_raw(&d, ", ", 2);
-        host_jw_raw(&d, c->jw.buf + c->frags[i].start, c->frags[i].len);
-    }
-    host_jw_raw(&d, "]", 1);
+    host_jw_raw(&d->head, head, (size_t)h);
+    host_jw_raw(&d->tail, "]", 1);
     const cJSON *x;
     cJSON_ArrayForEach(x, extra)
     {
-        host_jw_raw(&d, ",", 1);
-        host_jw_newline(&d, 1);
-        host_jw_quoted(&d, x->string);
-        host_jw_raw(&d, ":\t", 2);
-        host_jw_start(&d, 1);
-        d.api.value(&d.api, x);
-        host_jw_finish(&d);
+        host_jw_raw(&d->tail, ",", 1);
+        host_jw_newline(&d->tail, 1);
+        host_jw_quoted(&d->tail, x->string);
+        host_jw_raw(&d->tail, ":\t", 2);
+        host_jw_start(&d->tail, 1);
+        d->tail.api.value(&d->tail.api, x);
+        host_jw_finish(&d->tail);
     }
-    host_jw_raw(&d, "\n}\n", 4); /* and the NUL */
-    if (d.error) {
-        host_jw_free(&d);
-        return NULL;
+    host_jw_raw(&d->tail, "\n}\n", 3);
+    bool in_order = true; /* then one piece: each object follows the last one's ", " */
+    for (uint32_t i = 1; in_order && i < c->n; i++)
+        in_order = c->frags[i].start == c->frags[i - 1].start + c->frags[i - 1].len + 2;
+    uint32_t parts = c->n == 0 ? 0 : in_order ? 1 : c->n;
+    d->iov = malloc((parts + 2) * sizeof *d->iov);
+    if (!d->iov || d->head.error || d->tail.error) return false;
+    d->n = 0;
+    d->iov[d->n++] = (struct iovec){d->head.buf, d->head.len};
+    if (in_order && c->n) {
+        const frag *last = &c->frags[c->n - 1];
+        d->iov[d->n++] = (struct iovec){c->jw.buf + c->frags[0].start,
+                                        last->start + last->len - c->frags[0].start};
     }
-    *len = d.len - 1;
-    return d.buf;
+    for (uint32_t i = 0; !in_order && i < c->n; i++) { /* from the second on, with ", " */
+        size_t skip = i ? 2 : 0;
+        d->iov[d->n++] =
+            (struct iovec){c->jw.buf + c->frags[i].start - skip, c->frags[i].len + skip};
+    }
+    d->iov[d->n++] = (struct iovec){d->tail.buf, d->tail.len};
+    d->len = 0;
+    for (int i = 0; i < d->n; i++) d->len += d->iov[i].iov_len;
+    return true;
 }
 
 ecs_status host_scene_save(host_world *w, const char *path)
 {
     scene_save v = {.w = w};
     capture c = {0};
-    size_t len = 0;
-    bool ok = capture_run(&v, w->managers, w->manager_count, true, &c);
-    char *text = ok ? document(&c, w->scene->extra, &len) : NULL;
-    ecs_status s = text ? write_atomically(path, text, len) : ECS_ERR_NO_MEMORY;
-    if (!text)
+    pieces d = {0};
+    bool ok = capture_run(&v, w->managers, w->manager_count, true, &c) &&
+              document(&c, w->scene->extra, &d);
+    ecs_status s = ok ? write_atomically(path, d.iov, d.n) : ECS_ERR_NO_MEMORY;
+    if (!ok)
         host_error("scene", "%s: not saved: a manager failed or memory ran out", path);
     else if (s == ECS_OK)
         host_info("scene", "saved %u entities to %s", c.n, path);
-    free(text);
+    pieces_free(&d);
     save_free(&v, &c);
     return s;
 }
@@ -961,10 +1037,14 @@ struct cJSON *host_scene_capture(host_world *w, host_manager *const *mgrs, size_
 {
     scene_save v = {.w = w};
     capture c = {0};
-    size_t len = 0;
-    bool ok = capture_run(&v, mgrs, count, false, &c);
-    char *text = ok ? document(&c, NULL, &len) : NULL;
-    cJSON *root = text ? cJSON_ParseWithLength(text, len) : NULL;
+    pieces d = {0};
+    bool ok = capture_run(&v, mgrs, count, false, &c) && document(&c, NULL, &d);
+    char *text = ok ? malloc(d.len + 1) : NULL;
+    size_t at = 0;
+    for (int i = 0; text && i < d.n; at += d.iov[i].iov_len, i++)
+        memcpy(text + at, d.iov[i].iov_base, d.iov[i].iov_len);
+    cJSON *root = text ? cJSON_ParseWithLength(text, d.len) : NULL;
+    pieces_free(&d);
     if (ok && !root) host_error("scene", "out of memory capturing components");
     *ents = root ? c.ents : NULL;
     *n = root ? c.n : 0;
