@@ -10,12 +10,10 @@
 
 /* ---- numbers ---- */
 
-/* digits (n of them, value = digits * 10^k) laid out as printf's %.<p>g: fixed notation
- * for exponents -4 <= e < p, else d.ddde+XX. Returns the length written at out. */
-static size_t layout(char *out, bool negative, uint64_t digits, int n, int k)
+/* The digits d[0..n) (value = d * 10^k) laid out as printf's %.<p>g: fixed notation for
+ * exponents -4 <= e < p, else d.ddde+XX. Returns the length written at out. */
+static size_t layout(char *out, bool negative, const char *d, int n, int k)
 {
-    char d[20];
-    for (int i = n - 1; i >= 0; i--, digits /= 10) d[i] = (char)('0' + digits % 10);
     int p = n <= 15 ? 15 : 17, e = k + n - 1;
     char *o = out;
     if (negative) *o++ = '-';
@@ -63,8 +61,8 @@ static size_t special(double x, char *out)
 size_t host_json_number_text(double x, char *out)
 {
     if (x == 0 || !isfinite(x)) return special(x, out);
-    uint64_t digits;
-    int k, n = host_number_shortest_f64(x, &digits, &k);
+    char digits[24];
+    int k, n = host_number_shortest_f64(x, digits, &k);
     size_t len = layout(out, signbit(x), digits, n, k);
     out[len] = '\0';
     return len;
@@ -73,8 +71,8 @@ size_t host_json_number_text(double x, char *out)
 size_t host_json_f32_text(float x, char *out)
 {
     if (x == 0 || !isfinite(x)) return special(x, out);
-    uint64_t digits;
-    int k, n = host_number_shortest_f32(x, &digits, &k);
+    char digits[24];
+    int k, n = host_number_shortest_f32(x, digits, &k);
     size_t len = layout(out, signbit(x), digits, n, k);
     out[len] = '\0';
     return len;
@@ -128,7 +126,11 @@ void host_jw_quoted(host_jwriter *w, const char *s)
     if (!host_jw_reserve(w, n * 6 + 2)) return;
     char *o = w->buf + w->len;
     *o++ = '"';
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    const unsigned char *p = (const unsigned char *)s;
+    while (p < (const unsigned char *)s + n && !needs_escape(*p)) p++; /* most strings */
+    memcpy(o, s, (size_t)(p - (const unsigned char *)s));
+    o += p - (const unsigned char *)s;
+    for (; *p; p++) {
         unsigned char c = *p;
         if (!needs_escape(c)) {
             *o++ = (char)c;
@@ -274,10 +276,18 @@ static void api_key(ecs_json_writer *a, const char *key)
         fail(w, "key(NULL)");
         return;
     }
-    host_jw_raw(w, w->items[w->level - 1] ? "," : "", w->items[w->level - 1] ? 1 : 0);
-    host_jw_newline(w, w->base + w->level);
-    host_jw_quoted(w, key);
-    host_jw_raw(w, ":\t", 2);
+    size_t n = strlen(key);
+    int tabs = w->base + w->level;
+    if (!host_jw_reserve(w, (size_t)tabs + n * 6 + 6)) return;
+    char *o = w->buf + w->len;
+    if (w->items[w->level - 1]) *o++ = ',';
+    *o++ = '\n';
+    memset(o, '\t', (size_t)tabs);
+    o += tabs;
+    w->len = (size_t)(o - w->buf);
+    host_jw_quoted(w, key); /* room reserved */
+    w->buf[w->len++] = ':';
+    w->buf[w->len++] = '\t';
     w->key_due = false;
 }
 
