@@ -1,5 +1,6 @@
-/* json.c: JSON files through cJSON, with file:line:col errors (json.h). */
+/* json.c: JSON files into cJSON trees (by jparse.c), with file:line:col errors (json.h). */
 #include "json.h"
+#include "jparse.h"
 #include "log.h"
 
 #define HOST_JSON_MAX_BYTES ((size_t)2 << 30) /* 2 GiB: a scene file, not a disk */
@@ -90,38 +91,42 @@ cJSON *host_json_read_file(const char *path, char *err, size_t errlen)
     return root;
 }
 
+/* err = "path:line:col: what" for a failed parse ("path: what" for an empty file). */
+static void parse_error(const char *path, const char *text, size_t len, const host_jparse_error *e,
+                        char *err, size_t errlen)
+{
+    char what[160];
+    int line, col;
+    host_jparse_describe(text, len, e, what, sizeof what);
+    if (e->status == HOST_JPARSE_EMPTY) {
+        host_format(err, errlen, "%s: %s", path, what);
+        return;
+    }
+    host_json_position(text, text + e->offset, &line, &col);
+    host_format(err, errlen, "%s:%d:%d: %s", path, line, col, what);
+}
+
 cJSON *host_json_parse(const char *path, const char *text, size_t len, char *err, size_t errlen)
 {
-    size_t skip = strspn(text, " \t\r\n");
-    if (skip == len) {
-        snprintf(err, errlen, "%s: the file is empty, expected a JSON value", path);
+    host_jparse_error e;
+    cJSON *root = host_jparse(text, len, NULL, &e);
+    if (!root) parse_error(path, text, len, &e, err, errlen);
+    return root;
+}
+
+cJSON *host_json_parse_arena(const char *path, const char *text, size_t len,
+                             host_json_arena **arena, char *err, size_t errlen)
+{
+    host_jparse_error e;
+    cJSON *root = NULL;
+    if (!(*arena = host_json_arena_new(len))) {
+        host_format(err, errlen, "%s: out of memory", path);
         return NULL;
     }
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-    if (!root) {
-        const char *at = cJSON_GetErrorPtr();
-        if (!at || at < text || at > text + len) at = text + len;
-        int line, col;
-        host_json_position(text, at, &line, &col);
-        int n = (int)strcspn(at, "\r\n"); /* one log line: stop at the line's end */
-        if (n > 20) n = 20;
-        if (*at == '\0')
-            snprintf(err, errlen, "%s:%d:%d: JSON syntax error at the end of the file", path, line,
-                     col);
-        else if (n == 0)
-            snprintf(err, errlen, "%s:%d:%d: JSON syntax error at the end of the line", path, line,
-                     col);
-        else
-            snprintf(err, errlen, "%s:%d:%d: JSON syntax error near '%.*s'", path, line, col, n,
-                     at);
-    } else if (end && end[strspn(end, " \t\r\n")] != '\0') {
-        int line, col;
-        end += strspn(end, " \t\r\n");
-        host_json_position(text, end, &line, &col);
-        snprintf(err, errlen, "%s:%d:%d: unexpected text after the JSON value", path, line, col);
-        cJSON_Delete(root);
-        root = NULL;
+    if (!(root = host_jparse(text, len, *arena, &e))) {
+        parse_error(path, text, len, &e, err, errlen);
+        host_json_arena_free(*arena);
+        *arena = NULL;
     }
     return root;
 }

@@ -1,4 +1,5 @@
-/* json.h: reading JSON files with errors a person can act on: "file:line:col: what". */
+/* json.h: reading JSON files with errors a person can act on: "file:line:col: what".
+ * The parser is the host's own (jparse.h): strict JSON into ordinary cJSON trees. */
 #ifndef HOST_JSON_H
 #define HOST_JSON_H
 
@@ -6,6 +7,9 @@
 #include <stddef.h>
 
 struct cJSON;
+
+/* The memory of trees parsed in arena mode: a few large blocks, freed all at once. */
+typedef struct host_json_arena host_json_arena;
 
 /* Read and parse path. On failure returns NULL and writes into err (errlen bytes) a
  * message naming the file and, for syntax errors, the line and column: a missing file,
@@ -16,9 +20,21 @@ struct cJSON *host_json_read_file(const char *path, char *err, size_t errlen);
  * message in err for a missing file, a directory or a read error. */
 char *host_json_read_text(const char *path, size_t *len, char *err, size_t errlen);
 
-/* Parse text[0..len) read from path; NULL with a file:line:col message in err. */
+/* Parse text[0..len) read from path (no NUL needed) into a tree to cJSON_Delete; NULL
+ * with a message in err: "path:line:col: what" at the offending byte, for instance
+ * "expected ',' or '}' after an object member, found '\"'", or "path: the file is empty,
+ * expected a JSON value". */
 struct cJSON *host_json_parse(const char *path, const char *text, size_t len, char *err,
                               size_t errlen);
+
+/* The same, the tree's nodes and strings in a new arena returned in *arena: free the
+ * whole tree with host_json_arena_free(*arena), never with cJSON_Delete. On failure NULL,
+ * *arena NULL (nothing to free) and the message in err. */
+struct cJSON *host_json_parse_arena(const char *path, const char *text, size_t len,
+                                    host_json_arena **arena, char *err, size_t errlen);
+
+/* Free an arena and every tree parsed into it (NULL does nothing). */
+void host_json_arena_free(host_json_arena *a);
 
 /* Where node (a value inside root, parsed from text) starts: its line and column, and its
  * JSON path ("entities[3].transform.position") into path. False when node is not in

@@ -596,7 +596,8 @@ static void Host_manifest_syntax_error_gives_file_line_column_and_exit_1(void **
                  "    {\"name\": counter}\n" /* a bare word: line 3, column 14 */
                  "  ]\n"
                  "}\n");
-    snprintf(where, sizeof where, "%s/manifest.json:3:14: JSON syntax error", f->dir);
+    snprintf(where, sizeof where, "%s/manifest.json:3:14: expected a JSON value, found 'counter'",
+             f->dir);
     HOST(f, "--frames", "1");
     EXPECT_EXIT(f, 1);
     EXPECT_ERR(f, where);

@@ -124,7 +124,7 @@ static void Json_syntax_error_reports_exact_line_and_column(void **state)
     fixture *f = *state;
     /* line 3, column 8 is the ']' where a value should be */
     write_text(f, "bad.json", "{\n  \"a\": 1,\n  \"b\": ]\n}\n");
-    expect_error(f, f->path, at(f, 3, 8), "syntax error");
+    expect_error(f, f->path, at(f, 3, 8), "expected a JSON value, found ']'");
     assert_true(strncmp(f->err, f->path, strlen(f->path)) == 0); /* starts with the file */
 }
 
@@ -132,7 +132,8 @@ static void Json_syntax_error_missing_comma_points_at_next_member(void **state)
 {
     fixture *f = *state;
     write_text(f, "comma.json", "{\n\t\"k\": [1,\n\t\t2 3]}");
-    expect_error(f, f->path, at(f, 3, 5), "syntax error"); /* the '3' (a tab is one column) */
+    /* the '3' (a tab is one column) */
+    expect_error(f, f->path, at(f, 3, 5), "expected ',' or ']' after an array element, found '3'");
 }
 
 static void Json_syntax_error_on_later_line_after_long_lines(void **state)
@@ -142,26 +143,24 @@ static void Json_syntax_error_on_later_line_after_long_lines(void **state)
     for (int i = 0; i < 40; i++) strcat(text, "  \"a long enough string\",\n");
     strcat(text, "  @\n]\n"); /* line 42, column 3 */
     write_text(f, "long.json", text);
-    expect_error(f, f->path, at(f, 42, 3), "syntax error");
+    expect_error(f, f->path, at(f, 42, 3), "expected a JSON value, found '@'");
 }
 
 static void Json_truncated_file_is_a_syntax_error(void **state)
 {
     fixture *f = *state;
     write_text(f, "cut.json", "{\n  \"a\": [1, 2");
-    expect_error(f, f->path, "syntax error", NULL);
-    char line2[PATH_MAX + 8];
-    snprintf(line2, sizeof line2, "%s:2:", f->path); /* the column depends on cJSON */
-    assert_true(strncmp(f->err, line2, strlen(line2)) == 0);
+    expect_error(f, f->path, at(f, 2, 13), "unexpected end of the file"); /* after the '2' */
+    assert_true(strncmp(f->err, f->path, strlen(f->path)) == 0);
 }
 
 static void Json_syntax_error_message_is_one_line(void **state)
 {
     fixture *f = *state;
     /* The message goes to the log as one line ("[error] manifest: <message>"): the text
-     * quoted after "near" must not carry the file's newlines into it. */
+     * quoted after "found" must not carry the file's newlines into it. */
     write_text(f, "nl.json", "{\n  \"b\": ]\n}\n");
-    expect_error(f, f->path, at(f, 2, 8), "syntax error");
+    expect_error(f, f->path, at(f, 2, 8), "expected a JSON value, found ']'");
     if (strchr(f->err, '\n') || strchr(f->err, '\r')) {
         char shown[sizeof f->err * 2], *o = shown; /* the message with "\n" made visible */
         for (const char *c = f->err; *c; c++) {

@@ -371,12 +371,14 @@ static void check_error_cases(scene_test *t, const error_case *cases, size_t n, 
 static void Scene_syntax_errors_name_the_line_and_column(void **state)
 {
     static const error_case cases[] = {
-        {"{\"version\": 1 @\"entities\": []}", "", "JSON syntax error near '\"entities\""},
-        {"{\"version\": @tru, \"entities\": []}", "", "JSON syntax error near 'tru"},
+        {"{\"version\": 1 @\"entities\": []}", "",
+         "expected ',' or '}' after an object member, found '\"'"},
+        {"{\"version\": @tru, \"entities\": []}", "", "expected a JSON value, found 'tru'"},
         {"{\"version\": 1, \"entities\": []} @x", "", "unexpected text after the JSON value"},
         {"{\"version\": 1,\n  \"entities\": [\n    {\"id\": \"a\"},\n    {\"id\": \"b\"\n  @]\n}",
-         "", "JSON syntax error"},
-        {"{\"version\": 1, \"entities\": [1, @]}", "", "JSON syntax error near ']}'"},
+         "", "expected ',' or '}' after an object member, found ']'"},
+        {"{\"version\": 1, \"entities\": [1@, ]}", "",
+         "a ',' before ']' or '}' (JSON has no trailing commas)"},
     };
     EXPECT_ERRORS((scene_test *)*state, cases);
 }

@@ -1,0 +1,699 @@
+/* jparse.c: strict, fast JSON into a cJSON tree (jparse.h).
+ *
+ * One pass and no recursion: the arrays and objects still open are a stack of their
+ * nodes (at most HOST_JPARSE_MAX_DEPTH). Each new node is linked into its parent at once,
+ * keeping cJSON's invariant at every step: parent->child is the first child, its prev the
+ * last child, whose next is NULL. So a parse that fails half-way leaves a well-formed
+ * tree, freed whole by cJSON_Delete (malloc mode) or with its arena.
+ *
+ * Where the time goes, and how little of it: strings without escapes are found 8 bytes
+ * at a time and copied once; escaped ones are decoded into a scratch buffer, then copied
+ * at their exact size; numbers are checked against the grammar here and converted by
+ * host_number_parse (fast_float, correctly rounded like strtod); in arena mode a node is
+ * a pointer bump at the bottom of a block and a string one at its top.
+ */
+#include "jparse.h"
+
+#include "log.h"
+#include "number.h"
+
+#include <assert.h>
+#include <cjson/cJSON.h>
+#include <float.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+/* ---- the arena ----------------------------------------------------------------------
+ * A list of blocks, newest first. In the newest, nodes are taken upwards from `low`
+ * (keeping their alignment: every node is sizeof(cJSON) bytes) and strings downwards from
+ * `high`; the free space is [low, high). When a request does not fit, a new block at
+ * least as large as all the others together is added, so n bytes take O(log n) blocks;
+ * the rest of the old block stays unused. */
+
+typedef struct arena_block {
+    struct arena_block *next; /* the older blocks */
+    size_t size;              /* bytes, this header included */
+} arena_block;                /* 16 bytes: what follows is aligned for a cJSON node */
+
+_Static_assert(sizeof(arena_block) % _Alignof(cJSON) == 0, "nodes follow the block header");
+_Static_assert(sizeof(cJSON) % _Alignof(cJSON) == 0, "nodes follow each other");
+
+struct host_json_arena {
+    arena_block *blocks; /* newest first */
+    char *low, *high;    /* the free space of the newest block */
+    size_t first_size;   /* bytes of the first block, from the text's length */
+    size_t reserved;     /* bytes of all blocks */
+    size_t retired_used; /* bytes given out from the blocks before the newest */
+    size_t count;        /* blocks */
+};
+
+/* The first block holds the tree of a typical file of text_len bytes: a scene of small
+ * objects of short arrays of numbers (examples/gen_scene.c) takes about 5 bytes of nodes
+ * and strings per byte of text; a glTF file (few nodes, long strings) much less. Memory
+ * of the block that is never touched costs no RAM. */
+#define ARENA_BYTES_PER_TEXT_BYTE 6
+#define ARENA_MIN_BLOCK           4096
+
+host_json_arena *host_json_arena_new(size_t text_len)
+{
+    host_json_arena *a = calloc(1, sizeof *a);
+    if (!a) return NULL;
+    size_t max = (SIZE_MAX - ARENA_MIN_BLOCK) / ARENA_BYTES_PER_TEXT_BYTE;
+    a->first_size = (text_len < max ? text_len : max) * ARENA_BYTES_PER_TEXT_BYTE + ARENA_MIN_BLOCK;
+    return a;
+}
+
+void host_json_arena_free(host_json_arena *a)
+{
+    if (!a) return;
+    for (arena_block *b = a->blocks, *next; b; b = next) {
+        next = b->next;
+        free(b);
+    }
+    free(a);
+}
+
+size_t host_json_arena_blocks(const host_json_arena *a, size_t *used)
+{
+    if (used) {
+        size_t newest = a->blocks ? a->blocks->size - sizeof(arena_block) : 0;
+        *used = a->retired_used + newest - (size_t)(a->high - a->low);
+    }
+    return a->count;
+}
+
+/* Ask for huge pages on the 2 MiB pages inside a large block: a big scene fills hundreds
+ * of megabytes of nodes, and faulting them in 4 KiB pages costs as much as the parse. */
+static void advise_huge_pages(void *block, size_t size)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    uintptr_t begin = ((uintptr_t)block + huge - 1) & ~(huge - 1);
+    uintptr_t end = ((uintptr_t)block + size) & ~(huge - 1);
+    if (end > begin) madvise((void *)begin, end - begin, MADV_HUGEPAGE); /* only a hint */
+#else
+    (void)block, (void)size;
+#endif
+}
+
+/* Add a block with room for `need` bytes: as large as all the others together (the
+ * first: first_size), or smaller when that much memory is refused. False when even
+ * `need` bytes are refused. */
+static bool arena_grow(host_json_arena *a, size_t need)
+{
+    size_t min = sizeof(arena_block) + need;
+    size_t size = a->blocks ? a->reserved : a->first_size;
+    arena_block *b;
+    if (size < min) size = min;
+    while (!(b = malloc(size)) && size > min) size = size / 2 > min ? size / 2 : min;
+    if (!b) return false;
+    advise_huge_pages(b, size);
+    if (a->blocks)
+        a->retired_used += a->blocks->size - sizeof(arena_block) - (size_t)(a->high - a->low);
+    *b = (arena_block){a->blocks, size};
+    a->blocks = b;
+    a->low = (char *)(b + 1);
+    a->high = (char *)b + size;
+    a->reserved += size;
+    a->count++;
+    return true;
+}
+
+/* ---- the parser's state ------------------------------------------------------------ */
+
+typedef struct parser {
+    const char *p, *end;    /* the next byte to read; the end of the text */
+    host_json_arena *arena; /* NULL: malloc mode */
+    char *scratch;          /* where escaped strings are decoded */
+    size_t scratch_cap;
+    host_jparse_status status; /* the first error */
+    const char *error_at;
+} parser;
+
+static bool fail(parser *p, host_jparse_status status, const char *at)
+{
+    p->status = status;
+    p->error_at = at;
+    return false;
+}
+
+/* A zeroed node, as cJSON_New_Item makes; NULL when out of memory. */
+static cJSON *new_node(parser *p)
+{
+    host_json_arena *a = p->arena;
+    if (!a) return calloc(1, sizeof(cJSON));
+    if ((size_t)(a->high - a->low) < sizeof(cJSON) && !arena_grow(a, sizeof(cJSON))) return NULL;
+    cJSON *n = (cJSON *)(void *)a->low;
+    a->low += sizeof(cJSON);
+    memset(n, 0, sizeof *n);
+    return n;
+}
+
+/* A NUL-terminated copy of s[0..n); NULL when out of memory. */
+static char *new_string(parser *p, const char *s, size_t n)
+{
+    host_json_arena *a = p->arena;
+    char *out;
+    if (!a) {
+        out = malloc(n + 1);
+        if (!out) return NULL;
+    } else {
+        if ((size_t)(a->high - a->low) <= n && !arena_grow(a, n + 1)) return NULL;
+        out = a->high -= n + 1;
+    }
+    memcpy(out, s, n);
+    out[n] = '\0';
+    return out;
+}
+
+/* Append v to parent's children: cJSON's links (the first child's prev is the last). */
+static void link_child(cJSON *parent, cJSON *v)
+{
+    cJSON *first = parent->child;
+    if (!first) {
+        parent->child = v;
+        v->prev = v;
+        return;
+    }
+    first->prev->next = v;
+    v->prev = first->prev;
+    first->prev = v;
+}
+
+static inline bool is_space(char c) /* JSON's white space: nothing else */
+{
+    return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+static inline void skip_space(parser *p)
+{
+    const char *s = p->p;
+    while (s < p->end && is_space(*s)) s++;
+    p->p = s;
+}
+
+static inline bool is_digit(char c)
+{
+    return (unsigned char)(c - '0') < 10;
+}
+
+/* ---- strings ------------------------------------------------------------------------ */
+
+#define ONES  0x0101010101010101ull
+#define HIGHS 0x8080808080808080ull
+
+/* The first byte of [s, end) that ends a plain run of a string: '"', '\' or a control
+ * character; end when none. 8 bytes at a time: a byte of x is flagged by
+ * (x - ONES*k) & ~x & HIGHS when it is below k (k <= 0x80); a borrow can only flag bytes
+ * above a flagged one, so the lowest flag is exact. */
+static const char *scan_plain(const char *s, const char *end)
+{
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    for (; end - s >= 8; s += 8) {
+        uint64_t w, q, b;
+        memcpy(&w, s, 8);
+        q = w ^ (ONES * '"');
+        b = w ^ (ONES * '\\');
+        uint64_t hit = ((q - ONES) & ~q) | ((b - ONES) & ~b) | ((w - ONES * 0x20) & ~w);
+        hit &= HIGHS;
+        if (hit) return s + (__builtin_ctzll(hit) >> 3);
+    }
+#endif
+    while (s < end && *s != '"' && *s != '\\' && (unsigned char)*s >= 0x20) s++;
+    return s;
+}
+
+/* Room for n bytes in the scratch buffer (allocated even for 0: memcpy wants a pointer). */
+static bool scratch_reserve(parser *p, size_t n)
+{
+    if (n <= p->scratch_cap && p->scratch) return true;
+    size_t cap = p->scratch_cap ? p->scratch_cap * 2 : 256;
+    if (cap < n) cap = n;
+    char *bigger = realloc(p->scratch, cap);
+    if (!bigger) return false;
+    p->scratch = bigger;
+    p->scratch_cap = cap;
+    return true;
+}
+
+/* The 4 hex digits of the \u escape at s (its '\'), or -1 with the error set; open is the
+ * string's opening quote. */
+static long hex4(parser *p, const char *s, const char *open)
+{
+    long v = 0;
+    for (const char *h = s + 2; h < s + 6; h++) {
+        if (h == p->end) return fail(p, HOST_JPARSE_UNTERMINATED_STRING, open), -1;
+        char c = *h, l = (char)(c | 0x20);
+        if (is_digit(c))
+            v = v << 4 | (c - '0');
+        else if (l >= 'a' && l <= 'f')
+            v = v << 4 | (l - 'a' + 10);
+        else
+            return fail(p, HOST_JPARSE_INVALID_UNICODE_ESCAPE, s), -1;
+    }
+    return v;
+}
+
+/* Code point cp (at most 0x10FFFF) as UTF-8 at out; returns the bytes written. */
+static size_t utf8_put(char *out, long cp)
+{
+    unsigned char *o = (unsigned char *)out;
+    if (cp < 0x80) {
+        o[0] = (unsigned char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        o[0] = (unsigned char)(0xC0 | cp >> 6);
+        o[1] = (unsigned char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        o[0] = (unsigned char)(0xE0 | cp >> 12);
+        o[1] = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
+        o[2] = (unsigned char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    o[0] = (unsigned char)(0xF0 | cp >> 18);
+    o[1] = (unsigned char)(0x80 | (cp >> 12 & 0x3F));
+    o[2] = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
+    o[3] = (unsigned char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+/* The \u escape at *at (a surrogate pair takes two) appended as UTF-8 to the scratch
+ * buffer at *n (4 bytes reserved); *at moves past it. */
+static bool decode_unicode(parser *p, const char *open, const char **at, size_t *n)
+{
+    const char *s = *at, *second = s + 6;
+    long cp = hex4(p, s, open);
+    if (cp < 0) return false;
+    if (cp >= 0xDC00 && cp <= 0xDFFF) return fail(p, HOST_JPARSE_UNPAIRED_SURROGATE, s);
+    if (cp >= 0xD800 && cp <= 0xDBFF) { /* a high surrogate: its low one must follow */
+        if (second == p->end || (*second == '\\' && second + 1 == p->end))
+            return fail(p, HOST_JPARSE_UNTERMINATED_STRING, open);
+        if (second[0] != '\\' || second[1] != 'u')
+            return fail(p, HOST_JPARSE_UNPAIRED_SURROGATE, s);
+        long low = hex4(p, second, open);
+        if (low < 0) return false;
+        if (low < 0xDC00 || low > 0xDFFF) return fail(p, HOST_JPARSE_UNPAIRED_SURROGATE, s);
+        cp = 0x10000 + ((cp & 0x3FF) << 10 | (low & 0x3FF));
+        second += 6;
+    }
+    *n += utf8_put(p->scratch + *n, cp);
+    *at = second;
+    return true;
+}
+
+/* The escape at *at ('\') appended to the scratch buffer at *n; *at moves past it. */
+static bool decode_escape(parser *p, const char *open, const char **at, size_t *n)
+{
+    static const char simple[256] = {['"'] = '"',  ['\\'] = '\\', ['/'] = '/',  ['b'] = '\b',
+                                     ['f'] = '\f', ['n'] = '\n',  ['r'] = '\r', ['t'] = '\t'};
+    const char *s = *at;
+    if (s + 1 == p->end) return fail(p, HOST_JPARSE_UNTERMINATED_STRING, open);
+    if (!scratch_reserve(p, *n + 4)) return fail(p, HOST_JPARSE_OUT_OF_MEMORY, s);
+    if (s[1] == 'u') return decode_unicode(p, open, at, n);
+    char c = simple[(unsigned char)s[1]];
+    if (!c) return fail(p, HOST_JPARSE_INVALID_ESCAPE, s);
+    p->scratch[(*n)++] = c;
+    *at = s + 2;
+    return true;
+}
+
+/* The rest of a string with escapes: open is its '"', at the first byte after its plain
+ * start (the '\', a control character, or the end of the text). Decoded into the
+ * scratch buffer first, then copied at its exact size. */
+static bool parse_escaped(parser *p, const char *open, const char *at, char **out)
+{
+    size_t n = (size_t)(at - open - 1);
+    if (!scratch_reserve(p, n)) return fail(p, HOST_JPARSE_OUT_OF_MEMORY, open);
+    memcpy(p->scratch, open + 1, n);
+    for (;;) {
+        if (at == p->end) return fail(p, HOST_JPARSE_UNTERMINATED_STRING, open);
+        if (*at == '"') break;
+        if ((unsigned char)*at < 0x20) return fail(p, HOST_JPARSE_CONTROL_CHARACTER, at);
+        if (*at == '\\') {
+            if (!decode_escape(p, open, &at, &n)) return false;
+            continue;
+        }
+        const char *run = at; /* a plain run up to the next '"', '\' or control */
+        at = scan_plain(at, p->end);
+        if (!scratch_reserve(p, n + (size_t)(at - run)))
+            return fail(p, HOST_JPARSE_OUT_OF_MEMORY, run);
+        memcpy(p->scratch + n, run, (size_t)(at - run));
+        n += (size_t)(at - run);
+    }
+    if (!(*out = new_string(p, p->scratch, n))) return fail(p, HOST_JPARSE_OUT_OF_MEMORY, open);
+    p->p = at + 1;
+    return true;
+}
+
+/* The string at p->p (its '"') decoded into a new buffer *out, as cJSON decodes it: a
+ * \u0000 ends the C string there. */
+static bool parse_string(parser *p, char **out)
+{
+    const char *open = p->p, *at = scan_plain(open + 1, p->end);
+    if (at == p->end || *at != '"') return parse_escaped(p, open, at, out);
+    if (!(*out = new_string(p, open + 1, (size_t)(at - open - 1))))
+        return fail(p, HOST_JPARSE_OUT_OF_MEMORY, open);
+    p->p = at + 1;
+    return true;
+}
+
+/* ---- numbers, literals, values ------------------------------------------------------ */
+
+/* One or more digits at s, counted into *n and appended to *m (m * 10 + digit, wrapping
+ * after 19 digits: then unused); returns the byte after them, or NULL with the error
+ * set. */
+static inline const char *digits(parser *p, const char *s, uint64_t *m, int *n)
+{
+    const char *start = s;
+    uint64_t v = *m;
+    if (s == p->end) return fail(p, HOST_JPARSE_END_OF_TEXT, s), NULL;
+    if (!is_digit(*s)) return fail(p, HOST_JPARSE_NUMBER_EXPECTED_DIGIT, s), NULL;
+    do v = v * 10 + (uint64_t)(*s - '0');
+    while (++s < p->end && is_digit(*s));
+    *m = v;
+    *n += (int)(s - start);
+    return s;
+}
+
+/* 10^0 .. 10^22: the powers of ten a double holds exactly. */
+static const double exact_pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                     1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                     1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* digits * 10^exp10 (negated when neg) into *d when one exact operation computes it
+ * (Clinger's fast path): digits at most 2^53 and |exp10| <= 22 make both operands exact
+ * doubles, and IEEE multiplication and division round correctly, so the result is the
+ * nearest double, as fast_float's or strtod's. Most numbers of a scene take this path.
+ * False (nothing done) otherwise, or where double arithmetic is wider than double. */
+static bool exact_number(uint64_t digits, int exp10, bool neg, double *d)
+{
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+    if (digits > (uint64_t)1 << 53 || exp10 < -22 || exp10 > 22) return false;
+    double x = (double)digits;
+    x = exp10 < 0 ? x / exact_pow10[-exp10] : x * exact_pow10[exp10];
+    *d = neg ? -x : x;
+    return true;
+#else
+    (void)digits, (void)exp10, (void)neg, (void)d;
+    return false;
+#endif
+}
+
+/* The number at p->p, -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? (RFC 8259), into v:
+ * valuedouble the nearest double (+-inf beyond the range, as strtod), valueint saturated
+ * as cJSON 1.7.15 does. */
+static bool parse_number(parser *p, cJSON *v)
+{
+    const char *s = p->p + (*p->p == '-'), *end = p->end;
+    uint64_t m = 0, e = 0; /* the digits (while at most 19), the exponent's */
+    int n = 0, exp10 = 0, en = 0;
+    if (s < end && *s == '0') {
+        if (++s < end && is_digit(*s)) return fail(p, HOST_JPARSE_NUMBER_LEADING_ZERO, s - 1);
+    } else if (!(s = digits(p, s, &m, &n))) {
+        return false;
+    }
+    if (s < end && *s == '.') {
+        int before = n;
+        if (!(s = digits(p, s + 1, &m, &n))) return false;
+        exp10 = before - n;
+    }
+    if (s < end && (*s == 'e' || *s == 'E')) {
+        bool minus = ++s < end && *s == '-';
+        s += s < end && (*s == '+' || *s == '-');
+        if (!(s = digits(p, s, &e, &en))) return false;
+        if (en > 6)
+            n = INT_MAX; /* no fast path: fast_float sorts out huge exponents */
+        else
+            exp10 += minus ? -(int)e : (int)e;
+    }
+    double d = 0;
+    if (n > 19 || !exact_number(m, exp10, *p->p == '-', &d)) {
+        const char *parsed = host_number_parse(p->p, s, &d);
+        assert(parsed == s); /* fast_float reads the JSON grammar whole */
+        (void)parsed;
+    }
+    v->type = cJSON_Number;
+    v->valuedouble = d;
+    v->valueint = d >= INT_MAX ? INT_MAX : d <= (double)INT_MIN ? INT_MIN : (int)d;
+    p->p = s;
+    return true;
+}
+
+/* true, false or null (word, n bytes) at p->p. */
+static bool parse_literal(parser *p, cJSON *v, const char *word, size_t n, int type)
+{
+    size_t left = (size_t)(p->end - p->p);
+    if (left >= n && memcmp(p->p, word, n) == 0) {
+        v->type = type;
+        v->valueint = type == cJSON_True; /* as cJSON sets it */
+        p->p += n;
+        return true;
+    }
+    if (left < n && memcmp(p->p, word, left) == 0) /* cut short */
+        return fail(p, HOST_JPARSE_END_OF_TEXT, p->end);
+    return fail(p, HOST_JPARSE_EXPECTED_VALUE, p->p);
+}
+
+/* A value other than an array or object at p->p (not the end) into v. */
+static bool parse_scalar(parser *p, cJSON *v)
+{
+    switch (*p->p) {
+    case '"':
+        v->type = cJSON_String;
+        return parse_string(p, &v->valuestring);
+    case 't':
+        return parse_literal(p, v, "true", 4, cJSON_True);
+    case 'f':
+        return parse_literal(p, v, "false", 5, cJSON_False);
+    case 'n':
+        return parse_literal(p, v, "null", 4, cJSON_NULL);
+    case '+':
+        return fail(p, HOST_JPARSE_NUMBER_PLUS_SIGN, p->p);
+    case '.':
+        return fail(p, HOST_JPARSE_NUMBER_LEADING_POINT, p->p);
+    default:
+        if (*p->p == '-' || is_digit(*p->p)) return parse_number(p, v);
+        return fail(p, HOST_JPARSE_EXPECTED_VALUE, p->p);
+    }
+}
+
+/* ---- the tree ----------------------------------------------------------------------- */
+
+/* A new last child of parent (an open array or object) with, in an object, its key and
+ * ':' read; p->p is left at its value. NULL with the error set. */
+static cJSON *new_child(parser *p, cJSON *parent)
+{
+    cJSON *v = new_node(p);
+    if (!v) return fail(p, HOST_JPARSE_OUT_OF_MEMORY, p->p), NULL;
+    link_child(parent, v); /* at once: a failure below leaves a whole tree */
+    if (parent->type == cJSON_Object) {
+        if (p->p == p->end) return fail(p, HOST_JPARSE_END_OF_TEXT, p->p), NULL;
+        if (*p->p != '"') return fail(p, HOST_JPARSE_EXPECTED_KEY, p->p), NULL;
+        if (!parse_string(p, &v->string)) return NULL;
+        skip_space(p);
+        if (p->p == p->end) return fail(p, HOST_JPARSE_END_OF_TEXT, p->p), NULL;
+        if (*p->p != ':') return fail(p, HOST_JPARSE_EXPECTED_COLON, p->p), NULL;
+        p->p++;
+        skip_space(p);
+    }
+    if (p->p == p->end) return fail(p, HOST_JPARSE_END_OF_TEXT, p->p), NULL;
+    return v;
+}
+
+/* After a complete value: read the ']' and '}' that follow (closing their arrays and
+ * objects) up to a ',', and return the next value's new node. NULL once the root is
+ * complete (status OK) or with the error set. */
+static cJSON *next_value(parser *p, cJSON **open, int *depth)
+{
+    while (*depth > 0) {
+        cJSON *parent = open[*depth - 1];
+        bool array = parent->type == cJSON_Array;
+        skip_space(p);
+        if (p->p == p->end) return fail(p, HOST_JPARSE_END_OF_TEXT, p->p), NULL;
+        if (*p->p == ',') {
+            const char *comma = p->p++;
+            skip_space(p);
+            if (p->p < p->end && *p->p == (array ? ']' : '}'))
+                return fail(p, HOST_JPARSE_TRAILING_COMMA, comma), NULL;
+            return new_child(p, parent);
+        }
+        if (*p->p != (array ? ']' : '}'))
+            return fail(p,
+                        array ? HOST_JPARSE_EXPECTED_ARRAY_COMMA
+                              : HOST_JPARSE_EXPECTED_OBJECT_COMMA,
+                        p->p),
+                   NULL;
+        p->p++;
+        (*depth)--;
+    }
+    return NULL;
+}
+
+/* The value at p->p (not the end) into root, with everything nested in it. */
+static bool parse_tree(parser *p, cJSON *root)
+{
+    cJSON *open[HOST_JPARSE_MAX_DEPTH]; /* the arrays and objects being filled */
+    int depth = 0;
+    cJSON *v = root;
+    for (;;) {
+        char c = *p->p;
+        if (c == '[' || c == '{') {
+            if (depth == HOST_JPARSE_MAX_DEPTH) return fail(p, HOST_JPARSE_TOO_DEEP, p->p);
+            v->type = c == '[' ? cJSON_Array : cJSON_Object;
+            p->p++;
+            skip_space(p);
+            if (p->p == p->end) return fail(p, HOST_JPARSE_END_OF_TEXT, p->p);
+            if (*p->p != (c == '[' ? ']' : '}')) { /* not empty: fill it */
+                open[depth++] = v;
+                if (!(v = new_child(p, v))) return false;
+                continue;
+            }
+            p->p++;
+        } else if (!parse_scalar(p, v)) {
+            return false;
+        }
+        if (!(v = next_value(p, open, &depth))) return p->status == HOST_JPARSE_OK;
+    }
+}
+
+cJSON *host_jparse(const char *text, size_t len, host_json_arena *arena, host_jparse_error *error)
+{
+    if (!text) text = "", len = 0;
+    parser p = {.p = text, .end = text + len, .arena = arena};
+    cJSON *root = NULL;
+    if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) p.p += 3; /* a UTF-8 BOM */
+    skip_space(&p);
+    if (p.p == p.end)
+        fail(&p, HOST_JPARSE_EMPTY, p.p);
+    else if (!(root = new_node(&p)))
+        fail(&p, HOST_JPARSE_OUT_OF_MEMORY, p.p);
+    else if (parse_tree(&p, root)) {
+        skip_space(&p);
+        if (p.p != p.end) fail(&p, HOST_JPARSE_TRAILING_TEXT, p.p);
+    }
+    if (p.status != HOST_JPARSE_OK && root) {
+        if (!arena) cJSON_Delete(root);
+        root = NULL;
+    }
+    free(p.scratch);
+    if (error) *error = (host_jparse_error){p.status, root ? 0 : (size_t)(p.error_at - text)};
+    return root;
+}
+
+/* ---- messages ----------------------------------------------------------------------- */
+
+#define STR_(x) #x
+#define STR(x)  STR_(x)
+
+static const char *const messages[HOST_JPARSE_STATUS_COUNT] = {
+    [HOST_JPARSE_OK] = "no error",
+    [HOST_JPARSE_EMPTY] = "the file is empty, expected a JSON value",
+    [HOST_JPARSE_TRAILING_TEXT] = "unexpected text after the JSON value",
+    [HOST_JPARSE_END_OF_TEXT] = "unexpected end of the file",
+    [HOST_JPARSE_EXPECTED_VALUE] = "expected a JSON value",
+    [HOST_JPARSE_EXPECTED_KEY] = "expected a string key",
+    [HOST_JPARSE_EXPECTED_COLON] = "expected ':' after an object key",
+    [HOST_JPARSE_EXPECTED_OBJECT_COMMA] = "expected ',' or '}' after an object member",
+    [HOST_JPARSE_EXPECTED_ARRAY_COMMA] = "expected ',' or ']' after an array element",
+    [HOST_JPARSE_TRAILING_COMMA] = "a ',' before ']' or '}' (JSON has no trailing commas)",
+    [HOST_JPARSE_TOO_DEEP] = "nesting deeper than " STR(HOST_JPARSE_MAX_DEPTH) " levels",
+    [HOST_JPARSE_UNTERMINATED_STRING] = "unterminated string",
+    [HOST_JPARSE_CONTROL_CHARACTER] = "control character in a string (escape it)",
+    [HOST_JPARSE_INVALID_ESCAPE] = "invalid escape in a string",
+    [HOST_JPARSE_INVALID_UNICODE_ESCAPE] = "invalid \\u escape (expected 4 hex digits)",
+    [HOST_JPARSE_UNPAIRED_SURROGATE] = "unpaired UTF-16 surrogate",
+    [HOST_JPARSE_NUMBER_LEADING_ZERO] = "invalid number: a leading zero",
+    [HOST_JPARSE_NUMBER_PLUS_SIGN] = "invalid number: a '+' sign",
+    [HOST_JPARSE_NUMBER_LEADING_POINT] = "invalid number: no digit before the '.'",
+    [HOST_JPARSE_NUMBER_EXPECTED_DIGIT] = "invalid number: expected a digit",
+    [HOST_JPARSE_OUT_OF_MEMORY] = "out of memory",
+};
+
+const char *host_jparse_message(host_jparse_status status)
+{
+    return (unsigned)status < HOST_JPARSE_STATUS_COUNT ? messages[status] : "unknown error";
+}
+
+static bool is_word(char c)
+{
+    return is_digit(c) || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') || c == '_' || c == '-' ||
+           c == '+' || c == '.';
+}
+
+/* The length of the UTF-8 character at s (left bytes) when it is a valid one from U+00A0
+ * up (printable enough to quote), else 0. */
+static size_t utf8_printable(const unsigned char *s, size_t left)
+{
+    size_t n = *s >= 0xC2 && *s < 0xE0   ? 2
+               : *s >= 0xE0 && *s < 0xF0 ? 3
+               : *s >= 0xF0 && *s < 0xF5 ? 4
+                                         : 0;
+    if (!n || n > left) return 0;
+    long cp = *s & (0x7F >> n);
+    for (size_t k = 1; k < n; k++) {
+        if ((s[k] & 0xC0) != 0x80) return 0;
+        cp = cp << 6 | (s[k] & 0x3F);
+    }
+    bool shortest = cp >= (n == 2 ? 0xA0 : n == 3 ? 0x800 : 0x10000);
+    return shortest && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF) ? n : 0;
+}
+
+/* What stands at `at` (left bytes), for "found ...": a word ('NaN', 'tru'), a printable
+ * character, or a byte's value. */
+static void describe_found(const char *at, size_t left, char *out, size_t outlen)
+{
+    unsigned char c = left ? (unsigned char)*at : 0;
+    size_t n = 0, u;
+    while (n < left && n < 24 && is_word(at[n])) n++;
+    if (!left)
+        host_format(out, outlen, "the end of the file");
+    else if (n)
+        host_format(out, outlen, "'%.*s'", (int)n, at);
+    else if (c == '\'')
+        host_format(out, outlen, "\"'\" (JSON strings take '\"')");
+    else if (c == '/')
+        host_format(out, outlen, "'/' (JSON has no comments)");
+    else if (c > ' ' && c < 0x7F)
+        host_format(out, outlen, "'%c'", c);
+    else if (c == 0)
+        host_format(out, outlen, "a NUL byte");
+    else if ((u = utf8_printable((const unsigned char *)at, left)))
+        host_format(out, outlen, "'%.*s'", (int)u, at);
+    else
+        host_format(out, outlen, "byte 0x%02X", c);
+}
+
+void host_jparse_describe(const char *text, size_t len, const host_jparse_error *e, char *out,
+                          size_t outlen)
+{
+    const char *msg = host_jparse_message(e->status), *at = text + e->offset;
+    size_t left = e->offset < len ? len - e->offset : 0;
+    char found[64];
+    switch (e->status) {
+    case HOST_JPARSE_EXPECTED_VALUE:
+    case HOST_JPARSE_EXPECTED_KEY:
+    case HOST_JPARSE_EXPECTED_COLON:
+    case HOST_JPARSE_EXPECTED_OBJECT_COMMA:
+    case HOST_JPARSE_EXPECTED_ARRAY_COMMA:
+    case HOST_JPARSE_NUMBER_EXPECTED_DIGIT:
+        describe_found(at, left, found, sizeof found);
+        host_format(out, outlen, "%s, found %s", msg, found);
+        return;
+    case HOST_JPARSE_INVALID_ESCAPE:
+        if (left >= 2 && at[1] > ' ' && at[1] < 0x7F) {
+            host_format(out, outlen, "invalid escape '\\%c' in a string", at[1]);
+            return;
+        }
+        break;
+    default:
+        break;
+    }
+    host_format(out, outlen, "%s", msg);
+}

@@ -1,0 +1,89 @@
+/* jparse.h: the host's JSON parser: strict RFC 8259, one pass, and its output an ordinary
+ * cJSON tree, so every reader of cJSON (the host, the plugins) works on it unchanged.
+ *
+ * The tree is the one cJSON_ParseWithLength (cJSON 1.7.15) builds from the same valid
+ * text: the same types, keys, strings, numbers (valuedouble, and valueint saturated to
+ * INT_MIN..INT_MAX) and child/next/prev links (the first child's prev is the last child).
+ * Where cJSON is lenient this parser is not: leading zeros, '+', ".5", "1.", NaN,
+ * trailing commas, comments, raw control characters in strings, lone UTF-16 surrogates
+ * and any text after the value are refused, with the offset of the offending byte.
+ *
+ * Two ways to hold the tree:
+ * - malloc mode (no arena): each node calloc'd and each string malloc'd as cJSON does,
+ *   so cJSON_Delete frees the tree;
+ * - arena mode: nodes and strings are carved out of a few large blocks owned by a
+ *   host_json_arena, and host_json_arena_free frees them all at once. Never cJSON_Delete
+ *   such a tree, nor any node of it, nor add malloc'd nodes to it.
+ * json.h wraps both with file:line:col messages (host_json_parse, host_json_parse_arena).
+ */
+#ifndef HOST_JPARSE_H
+#define HOST_JPARSE_H
+
+#include <stddef.h>
+
+#include "json.h" /* host_json_arena, host_json_arena_free */
+
+struct cJSON;
+
+/* Deepest nesting of arrays and objects accepted (cJSON's CJSON_NESTING_LIMIT). */
+#define HOST_JPARSE_MAX_DEPTH 1000
+
+/* Why a parse failed; host_jparse_message() has the text of each. */
+typedef enum host_jparse_status {
+    HOST_JPARSE_OK,
+    HOST_JPARSE_EMPTY,                  /* nothing but white space (and a BOM) */
+    HOST_JPARSE_TRAILING_TEXT,          /* more than white space after the value */
+    HOST_JPARSE_END_OF_TEXT,            /* the text ends inside a value */
+    HOST_JPARSE_EXPECTED_VALUE,         /* a byte that starts no JSON value */
+    HOST_JPARSE_EXPECTED_KEY,           /* an object member not starting with '"' */
+    HOST_JPARSE_EXPECTED_COLON,         /* no ':' after an object key */
+    HOST_JPARSE_EXPECTED_OBJECT_COMMA,  /* neither ',' nor '}' after a member */
+    HOST_JPARSE_EXPECTED_ARRAY_COMMA,   /* neither ',' nor ']' after an element */
+    HOST_JPARSE_TRAILING_COMMA,         /* a ',' right before '}' or ']' (at the comma) */
+    HOST_JPARSE_TOO_DEEP,               /* the '[' or '{' opening level 1001 */
+    HOST_JPARSE_UNTERMINATED_STRING,    /* the text ends in a string (at its opening '"') */
+    HOST_JPARSE_CONTROL_CHARACTER,      /* a byte below 0x20 in a string */
+    HOST_JPARSE_INVALID_ESCAPE,         /* '\' followed by none of "\/bfnrtu (at the '\') */
+    HOST_JPARSE_INVALID_UNICODE_ESCAPE, /* \u without 4 hex digits (at the '\') */
+    HOST_JPARSE_UNPAIRED_SURROGATE,     /* a UTF-16 surrogate \u escape without its pair */
+    HOST_JPARSE_NUMBER_LEADING_ZERO,    /* 01, -00 (at the leading '0') */
+    HOST_JPARSE_NUMBER_PLUS_SIGN,       /* +1 */
+    HOST_JPARSE_NUMBER_LEADING_POINT,   /* .5 */
+    HOST_JPARSE_NUMBER_EXPECTED_DIGIT,  /* -x, 1., 1.e5, 1e, 1e+ (where a digit is missing) */
+    HOST_JPARSE_OUT_OF_MEMORY,
+    HOST_JPARSE_STATUS_COUNT
+} host_jparse_status;
+
+/* A failed parse: what, and where (a byte offset into the text; its length for the end). */
+typedef struct host_jparse_error {
+    host_jparse_status status;
+    size_t offset;
+} host_jparse_error;
+
+/* Parse text[0..len) (no NUL needed; a NUL byte is an error where it stands). With arena
+ * NULL, the tree is malloc'd as cJSON's (free it with cJSON_Delete); otherwise every node
+ * and string comes from arena (several parses may share one). Returns the root, or NULL
+ * with *error set (error may be NULL): then nothing is left allocated but what a failed
+ * parse took from the arena, freed with it. A UTF-8 BOM at the start is skipped. */
+struct cJSON *host_jparse(const char *text, size_t len, host_json_arena *arena,
+                          host_jparse_error *error);
+
+/* A new, empty arena sized for parsing about text_len bytes of JSON: its first block
+ * (allocated at the first use) holds the tree of a typical file of that size. NULL when
+ * out of memory. Free it with host_json_arena_free (json.h). */
+host_json_arena *host_json_arena_new(size_t text_len);
+
+/* How much arena holds: its number of blocks, and in *used (may be NULL) the bytes given
+ * out to nodes and strings. */
+size_t host_json_arena_blocks(const host_json_arena *arena, size_t *used);
+
+/* The text of a status ("unterminated string"); "unknown error" out of range. */
+const char *host_jparse_message(host_jparse_status status);
+
+/* The message of error for a person, in out (outlen bytes, cut if longer): the status's
+ * text, and what was found at the offset when that helps ("expected a JSON value, found
+ * 'NaN'", "invalid escape '\q' in a string"). Only printable characters are quoted. */
+void host_jparse_describe(const char *text, size_t len, const host_jparse_error *error, char *out,
+                          size_t outlen);
+
+#endif
