@@ -426,12 +426,13 @@ ecs_status host_scene_load(host_world *w, const char *path)
 {
     scene_load l = {.w = w, .path = path};
     char *text = NULL;
+    host_json_arena *arena = NULL;
     ecs_status s;
     if (has_suffix(path, ".gltf") || has_suffix(path, ".glb")) {
         l.root = host_gltf_import(path, l.error, sizeof l.error);
     } else if ((text = host_json_read_text(path, &l.len, l.error, sizeof l.error))) {
-        l.text = text;
-        l.root = host_json_parse(path, text, l.len, l.error, sizeof l.error);
+        l.text = text; /* the tree lives in an arena: one free, nothing kept points in it */
+        l.root = host_json_parse_arena(path, text, l.len, &arena, l.error, sizeof l.error);
     }
     if (!l.root)
         s = ECS_ERR_BAD_VALUE;
@@ -441,7 +442,10 @@ ecs_status host_scene_load(host_world *w, const char *path)
         host_error("scene", "%s", l.error);
     else
         host_info("scene", "loaded %u entities from %s", l.n, path);
-    cJSON_Delete(l.root);
+    if (arena)
+        host_json_arena_free(arena);
+    else
+        cJSON_Delete(l.root); /* an imported glTF */
     free(text);
     load_free(&l);
     return s;
