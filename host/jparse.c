@@ -15,6 +15,7 @@
 #include "jparse.h"
 
 #include "log.h"
+#include "mem.h"
 #include "number.h"
 
 #include <assert.h>
@@ -86,20 +87,6 @@ size_t host_json_arena_blocks(const host_json_arena *a, size_t *used)
     return a->count;
 }
 
-/* Ask for huge pages on the 2 MiB pages inside a large block: a big scene fills hundreds
- * of megabytes of nodes, and faulting them in 4 KiB pages costs as much as the parse. */
-static void advise_huge_pages(void *block, size_t size)
-{
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    const uintptr_t huge = (uintptr_t)2 << 20;
-    uintptr_t begin = ((uintptr_t)block + huge - 1) & ~(huge - 1);
-    uintptr_t end = ((uintptr_t)block + size) & ~(huge - 1);
-    if (end > begin) madvise((void *)begin, end - begin, MADV_HUGEPAGE); /* only a hint */
-#else
-    (void)block, (void)size;
-#endif
-}
-
 /* Add a block with room for `need` bytes: as large as all the others together (the
  * first: first_size), or smaller when that much memory is refused. False when even
  * `need` bytes are refused. */
@@ -111,7 +98,7 @@ static bool arena_grow(host_json_arena *a, size_t need)
     if (size < min) size = min;
     while (!(b = malloc(size)) && size > min) size = size / 2 > min ? size / 2 : min;
     if (!b) return false;
-    advise_huge_pages(b, size);
+    host_mem_advise_huge(b, size);
     if (a->blocks)
         a->retired_used += a->blocks->size - sizeof(arena_block) - (size_t)(a->high - a->low);
     *b = (arena_block){a->blocks, size};

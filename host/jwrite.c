@@ -6,24 +6,84 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mem.h"
 #include "number.h"
 
 /* ---- numbers ---- */
 
-/* The digits d[0..n) (value = d * 10^k) laid out as printf's %.<p>g: fixed notation for
- * exponents -4 <= e < p, else d.ddde+XX. Returns the length written at out. */
-static size_t layout(char *out, bool negative, const char *d, int n, int k)
+/* Decimal digits of v (1-20). */
+static int digit_count(uint64_t v)
 {
+    static const uint64_t pow10[19] = {10ull,
+                                       100ull,
+                                       1000ull,
+                                       10000ull,
+                                       100000ull,
+                                       1000000ull,
+                                       10000000ull,
+                                       100000000ull,
+                                       1000000000ull,
+                                       10000000000ull,
+                                       100000000000ull,
+                                       1000000000000ull,
+                                       10000000000000ull,
+                                       100000000000000ull,
+                                       1000000000000000ull,
+                                       10000000000000000ull,
+                                       100000000000000000ull,
+                                       1000000000000000000ull,
+                                       10000000000000000000ull};
+    int n = 1;
+    while (n < 20 && v >= pow10[n - 1]) n++;
+    return n;
+}
+
+/* The n digits of v as characters at out[0..n), two at a time (32-bit steps when they
+ * fit, as for every float). */
+static void put_digits(char *out, uint64_t v, int n)
+{
+    static const char pairs[] = "00010203040506070809101112131415161718192021222324"
+                                "25262728293031323334353637383940414243444546474849"
+                                "50515253545556575859606162636465666768697071727374"
+                                "75767778798081828384858687888990919293949596979899";
+    char *o = out + n;
+    while (v > UINT32_MAX) {
+        unsigned k = (unsigned)(v % 100) * 2;
+        v /= 100;
+        *--o = pairs[k + 1];
+        *--o = pairs[k];
+    }
+    uint32_t u = (uint32_t)v;
+    while (u >= 100) {
+        unsigned k = u % 100 * 2;
+        u /= 100;
+        *--o = pairs[k + 1];
+        *--o = pairs[k];
+    }
+    if (u >= 10) {
+        *--o = pairs[u * 2 + 1];
+        *--o = pairs[u * 2];
+    } else {
+        *--o = (char)('0' + u);
+    }
+}
+
+/* sig * 10^k (sig without trailing zeros) laid out as printf's %.<p>g (p = 15, or 17
+ * past 15 digits): fixed notation for exponents -4 <= e < p, else d.ddde+XX. Into out
+ * (at most 25 bytes and a NUL); returns the length. Byte by byte: the digits were just
+ * stored one by one, and wide loads of them would stall. */
+static size_t layout(char *out, bool negative, uint64_t sig, int k)
+{
+    char d[24];
+    int n = digit_count(sig);
+    put_digits(d, sig, n);
     int p = n <= 15 ? 15 : 17, e = k + n - 1;
     char *o = out;
     if (negative) *o++ = '-';
     if (e < -4 || e >= p) {
         *o++ = d[0];
-        if (n > 1) {
-            *o++ = '.';
-            memcpy(o, d + 1, (size_t)n - 1);
-            o += n - 1;
-        }
+        if (n > 1) *o++ = '.';
+        for (int i = 1; i < n; i++) *o++ = d[i];
         *o++ = 'e';
         *o++ = e < 0 ? '-' : '+';
         int a = e < 0 ? -e : e;
@@ -34,19 +94,15 @@ static size_t layout(char *out, bool negative, const char *d, int n, int k)
         *o++ = '0';
         *o++ = '.';
         for (int z = -e - 1; z > 0; z--) *o++ = '0';
-        memcpy(o, d, (size_t)n);
-        o += n;
-    } else if (e + 1 >= n) { /* an integer: the digits, then zeros */
-        memcpy(o, d, (size_t)n);
-        o += n;
-        for (int z = k; z > 0; z--) *o++ = '0';
+        for (int i = 0; i < n; i++) *o++ = d[i];
     } else {
-        memcpy(o, d, (size_t)e + 1);
-        o += e + 1;
-        *o++ = '.';
-        memcpy(o, d + e + 1, (size_t)(n - e - 1));
-        o += n - e - 1;
+        for (int i = 0; i < n; i++) {
+            *o++ = d[i];
+            if (i == e && i + 1 < n) *o++ = '.';
+        }
+        for (int z = n; z <= e; z++) *o++ = '0'; /* an integer's zeros */
     }
+    *o = '\0';
     return (size_t)(o - out);
 }
 
@@ -61,21 +117,17 @@ static size_t special(double x, char *out)
 size_t host_json_number_text(double x, char *out)
 {
     if (x == 0 || !isfinite(x)) return special(x, out);
-    char digits[24];
-    int k, n = host_number_shortest_f64(x, digits, &k);
-    size_t len = layout(out, signbit(x), digits, n, k);
-    out[len] = '\0';
-    return len;
+    int k;
+    uint64_t sig = host_number_shortest_f64(x, &k);
+    return layout(out, signbit(x), sig, k);
 }
 
 size_t host_json_f32_text(float x, char *out)
 {
     if (x == 0 || !isfinite(x)) return special(x, out);
-    char digits[24];
-    int k, n = host_number_shortest_f32(x, digits, &k);
-    size_t len = layout(out, signbit(x), digits, n, k);
-    out[len] = '\0';
-    return len;
+    int k;
+    uint64_t sig = host_number_shortest_f32(x, &k);
+    return layout(out, signbit(x), sig, k);
 }
 
 /* ---- the buffer ---- */
@@ -94,6 +146,7 @@ bool host_jw_reserve(host_jwriter *w, size_t n)
     }
     w->buf = b;
     w->cap = cap;
+    if (cap >= ((size_t)4 << 20)) host_mem_advise_huge(b, cap); /* a whole scene's text */
     return true;
 }
 
@@ -344,7 +397,7 @@ static void api_array_f32(ecs_json_writer *a, const float *x, uint32_t n)
             fail(w, "a NaN or infinite number (JSON has none)");
             return;
         }
-    if (!value_begins(w) || !host_jw_reserve(w, (size_t)n * 18 + 2)) return;
+    if (!value_begins(w) || !host_jw_reserve(w, (size_t)n * 18 + 34)) return;
     char *o = w->buf + w->len;
     *o++ = '[';
     for (uint32_t i = 0; i < n; i++) {

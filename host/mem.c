@@ -6,7 +6,9 @@
  */
 #include "mem.h"
 
+#include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 struct host_mem_block {
     host_mem_account *acct;
@@ -172,4 +174,16 @@ void host_mem_shutdown(void)
     free(live.slot);
     live.slot = NULL;
     live.cap = live.count = 0;
+}
+
+void host_mem_advise_huge(void *block, size_t size)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    uintptr_t begin = ((uintptr_t)block + huge - 1) & ~(huge - 1);
+    uintptr_t end = ((uintptr_t)block + size) & ~(huge - 1);
+    if (end > begin) madvise((void *)begin, end - begin, MADV_HUGEPAGE); /* only a hint */
+#else
+    (void)block, (void)size;
+#endif
 }

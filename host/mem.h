@@ -38,6 +38,11 @@ int host_mem_free(void *ptr);
 /* Free every block still held by acct; returns the bytes that were freed. */
 size_t host_mem_release_all(host_mem_account *acct);
 
+/* Ask for huge pages on the 2 MiB pages inside a large block of the host's own (a parse
+ * tree, a scene's text): faulting hundreds of megabytes in 4 KiB pages costs as much as
+ * filling them. Only a hint; nothing happens where the system has none. */
+void host_mem_advise_huge(void *block, size_t size);
+
 /* Free the host's table of live blocks (at exit, after every account was released). */
 void host_mem_shutdown(void);
 

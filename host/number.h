@@ -16,12 +16,12 @@
 extern "C" {
 #endif
 
-/* |x| = digits * 10^*exp10, with the fewest digits (no trailing zeros) that convert back
- * to x: the digits as characters into digits[0..n) (not NUL-terminated), n returned
- * (1-17). x must be finite and not zero. */
-int host_number_shortest_f64(double x, char *digits, int *exp10);
+/* |x| = significand * 10^*exp10 with the fewest significant digits (1-17, no trailing
+ * zeros) that convert back to x; the significand is returned. x must be finite and not
+ * zero. */
+uint64_t host_number_shortest_f64(double x, int *exp10);
 /* The same for a float (1-9 digits). */
-int host_number_shortest_f32(float x, char *digits, int *exp10);
+uint64_t host_number_shortest_f32(float x, int *exp10);
 
 /* The double nearest the decimal number in [begin, end) (JSON grammar, checked by the
  * caller); out-of-range values give +-inf or +-0 as strtod does. Returns the end of the

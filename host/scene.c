@@ -695,6 +695,21 @@ static bool save_member(host_jwriter *jw, host_manager *mgr, ecs_entity e, bool 
     return s == ECS_OK && !bad;
 }
 
+/* The id host_scene_id_of(e) would give, without taking it: e's made or stored id, or
+ * the one make_id would make (into buf). */
+static const char *guess_id(scene_save *v, ecs_entity e, char *buf, size_t len)
+{
+    uint32_t idx = ecs_entity_index(e);
+    if (idx < v->cap && v->made[idx]) return v->made[idx];
+    store_entry *se = entry_of(v->w->scene, e);
+    if (se && se->id) return se->id;
+    char base[16];
+    index_id(base, idx);
+    memcpy(buf, base, sizeof base);
+    for (unsigned k = 2; id_used(v, buf); k++) host_format(buf, len, "%s_%u", base, k);
+    return buf;
+}
+
 /* Append the JSON object of e to c: id first, managers in registration order, then kept
  * components. Nothing when e has nothing to save. False when a manager failed or memory
  * ran out. */
@@ -706,7 +721,13 @@ static bool save_entity(scene_save *v, capture *c, host_manager *const *mgrs, si
     store_entry *se = with_kept ? entry_of(w->scene, e) : NULL;
     size_t begin = jw->len;
     bool any = false, ok = true;
+    char guess[300]; /* the id it will have if it is written: the id member comes first */
+    const char *id = guess_id(v, e, guess, sizeof guess);
     host_jw_raw(jw, ", {", 3);
+    host_jw_newline(jw, ENTITY_TABS);
+    host_jw_raw(jw, "\"id\":\t", 6);
+    host_jw_quoted(jw, id);
+    size_t id_end = jw->len;
     for (size_t m = 0; m < count; m++) {
         c->wrote[m] = 0;
         bool wrote = false;
@@ -731,14 +752,23 @@ static bool save_entity(scene_save *v, capture *c, host_manager *const *mgrs, si
         jw->len = begin;
         return ok;
     }
-    const char *id = host_scene_id_of(w, e);
-    size_t tail = jw->len;
-    host_jw_newline(jw, ENTITY_TABS);
-    host_jw_raw(jw, "\"id\":\t", 6);
-    host_jw_quoted(jw, id);
-    if (!id || jw->no_memory || !move_back(jw, begin + 3, tail)) {
+    const char *real = host_scene_id_of(w, e); /* now it is taken */
+    if (!real || jw->no_memory) {
         jw->len = begin;
         return false;
+    }
+    if (strcmp(real, id) != 0) { /* the guess went stale (a plugin asked for ids): redo */
+        size_t tail = jw->len, id_at = begin + 3;
+        host_jw_newline(jw, ENTITY_TABS);
+        host_jw_raw(jw, "\"id\":\t", 6);
+        host_jw_quoted(jw, real);
+        size_t n = jw->len - tail, old = id_end - id_at;
+        if (jw->no_memory || !move_back(jw, id_at, tail)) {
+            jw->len = begin;
+            return false;
+        }
+        memmove(jw->buf + id_at + n, jw->buf + id_at + n + old, jw->len - (id_at + n + old));
+        jw->len -= old;
     }
     host_jw_newline(jw, ENTITY_TABS - 1);
     host_jw_raw(jw, "}", 1);
