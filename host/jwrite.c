@@ -172,10 +172,17 @@ static bool needs_escape(unsigned char c)
     return c < 0x20 || c == '"' || c == '\\';
 }
 
+static void quoted_n(host_jwriter *w, const char *s, size_t n);
+
 void host_jw_quoted(host_jwriter *w, const char *s)
 {
     if (!s) s = "";
-    size_t n = strlen(s);
+    quoted_n(w, s, strlen(s));
+}
+
+/* s (n bytes before its NUL) quoted and escaped. */
+static void quoted_n(host_jwriter *w, const char *s, size_t n)
+{
     if (!host_jw_reserve(w, n * 6 + 2)) return;
     char *o = w->buf + w->len;
     *o++ = '"';
@@ -222,6 +229,21 @@ void host_jw_quoted(host_jwriter *w, const char *s)
     }
     *o++ = '"';
     w->len = (size_t)(o - w->buf);
+}
+
+void host_jw_key(host_jwriter *w, bool comma, int tabs, const char *key)
+{
+    size_t n = strlen(key);
+    if (!host_jw_reserve(w, (size_t)tabs + n * 6 + 6)) return;
+    char *o = w->buf + w->len;
+    if (comma) *o++ = ',';
+    *o++ = '\n';
+    memset(o, '\t', (size_t)tabs);
+    o += tabs;
+    w->len = (size_t)(o - w->buf);
+    quoted_n(w, key, n); /* room reserved */
+    w->buf[w->len++] = ':';
+    w->buf[w->len++] = '\t';
 }
 
 /* ---- the value state machine ---- */
@@ -329,18 +351,7 @@ static void api_key(ecs_json_writer *a, const char *key)
         fail(w, "key(NULL)");
         return;
     }
-    size_t n = strlen(key);
-    int tabs = w->base + w->level;
-    if (!host_jw_reserve(w, (size_t)tabs + n * 6 + 6)) return;
-    char *o = w->buf + w->len;
-    if (w->items[w->level - 1]) *o++ = ',';
-    *o++ = '\n';
-    memset(o, '\t', (size_t)tabs);
-    o += tabs;
-    w->len = (size_t)(o - w->buf);
-    host_jw_quoted(w, key); /* room reserved */
-    w->buf[w->len++] = ':';
-    w->buf[w->len++] = '\t';
+    host_jw_key(w, w->items[w->level - 1] > 0, w->base + w->level, key);
     w->key_due = false;
 }
 

@@ -54,6 +54,8 @@ bool host_jw_finish(host_jwriter *w);
 /* Append raw bytes / a JSON string literal (quoted and escaped as cJSON does). */
 void host_jw_raw(host_jwriter *w, const char *s, size_t n);
 void host_jw_quoted(host_jwriter *w, const char *s);
+/* Append an object member's key: [","] "\n" tabs "key":<TAB>. */
+void host_jw_key(host_jwriter *w, bool comma, int tabs, const char *key);
 /* Append "\n" and `tabs` tabs. */
 void host_jw_newline(host_jwriter *w, int tabs);
 /* Make room for n more bytes; false (and no_memory) when memory ran out. */

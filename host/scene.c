@@ -647,10 +647,7 @@ static bool capture_add(capture *c, size_t start, ecs_entity e)
 /* ",\n\t\t\t"name":\t": an entity member after the id. */
 static void member_key(host_jwriter *jw, const char *name)
 {
-    host_jw_raw(jw, ",", 1);
-    host_jw_newline(jw, ENTITY_TABS);
-    host_jw_quoted(jw, name);
-    host_jw_raw(jw, ":\t", 2);
+    host_jw_key(jw, true, ENTITY_TABS, name);
 }
 
 /* Move the bytes [tail, len) of jw to `at`, shifting [at, tail) after them. */
@@ -724,8 +721,7 @@ static bool save_entity(scene_save *v, capture *c, host_manager *const *mgrs, si
     char guess[300]; /* the id it will have if it is written: the id member comes first */
     const char *id = guess_id(v, e, guess, sizeof guess);
     host_jw_raw(jw, ", {", 3);
-    host_jw_newline(jw, ENTITY_TABS);
-    host_jw_raw(jw, "\"id\":\t", 6);
+    host_jw_key(jw, false, ENTITY_TABS, "id");
     host_jw_quoted(jw, id);
     size_t id_end = jw->len;
     for (size_t m = 0; m < count; m++) {
@@ -759,8 +755,7 @@ static bool save_entity(scene_save *v, capture *c, host_manager *const *mgrs, si
     }
     if (strcmp(real, id) != 0) { /* the guess went stale (a plugin asked for ids): redo */
         size_t tail = jw->len, id_at = begin + 3;
-        host_jw_newline(jw, ENTITY_TABS);
-        host_jw_raw(jw, "\"id\":\t", 6);
+        host_jw_key(jw, false, ENTITY_TABS, "id");
         host_jw_quoted(jw, real);
         size_t n = jw->len - tail, old = id_end - id_at;
         if (jw->no_memory || !move_back(jw, id_at, tail)) {
@@ -948,7 +943,12 @@ static bool capture_run(scene_save *v, host_manager *const *mgrs, size_t count, 
     if (!error && v->edge_count) { /* referenced entities before the ones referring to them */
         pos_of = calloc((size_t)v->cap + 1, sizeof *pos_of);
         for (uint32_t i = 0; pos_of && i < c->n; i++) pos_of[ecs_entity_index(c->ents[i])] = i + 1;
-        error = !pos_of || !order_references(v, c, pos_of);
+        bool ordered = pos_of != NULL; /* often: every reference points back already */
+        for (uint32_t i = 0; ordered && i < v->edge_count; i++) {
+            uint32_t p = pos_of[ecs_entity_index(v->edges[i].to)];
+            ordered = !p || c->ents[p - 1].id != v->edges[i].to.id || p - 1 < v->edges[i].from;
+        }
+        error = !pos_of || (!ordered && !order_references(v, c, pos_of));
     }
     /* an entity referenced but with nothing of its own: write its id so references hold */
     for (uint32_t r = 0; !error && r < v->ref_count; r++) {
@@ -956,8 +956,7 @@ static bool capture_run(scene_save *v, host_manager *const *mgrs, size_t count, 
         if (v->written[ecs_entity_index(ref)]) continue;
         size_t begin = c->jw.len + 2;
         host_jw_raw(&c->jw, ", {", 3);
-        host_jw_newline(&c->jw, ENTITY_TABS);
-        host_jw_raw(&c->jw, "\"id\":\t", 6);
+        host_jw_key(&c->jw, false, ENTITY_TABS, "id");
         host_jw_quoted(&c->jw, v->made[ecs_entity_index(ref)]);
         host_jw_newline(&c->jw, ENTITY_TABS - 1);
         host_jw_raw(&c->jw, "}", 1);
@@ -1014,10 +1013,7 @@ static bool document(const capture *c, const cJSON *extra, pieces *d)
     const cJSON *x;
     cJSON_ArrayForEach(x, extra)
     {
-        host_jw_raw(&d->tail, ",", 1);
-        host_jw_newline(&d->tail, 1);
-        host_jw_quoted(&d->tail, x->string);
-        host_jw_raw(&d->tail, ":\t", 2);
+        host_jw_key(&d->tail, true, 1, x->string);
         host_jw_start(&d->tail, 1);
         d->tail.api.value(&d->tail.api, x);
         host_jw_finish(&d->tail);
