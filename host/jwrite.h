@@ -27,10 +27,10 @@ typedef struct host_jwriter {
     char *buf;           /* the text so far (not NUL-terminated) */
     size_t len, cap;
     /* the value being written */
-    int base;      /* tabs of the level the value sits at */
-    int level;     /* open containers */
-    bool done;     /* the value is complete */
-    bool key_due;  /* inside an object: a key comes next */
+    int base;     /* tabs of the level the value sits at */
+    int level;    /* open containers */
+    bool done;    /* the value is complete */
+    bool key_due; /* inside an object: a key comes next */
     uint8_t is_object[HOST_JW_MAX_LEVELS];
     uint32_t items[HOST_JW_MAX_LEVELS];
     const char *error; /* the first mistake (a static string), or NULL */
