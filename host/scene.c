@@ -650,19 +650,6 @@ static void member_key(host_jwriter *jw, const char *name)
     host_jw_key(jw, true, ENTITY_TABS, name);
 }
 
-/* Move the bytes [tail, len) of jw to `at`, shifting [at, tail) after them. */
-static bool move_back(host_jwriter *jw, size_t at, size_t tail)
-{
-    size_t n = jw->len - tail;
-    char small[256], *tmp = n <= sizeof small ? small : malloc(n);
-    if (!tmp) return false;
-    memcpy(tmp, jw->buf + tail, n);
-    memmove(jw->buf + at + n, jw->buf + at, tail - at);
-    memcpy(jw->buf + at, tmp, n);
-    if (tmp != small) free(tmp);
-    return true;
-}
-
 /* One manager's value of e as the member `name`; nothing when e has no component. */
 static bool save_member(host_jwriter *jw, host_manager *mgr, ecs_entity e, bool *wrote)
 {
@@ -723,7 +710,6 @@ static bool save_entity(scene_save *v, capture *c, host_manager *const *mgrs, si
     host_jw_raw(jw, ", {", 3);
     host_jw_key(jw, false, ENTITY_TABS, "id");
     host_jw_quoted(jw, id);
-    size_t id_end = jw->len;
     for (size_t m = 0; m < count; m++) {
         c->wrote[m] = 0;
         bool wrote = false;
@@ -753,17 +739,11 @@ static bool save_entity(scene_save *v, capture *c, host_manager *const *mgrs, si
         jw->len = begin;
         return false;
     }
-    if (strcmp(real, id) != 0) { /* the guess went stale (a plugin asked for ids): redo */
-        size_t tail = jw->len, id_at = begin + 3;
-        host_jw_key(jw, false, ENTITY_TABS, "id");
-        host_jw_quoted(jw, real);
-        size_t n = jw->len - tail, old = id_end - id_at;
-        if (jw->no_memory || !move_back(jw, id_at, tail)) {
-            jw->len = begin;
-            return false;
-        }
-        memmove(jw->buf + id_at + n, jw->buf + id_at + n + old, jw->len - (id_at + n + old));
-        jw->len -= old;
+    if (strcmp(real, id) != 0) { /* cannot happen: the guess makes what make_id makes */
+        host_error("scene", "entity #%u.%u: its id changed while it was saved ('%s', '%s')",
+                   ecs_entity_index(e), ecs_entity_generation(e), id, real);
+        jw->len = begin;
+        return false;
     }
     host_jw_newline(jw, ENTITY_TABS - 1);
     host_jw_raw(jw, "}", 1);

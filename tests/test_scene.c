@@ -869,6 +869,55 @@ static void Scene_same_scene_loaded_twice_saves_unique_ids(void **state)
     assert_true(ecs_entity_is_null(w->tf->parent(w->tf->self, root)));
 }
 
+/* A write_component that misuses the writer: a key outside any object. */
+static ecs_status bad_write(void *state, ecs_entity e, ecs_json_writer *wr)
+{
+    (void)state, (void)e;
+    wr->key(wr, "outside");
+    return ECS_OK;
+}
+
+/* A manager that writes invalid JSON fails the save with one line naming it, the entity
+ * and the mistake; the old file stays; with a good writer the same world saves. */
+static void Scene_save_refuses_invalid_writer_output(void **state)
+{
+    scene_test *t = *state;
+    world_test *w = world_open(t);
+    char in[PATH_SIZE], out[PATH_SIZE], log[PATH_SIZE];
+    char *text = tree_scene("t", 3, "");
+    write_scene(t, "bad.json", text, in);
+    free(text);
+    assert_int_equal(host_scene_load(w->f.w, in), ECS_OK);
+    path_in(t, "bad-saved.json", out);
+    assert_int_equal(harness_write_file(out, "{\"old\": true}\n", 0644), 0);
+    host_manager *tf = NULL;
+    for (size_t m = 0; m < w->f.w->manager_count; m++)
+        if (!strcmp(w->f.w->managers[m]->name, "transform")) tf = w->f.w->managers[m];
+    assert_non_null(tf);
+    ecs_status (*real)(void *, ecs_entity, ecs_json_writer *) = tf->desc.write_component;
+    tf->desc.write_component = bad_write;
+    fflush(stderr); /* the host logs to stderr: into a file for the duration */
+    int saved_fd = dup(2), fd = open(path_in(t, "save-log.txt", log), O_WRONLY | O_CREAT, 0600);
+    assert_true(saved_fd >= 0 && fd >= 0);
+    dup2(fd, 2);
+    close(fd);
+    ecs_status s = host_scene_save(w->f.w, out);
+    fflush(stderr);
+    dup2(saved_fd, 2);
+    close(saved_fd);
+    tf->desc.write_component = real;
+    assert_int_not_equal(s, ECS_OK);
+    char *said = read_all(log);
+    if (!strstr(said, "manager 'transform' wrote invalid JSON for entity #") ||
+        !strstr(said, "key() outside an object"))
+        fail_msg("unclear log: %s", said);
+    free(said);
+    char *kept = read_all(out);
+    assert_string_equal(kept, "{\"old\": true}\n");
+    free(kept);
+    assert_int_equal(host_scene_save(w->f.w, out), ECS_OK);
+}
+
 /* Loading, emptying the world and loading again reuses entity indices (past the 1024 that
  * must wait): the save is the same bytes whatever indices the entities got. */
 static void Scene_save_order_survives_index_reuse(void **state)
@@ -1266,6 +1315,7 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(Scene_save_that_cannot_rename_leaves_no_temporary_file,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(Scene_save_refuses_invalid_writer_output, setup, teardown),
         cmocka_unit_test_setup_teardown(Scene_doc_examples_load, setup, teardown),
         cmocka_unit_test_setup_teardown(Scene_demo_example_loads_with_its_hierarchy, setup,
                                         teardown),
