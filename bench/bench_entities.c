@@ -428,8 +428,8 @@ static const struct {
     [ROW_W2_SHUFFLED_INLINE] = {"W2", "alive, shuffled, inline", "ns/entity", BENCH_PASSES, NULL},
     [ROW_W2_SHUFFLED_CALL] = {"W2", "alive, shuffled, call", "ns/entity", BENCH_PASSES, NULL},
     [ROW_W3] = {"W3", "destroy, creation order", "ns/entity", 1, NULL},
-    [ROW_W4] = {"W4", "churn, destroy random + create", "ns/op", 1,
-                "op = destroy a random live one + create one; host_entities_flush after "
+    [ROW_W4] = {"W4", "churn, destroy random + create", "ns/pair", 1,
+                "one pair = destroy a random live one + create one; host_entities_flush after "
                 "each destroy (the frame boundary's recycle)"},
 };
 
