@@ -1,9 +1,12 @@
-/* entity.c: the host's EntityManager: generation bytes, a FIFO ring of freed indices.
+/* entity.c: the host's EntityManager: generation bytes, alive keys, a FIFO ring of freed
+ * indices.
  *
- * Invariants: generation[0] is never 0, so the null entity is never alive. live_bits
- * holds exactly the indices of live entities. Every index in the ring is dead and appears
- * there once: destroy refuses an index whose live bit is clear, which also covers an id
- * never handed out and a stale id whose generation byte wrapped around to its value. The cursors
+ * Invariants: key[i] is generation[i] + 256 exactly while index i belongs to a live entity,
+ * else 0 (key[0] is always 0, so the null entity is never alive): e is alive iff
+ * key[index(e)] == generation(e) + 256, one load, published for the inline ecs_alive().
+ * Every index in the ring is dead and appears there once: destroy refuses an id whose key
+ * does not match, which also covers an id never handed out and a stale id whose generation
+ * byte wrapped around to its value while the index was free. The cursors
  * are free-running uint32_t counters, head <= reusable_end <= announced_end <= tail, and tail -
  * head < 2^22 because at most 2^22 - 1 indices exist; the ring has 2^22 slots.
  */
@@ -18,7 +21,7 @@
 
 struct host_entities {
     uint8_t *generation; /* INDEX_COUNT bytes, reserved once */
-    uint8_t *live_bits;  /* INDEX_COUNT bits: set while the index belongs to a live entity */
+    uint16_t *key;       /* INDEX_COUNT alive keys: generation + 256 while live, else 0 */
     uint32_t *ring;      /* INDEX_COUNT freed indices, reserved once */
     uint32_t head, reusable_end, announced_end, tail;
     uint32_t next_fresh; /* next index never handed out yet; 1..INDEX_COUNT */
@@ -38,8 +41,8 @@ host_entities *host_entities_new(void)
     if (!em) return NULL;
     em->generation = reserve(INDEX_COUNT);
     em->ring = reserve((size_t)INDEX_COUNT * sizeof(uint32_t));
-    em->live_bits = reserve(INDEX_COUNT / 8);
-    if (!em->generation || !em->ring || !em->live_bits) goto error;
+    em->key = reserve((size_t)INDEX_COUNT * sizeof(uint16_t));
+    if (!em->generation || !em->ring || !em->key) goto error;
     em->generation[0] = 0xFF; /* index 0 is never handed out: null is never alive */
     em->next_fresh = 1;
     return em;
@@ -53,17 +56,13 @@ void host_entities_free(host_entities *em)
     if (!em) return;
     if (em->generation) munmap(em->generation, INDEX_COUNT);
     if (em->ring) munmap(em->ring, (size_t)INDEX_COUNT * sizeof(uint32_t));
-    if (em->live_bits) munmap(em->live_bits, INDEX_COUNT / 8);
+    if (em->key) munmap(em->key, (size_t)INDEX_COUNT * sizeof(uint16_t));
     free(em);
 }
 
-static inline void set_live(host_entities *em, uint32_t i)
-{
-    em->live_bits[i >> 3] |= (uint8_t)(1u << (i & 7));
-}
 static inline bool is_live(const host_entities *em, uint32_t i)
 {
-    return em->live_bits[i >> 3] >> (i & 7) & 1;
+    return em->key[i] != 0;
 }
 
 const uint8_t *host_entities_generations(const host_entities *em)
@@ -71,20 +70,25 @@ const uint8_t *host_entities_generations(const host_entities *em)
     return em->generation;
 }
 
+const uint16_t *host_entities_alive_keys(const host_entities *em)
+{
+    return em->key;
+}
+
 bool host_entity_alive(const host_entities *em, ecs_entity e)
 {
-    return is_live(em, ecs_entity_index(e)) && ecs_alive_in(em->generation, e);
+    return ecs_alive_exact_in(em->key, e);
 }
 
 bool host_entities_next_live(const host_entities *em, uint32_t from, ecs_entity *out)
 {
     uint32_t end = em->next_fresh; /* no index at or above it was ever handed out */
     for (uint32_t i = from; i < end;) {
-        if ((i & 63) == 0 && i + 64 <= end) { /* a whole word at a time */
+        if ((i & 3) == 0 && i + 4 <= end) { /* four keys at a time */
             uint64_t word;
-            memcpy(&word, em->live_bits + i / 8, sizeof word);
+            memcpy(&word, em->key + i, sizeof word);
             if (!word) {
-                i += 64;
+                i += 4;
                 continue;
             }
         }
@@ -112,7 +116,7 @@ static uint32_t available(const host_entities *em)
 static inline ecs_entity pop_queued(host_entities *em)
 {
     uint32_t idx = em->ring[em->head++ & RING_MASK];
-    set_live(em, idx);
+    em->key[idx] = (uint16_t)(em->generation[idx] + 256u);
     return ecs_entity_make(idx, em->generation[idx]);
 }
 
@@ -123,8 +127,8 @@ ecs_status host_entity_create(host_entities *em, ecs_entity *out)
         (em->next_fresh == INDEX_COUNT && reusable > 0)) { /* nearly full: any queued one */
         *out = pop_queued(em);
     } else if (em->next_fresh < INDEX_COUNT) {
-        set_live(em, em->next_fresh);
-        out->id = em->next_fresh++; /* a fresh index has generation 0: no byte to read */
+        em->key[em->next_fresh] = 256; /* a fresh index has generation 0 */
+        out->id = em->next_fresh++;
     } else {
         out->id = 0; /* 2^22 - 1 alive or awaiting announcement */
         return ECS_ERR_FULL;
@@ -146,7 +150,7 @@ ecs_status host_entity_create_many(host_entities *em, ecs_entity *out, uint32_t 
     uint32_t fresh = INDEX_COUNT - em->next_fresh;
     uint32_t k = n - i < fresh ? n - i : fresh;
     for (uint32_t j = 0; j < k; j++, i++) { /* fresh indices start at generation 0 */
-        set_live(em, em->next_fresh);
+        em->key[em->next_fresh] = 256;
         out[i].id = em->next_fresh++;
     }
     for (; i < n; i++) out[i] = pop_queued(em); /* nearly full: the rest from the queue */
@@ -157,8 +161,8 @@ ecs_status host_entity_create_many(host_entities *em, ecs_entity *out, uint32_t 
 ecs_status host_entity_destroy(host_entities *em, ecs_entity e)
 {
     uint32_t idx = ecs_entity_index(e);
-    if (!is_live(em, idx) || !ecs_alive_in(em->generation, e)) return ECS_ERR_STALE_ENTITY;
-    em->live_bits[idx >> 3] &= (uint8_t) ~(1u << (idx & 7));
+    if (!ecs_alive_exact_in(em->key, e)) return ECS_ERR_STALE_ENTITY;
+    em->key[idx] = 0;
     em->generation[idx]++; /* wraps at 256: the FIFO margin makes that safe */
     em->ring[em->tail++ & RING_MASK] = idx;
     em->live--;

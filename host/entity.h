@@ -27,6 +27,9 @@ void host_entities_free(host_entities *em);
 
 /* The stable generation array: ecs_alive_in(host_entities_generations(em), e). */
 const uint8_t *host_entities_generations(const host_entities *em);
+/* The stable alive keys (generation + 256 per live index, else 0): the exact inline check
+ * ecs_alive_exact_in(host_entities_alive_keys(em), e). */
+const uint16_t *host_entities_alive_keys(const host_entities *em);
 
 /* True when e is alive (the null entity never is). Exact: unlike the one-load inline
  * check, also false for an id never handed out and for a stale id whose index's

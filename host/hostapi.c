@@ -270,6 +270,7 @@ void host_api_init(host_plugin *p)
     t->abi_major = ECS_ABI_MAJOR;
     t->abi_minor = ECS_ABI_MINOR;
     t->generations = host_entities_generations(p->world->entities);
+    t->alive_keys = host_entities_alive_keys(p->world->entities);
     t->frame = &p->world->frame;
     t->entity_create = entity_create;
     t->entity_create_many = entity_create_many;

@@ -68,11 +68,15 @@ struct cJSON; /* from <cjson/cJSON.h>: scene data is exchanged as cJSON trees */
  * indices are reused first-in first-out and only while more than 1024 wait, so an id is
  * handed out again only after at least 256 x 1024 destroys.
  *
- * The inline check (ecs_alive) reads one byte, so it has a horizon: after 256 destroys
- * of the same index (at least 255 x 1025 = 261,375 destroys in all) the byte shows a
- * long-dead id's generation again, and the inline check says alive for it. Do not keep
- * ids that long without hearing of their destruction (managers hear every destroy);
- * host->entity_alive() is exact and never fooled. */
+ * Two inline checks, no call:
+ * - ecs_alive(h, e) is exact: it reads the index's alive key (16 bits: the generation
+ *   + 256 while the index is in use, else 0), the same answer as host->entity_alive().
+ *   An id never handed out, or one whose index is free, is never alive.
+ * - ecs_alive_gen(h, e) reads only the generation byte, so it has a horizon: after 256
+ *   destroys of the same index (at least 255 x 1025 = 261,375 destroys in all) the byte
+ *   shows a long-dead id's generation again, and it says alive for it; an index never
+ *   handed out reads alive for generation 0. Use it only on ids you hear the destruction
+ *   of (a manager hears every destroy), where the one load counts. */
 
 typedef struct ecs_entity {
     uint32_t id;
@@ -119,14 +123,23 @@ static inline bool ecs_entity_eq(ecs_entity a, ecs_entity b)
     return a.id == b.id;
 }
 
-/* True when e is alive, given the host's generation array (ecs_host.generations).
- * One byte load, no call. The unmasked shift makes an id with either top bit set
- * compare unequal to every byte, so such ids are never alive. An id the host never
- * handed out, or one beyond the horizon above, may read as alive: use
- * host->entity_alive() where that matters. */
+/* True when e's generation equals the host's generation byte of its index (given the
+ * host's generation array, ecs_host.generations). One byte load, no call. The unmasked
+ * shift makes an id with either top bit set compare unequal to every byte, so such ids
+ * are never alive. Not exact: an id the host never handed out, or one beyond the horizon
+ * above, may read as alive; ecs_alive_exact_in() is exact. */
 static inline bool ecs_alive_in(const uint8_t *generations, ecs_entity e)
 {
     return generations[e.id & ECS_ENTITY_INDEX_MASK] == (e.id >> ECS_ENTITY_INDEX_BITS);
+}
+
+/* True when e is alive, exactly, given the host's alive keys (ecs_host.alive_keys): the key
+ * of a live index is its generation + 256, of a free or never used index 0. One 16-bit
+ * load, no call. An id with either top bit set asks for a key of 512 or more, which no
+ * index holds. */
+static inline bool ecs_alive_exact_in(const uint16_t *alive_keys, ecs_entity e)
+{
+    return alive_keys[e.id & ECS_ENTITY_INDEX_MASK] == (e.id >> ECS_ENTITY_INDEX_BITS) + 256u;
 }
 
 /* ---- Status ------------------------------------------------------------------------ */
@@ -345,8 +358,7 @@ struct ecs_host {
     /* Destroy every live id of list[0..n); stale ones are skipped. Returns
      * ECS_ERR_STALE_ENTITY if any was skipped, ECS_OK otherwise. */
     ecs_status (*entity_destroy_many)(const ecs_host *h, const ecs_entity *list, uint32_t n);
-    /* Exact liveness, through a call: also false for ids the inline ecs_alive() may
-     * mistake (never handed out, or beyond its horizon: see "Entities" above). */
+    /* Exact liveness, through a call: the same answer as the inline ecs_alive(). */
     bool (*entity_alive)(const ecs_host *h, ecs_entity e);
 
     /* -- managers -- */
@@ -440,6 +452,11 @@ struct ecs_host {
     /* [load] Register a system; it runs every frame in the ordered list. A reloaded
      * plugin's systems replace its old ones in place. */
     ecs_status (*register_system)(const ecs_host *h, const ecs_system_desc *desc);
+
+    /* The alive key of every entity index (its generation + 256 while an entity holds it,
+     * else 0), for the exact inline ecs_alive(). The address never changes while the host
+     * runs. [main-thread] */
+    const uint16_t *alive_keys;
 };
 
 /* Does h offer views, collections and systems (the entries from manager_index to
@@ -452,8 +469,16 @@ static inline bool ecs_host_has_queries(const ecs_host *h)
            h->collection_entities && h->register_system;
 }
 
-/* True when e is alive. One byte load through the host's stable generation array. */
+/* True when e is alive, exactly (see "Entities" above): one 16-bit load through the host's
+ * stable alive keys, no call. */
 static inline bool ecs_alive(const ecs_host *h, ecs_entity e)
+{
+    return ecs_alive_exact_in(h->alive_keys, e);
+}
+
+/* True when e's generation matches the host's byte for its index: one load, not exact
+ * (see "Entities" above for its horizon). */
+static inline bool ecs_alive_gen(const ecs_host *h, ecs_entity e)
 {
     return ecs_alive_in(h->generations, e);
 }

@@ -943,6 +943,7 @@ static void model_op_alive(model *m)
     bool want = model_alive(m, e);
     MCHECK_EQ(m, host_entity_alive(m->em, e), want);
     MCHECK_EQ(m, ecs_alive_in(host_entities_generations(m->em), e), want);
+    MCHECK_EQ(m, ecs_alive_exact_in(host_entities_alive_keys(m->em), e), want);
     m->alive_checks++;
 }
 
@@ -963,12 +964,14 @@ static void model_op_take(model *m)
     }
 }
 
-/* Every id of every index handed out: the inline check says alive exactly at the model's
- * generation byte (for a dead index that is the id it will hand out next); the exact
- * host_entity_alive() only for the live id. Never handed-out indices hold 0. */
+/* Every id of every index handed out: the generation-only inline check says alive exactly
+ * at the model's generation byte (for a dead index that is the id it will hand out next);
+ * the exact host_entity_alive() and the exact inline check (alive keys) only for the live
+ * id. Never handed-out indices hold 0 in both arrays. */
 static void model_sweep(model *m)
 {
     const uint8_t *gens = host_entities_generations(m->em);
+    const uint16_t *keys = host_entities_alive_keys(m->em);
     for (uint32_t i = 0; i < m->nhanded; i++) {
         uint32_t idx = m->handed[i];
         MCHECK_EQ(m, gens[idx], m->gen[idx]);
@@ -976,12 +979,14 @@ static void model_sweep(model *m)
             ecs_entity e = ecs_entity_make(idx, g);
             MCHECK_EQ(m, ecs_alive_in(gens, e), g == m->gen[idx]);
             MCHECK_EQ(m, host_entity_alive(m->em, e), m->state[idx] == LIVE && g == m->gen[idx]);
+            MCHECK_EQ(m, ecs_alive_exact_in(keys, e), m->state[idx] == LIVE && g == m->gen[idx]);
             if (m->state[idx] == LIVE) MCHECK_EQ(m, model_alive(m, e), g == m->gen[idx]);
         }
     }
     for (uint32_t i = 0; i < 256; i++) {
         uint32_t idx = 1 + rng_below(&m->rng, MAX_ENTITIES);
         if (m->state[idx] == NEVER) MCHECK_EQ(m, gens[idx], 0);
+        if (m->state[idx] == NEVER) MCHECK_EQ(m, keys[idx], 0);
     }
     MCHECK(m, !host_entity_alive(m->em, ecs_entity_null()));
 }

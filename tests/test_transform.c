@@ -1216,6 +1216,7 @@ static void Transform_scene_parent_cycle_fails_the_load(void **state)
 /* ---- reload: the state handed over (a minimal fake host) ---- */
 
 static uint8_t fake_generations[1u << ECS_ENTITY_INDEX_BITS];
+static uint16_t fake_keys[1u << ECS_ENTITY_INDEX_BITS];
 static ecs_frame_info fake_frame;
 static long fake_blocks; /* live allocations */
 
@@ -1296,6 +1297,9 @@ static void fake_init(fake_host *f)
     f->h.abi_major = ECS_ABI_MAJOR;
     f->h.abi_minor = ECS_ABI_MINOR;
     f->h.generations = fake_generations;
+    for (uint32_t i = 1; i < (1u << ECS_ENTITY_INDEX_BITS); i++) /* all live at generation 0 */
+        fake_keys[i] = 256;
+    f->h.alive_keys = fake_keys;
     f->h.frame = &fake_frame;
     f->h.register_manager = fake_register;
     f->h.api_publish = fake_publish;

@@ -38,6 +38,7 @@ typedef struct mini_account {
 typedef struct mini_host {
     ecs_host table; /* first: the callbacks cast the table back */
     uint8_t generations[MINI_ENTITIES];
+    uint16_t keys[MINI_ENTITIES]; /* alive keys: generation + 256 (0 for index 0) */
     ecs_frame_info frame;
     ecs_manager_desc manager; /* the last manager registered */
     int managers;
@@ -172,13 +173,20 @@ static inline const void *mini_find(const ecs_host *h, const char *name, uint32_
 
 static inline bool mini_alive(const ecs_host *h, ecs_entity e)
 {
-    return ecs_alive_in(mini_of(h)->generations, e);
+    return ecs_alive(h, e);
 }
 
 static inline ecs_status mini_resolve(const ecs_host *h, const char *id, ecs_entity *out)
 {
     if (out) *out = ecs_entity_null();
     return ECS_ERR_WRONG_TIME;
+}
+
+/* Every index but 0 is live at its generation: the alive keys follow the generations. */
+static inline void mini_sync_keys(mini_host *m)
+{
+    m->keys[0] = 0;
+    for (uint32_t i = 1; i < MINI_ENTITIES; i++) m->keys[i] = (uint16_t)(m->generations[i] + 256u);
 }
 
 /* A fresh table with its own account. Index 0 is never alive (its byte is 0xFF, the null
@@ -192,6 +200,7 @@ static inline void mini_init(mini_host *m)
     t->abi_major = ECS_ABI_MAJOR;
     t->abi_minor = ECS_ABI_MINOR;
     t->generations = m->generations;
+    t->alive_keys = m->keys;
     t->frame = &m->frame;
     t->entity_alive = mini_alive;
     t->register_manager = mini_register;
@@ -205,6 +214,7 @@ static inline void mini_init(mini_host *m)
     t->scene_resolve = mini_resolve;
     t->plugin_name = "mini";
     m->generations[0] = 0xFF;
+    mini_sync_keys(m);
 }
 
 /* Offer api[0..size) under name to the plugin (the test keeps it alive). */
@@ -227,6 +237,7 @@ static inline ecs_entity mini_entity(const mini_host *m, uint32_t index)
 static inline void mini_kill(mini_host *m, ecs_entity e)
 {
     m->generations[ecs_entity_index(e)]++;
+    mini_sync_keys(m);
 }
 
 /* dlopen path and read its description into m->desc. Returns 0, or -1 with a message. */
@@ -261,6 +272,7 @@ static inline void mini_successor(mini_host *next, mini_host *m)
     mini_init(next);
     next->account = m->account;
     memcpy(next->generations, m->generations, sizeof next->generations);
+    mini_sync_keys(next);
     memcpy(next->apis, m->apis, sizeof next->apis);
     next->api_count = m->api_count;
     for (int i = 0; i < next->api_count; i++)
