@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "timing.h"
 
 enum { SAMPLES = 20000 };
@@ -183,6 +184,28 @@ static void Timing_quantile_has_at_least_fraction_q_at_or_below(void **state)
     }
 }
 
+/* The cheap clock (clock.h) measures an interval as CLOCK_MONOTONIC does: the two read
+ * the same span (bracketed by both clocks), and must agree to 1 % (the calibration's
+ * error is far below; the bound only absorbs the reading order). Not a timing of the
+ * code: a check of the conversion factor. */
+static void Clock_ticks_convert_to_the_monotonic_span(void **state)
+{
+    (void)state;
+    host_clock_init();
+    host_clock_init(); /* a second call keeps the first calibration */
+    for (int round = 0; round < 3; round++) {
+        uint64_t n0 = host_clock_mono_ns(), t0 = host_clock_ticks();
+        while (host_clock_mono_ns() - n0 < 20000000) { /* 20 ms */
+        }
+        uint64_t t1 = host_clock_ticks(), n1 = host_clock_mono_ns();
+        double ticks_ns = (double)host_clock_ns(t0, t1), mono_ns = (double)(n1 - n0);
+        if (fabs(ticks_ns - mono_ns) > 0.01 * mono_ns)
+            fail_msg("round %d: the clock says %.0f ns, CLOCK_MONOTONIC %.0f ns (tsc: %d)", round,
+                     ticks_ns, mono_ns, (int)host_clock_global.tsc);
+    }
+    assert_int_equal(host_clock_ns(5, 3), 0); /* a reading before the first: no huge span */
+}
+
 #define TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -196,6 +219,7 @@ int main(void)
         TEST(Timing_two_clusters_median_and_tail),
         TEST(Timing_random_log_uniform_quantiles_within_bucket_error),
         TEST(Timing_quantile_has_at_least_fraction_q_at_or_below),
+        cmocka_unit_test(Clock_ticks_convert_to_the_monotonic_span),
     };
     return cmocka_run_group_tests_name("timing", tests, NULL, NULL);
 }
