@@ -59,7 +59,8 @@ static ecs_status manager_index(const ecs_host *h, const char *manager,
         return host_api_refuse(p, ECS_ERR_WRONG_TIME, call, "only allowed inside load()");
     if (!manager || !index)
         return refuse_in_load(p, ECS_ERR_INVALID_ARGUMENT, call, "manager or index is NULL");
-    if (index->struct_size < sizeof *index)
+    const size_t v1 = offsetof(ecs_manager_index, entities) + sizeof index->entities;
+    if (index->struct_size < v1)
         return refuse_in_load(p, ECS_ERR_ABI, call, "ecs_manager_index.struct_size is too small");
     if (!index->has || !index->entities)
         return refuse_in_load(p, ECS_ERR_INVALID_ARGUMENT, call, "has() or entities() is NULL");
@@ -71,7 +72,9 @@ static ecs_status manager_index(const ecs_host *h, const char *manager,
                  manager);
         return refuse_in_load(p, m ? ECS_ERR_EXISTS : ECS_ERR_NOT_FOUND, call, what);
     }
-    m->index = *index;
+    memset(&m->index, 0, sizeof m->index); /* fields the plugin does not know stay zero */
+    memcpy(&m->index, index,
+           index->struct_size < sizeof *index ? index->struct_size : sizeof *index);
     m->index.struct_size = sizeof m->index;
     return ECS_OK;
 }
@@ -220,9 +223,16 @@ static ecs_status view_init(const ecs_host *h, const ecs_query_desc *query, ecs_
 
 static bool view_next(const ecs_host *h, ecs_view *v, ecs_entity *out)
 {
-    if (v && out) return host_view_next(v, h->generations, out);
+    if (v && out) return host_view_next(v, h->alive_keys, out);
     host_api_refuse(plugin_of(h), ECS_ERR_INVALID_ARGUMENT, "view_next", "v or out is NULL");
     return false;
+}
+
+static uint32_t view_next_many(const ecs_host *h, ecs_view *v, ecs_entity *out, uint32_t max)
+{
+    if (v && out) return host_view_next_many(v, h->alive_keys, out, max);
+    host_api_refuse(plugin_of(h), ECS_ERR_INVALID_ARGUMENT, "view_next_many", "v or out is NULL");
+    return 0;
 }
 
 /* ---- collections ---- */
@@ -372,6 +382,7 @@ void host_api_init_query(ecs_host *t)
     t->component_removed = component_removed;
     t->view_init = view_init;
     t->view_next = view_next;
+    t->view_next_many = view_next_many;
     t->collection_create = collection_create;
     t->collection_entities = collection_entities;
     t->register_system = register_system;

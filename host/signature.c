@@ -11,7 +11,28 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#define INDEX_COUNT (1u << ECS_ENTITY_INDEX_BITS)
+#define INDEX_COUNT  (1u << ECS_ENTITY_INDEX_BITS)
+#define COLUMN_BYTES (INDEX_COUNT / 8)
+
+static inline void column_set(host_signatures *s, uint32_t b, uint32_t i)
+{
+    s->columns[b][i >> 6] |= 1ull << (i & 63);
+}
+
+static inline void column_clear(host_signatures *s, uint32_t b, uint32_t i)
+{
+    s->columns[b][i >> 6] &= ~(1ull << (i & 63));
+}
+
+/* Clear every bit of index i, in the planes and the columns. */
+static void clear_index(host_signatures *s, uint32_t i)
+{
+    for (uint32_t k = 0; k < s->plane_count; k++) {
+        for (uint64_t word = s->planes[k][i]; word; word &= word - 1)
+            column_clear(s, k * 64 + (uint32_t)__builtin_ctzll(word), i);
+        s->planes[k][i] = 0;
+    }
+}
 
 /* size bytes of address space, zero-filled on first touch; NULL when it cannot be had.
  * Huge pages are asked for (a hint): a million entities getting their first component
@@ -83,13 +104,22 @@ ecs_status host_sig_bit(host_signatures *s, const char *name, bool create, uint3
         s->names = v;
         s->name_cap = cap;
     }
+    if (s->name_count == s->column_cap) {
+        uint32_t cap = s->column_cap ? s->column_cap * 2 : 16;
+        uint64_t **v = realloc(s->columns, cap * sizeof *v);
+        if (!v) return ECS_ERR_NO_MEMORY;
+        s->columns = v;
+        s->column_cap = cap;
+    }
     char *copy = strdup(name);
-    if (!copy) return ECS_ERR_NO_MEMORY;
-    if (s->name_count / 64 >= s->plane_count && add_plane(s) != 0) { /* the 64k+1-th name */
-        free(copy);
+    uint64_t *column = copy ? reserve(COLUMN_BYTES) : NULL;
+    if (!column || (s->name_count / 64 >= s->plane_count && add_plane(s) != 0)) {
+        free(copy); /* the 64k+1-th name needs a plane too */
+        release(column, COLUMN_BYTES);
         return ECS_ERR_NO_MEMORY;
     }
     *bit = s->name_count;
+    s->columns[s->name_count] = column;
     s->names[s->name_count++] = copy;
     return ECS_OK;
 }
@@ -125,12 +155,13 @@ ecs_status host_sig_add(host_signatures *s, uint32_t bit, ecs_entity e)
     uint64_t mask = 1ull << (bit % 64), *word = &s->planes[k][i];
     if (i >= s->used) s->used = i + 1;
     if (s->owner[i].id != e.id) { /* a new owner: the old one's bits died with it */
-        for (uint32_t j = 0; j < s->plane_count; j++) s->planes[j][i] = 0;
+        clear_index(s, i);
         s->owner[i] = e;
     } else if (*word & mask) {
         return ECS_OK; /* no change */
     }
     *word |= mask;
+    column_set(s, bit, i);
     host_sig_touch(s, i);
     return ECS_OK;
 }
@@ -142,6 +173,7 @@ void host_sig_remove(host_signatures *s, uint32_t bit, ecs_entity e)
     uint64_t mask = 1ull << (bit % 64);
     if (!(s->planes[k][i] & mask)) return;
     s->planes[k][i] &= ~mask;
+    column_clear(s, bit, i);
     host_sig_touch(s, i);
 }
 
@@ -150,7 +182,7 @@ void host_sig_forget(host_signatures *s, const ecs_entity *list, uint32_t n)
     for (uint32_t j = 0; j < n; j++) {
         uint32_t i = ecs_entity_index(list[j]);
         if (i >= s->capacity || s->owner[i].id != list[j].id) continue;
-        for (uint32_t k = 0; k < s->plane_count; k++) s->planes[k][i] = 0;
+        clear_index(s, i);
         s->owner[i] = ecs_entity_null();
         host_sig_touch(s, i);
     }
@@ -164,13 +196,18 @@ void host_sig_clear_bit(host_signatures *s, uint32_t bit)
     for (uint32_t i = 0; i < s->used; i++) {
         if (!(plane[i] & mask)) continue;
         plane[i] &= ~mask;
+        column_clear(s, bit, i);
         host_sig_touch(s, i);
     }
 }
 
 void host_sig_free(host_signatures *s)
 {
-    for (uint32_t b = 0; b < s->name_count; b++) free(s->names[b]);
+    for (uint32_t b = 0; b < s->name_count; b++) {
+        free(s->names[b]);
+        release(s->columns[b], COLUMN_BYTES);
+    }
+    free(s->columns);
     for (uint32_t k = 0; k < s->plane_count; k++)
         release(s->planes[k], (size_t)INDEX_COUNT * sizeof *s->planes[k]);
     free(s->names);

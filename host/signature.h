@@ -11,14 +11,19 @@
  * nanoseconds when a million entities get their first component. `used` bounds the
  * indices ever given a bit, for the loops that visit them all.
  *
+ * Beside the planes, each bit has a column: one bit per entity index (columns[b], bit i & 63
+ * of word i >> 6), the same bits transposed, so a view testing one manager reads 1 bit per
+ * entity instead of a 64-bit word (a million entities' column is 128 KB: it stays in
+ * cache while a view walks another manager's list).
+ *
  * While `tracking` (some collection is kept up to date), every index whose bits change is
  * queued once (flag[i] set while queued); the collections apply the queue at the start of
  * the next frame. A queue that could not grow sets `overflow`: the collections then rebuild.
  *
- * Invariants: the bits of index i are zero unless owner[i] is alive or died and its death
- * is not yet announced, and zero at every index >= used; queue[0..queued) are distinct
- * indices, each with flag[i] == 1, and every other flag is 0; capacity is 0 (nothing
- * reserved yet) or 2^22.
+ * Invariants: column b's bit i equals bit b % 64 of planes[b / 64][i]; the bits of index i
+ * are zero unless owner[i] is alive or died and its death is not yet announced, and zero at every
+ * index >= used; queue[0..queued) are distinct indices, each with flag[i] == 1, and every other
+ * flag is 0; capacity is 0 (nothing reserved yet) or 2^22.
  */
 #ifndef HOST_SIGNATURE_H
 #define HOST_SIGNATURE_H
@@ -33,6 +38,8 @@ typedef struct host_signatures {
     uint32_t name_count, name_cap;
     uint64_t **planes; /* plane_count arrays of `capacity` words */
     uint32_t plane_count, plane_cap;
+    uint64_t **columns; /* columns[b]: 2^22 bits, one per entity index (reserved with the name) */
+    uint32_t column_cap;
     ecs_entity *owner; /* capacity entries */
     uint8_t *flag;     /* capacity entries: 1 while the index is queued */
     uint32_t capacity; /* entity indices covered: 0 before the first bit, then 2^22 */
@@ -73,6 +80,12 @@ void host_sig_clear_queue(host_signatures *s);
 static inline uint64_t host_sig_word(const host_signatures *s, uint32_t k, uint32_t i)
 {
     return k < s->plane_count && i < s->capacity ? s->planes[k][i] : 0;
+}
+
+/* Bit b's column (one bit per entity index), or NULL when no name has bit b. */
+static inline const uint64_t *host_sig_column(const host_signatures *s, uint32_t b)
+{
+    return b < s->name_count ? s->columns[b] : NULL;
 }
 
 /* Free everything (at exit). */

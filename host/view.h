@@ -10,8 +10,15 @@
  * its plugin, so a view built before a reload reads the new code; one built before an
  * unload must not be used (the ABI says: not after the managers change).
  *
- * Layout of ecs_view.host: [0] = the counts, (n_with_checks | n_checks << 16);
- * [1..] = the checks' ecs_manager_index pointers, or [1] = the plan when they do not fit.
+ * When every manager of the query but the walked one reports its signature bit
+ * (ecs_manager_index.signature), at most HOST_VIEW_INLINE of them, the view tests their
+ * signature columns inline instead (signature.h: one bit per entity index): no call per
+ * entity, the speed of a collection's loop without the collection's upkeep.
+ *
+ * Layout of ecs_view.host: [0] = the counts, (n_with_checks | n_checks << 16), then
+ * [1..] = the checks' ecs_manager_index pointers, or [1] = the plan when they do not fit;
+ * or [0] = HOST_VIEW_SIG | n_with_checks | n_checks << 8, then [1..] = the checks'
+ * columns, the `with` ones first.
  */
 #ifndef HOST_VIEW_H
 #define HOST_VIEW_H
@@ -20,8 +27,10 @@
 
 #include "ecs_plugin.h"
 
-#define HOST_VIEW_INLINE 7u /* checks stored in ecs_view.host[1..7] */
-#define HOST_VIEW_MAX    0xFFFFu
+#define HOST_VIEW_INLINE 7u         /* checks stored in ecs_view.host[1..7] */
+#define HOST_VIEW_MAX    0x7FFFu    /* checks in all: 15 bits of host[0] each */
+#define HOST_VIEW_SIG    (1u << 31) /* host[0]: the view tests signature words */
+#define HOST_VIEW_PLANES 2u         /* signature planes a view tests inline */
 
 typedef struct host_world host_world;
 
@@ -46,60 +55,12 @@ ecs_status host_view_init(host_world *w, const uint32_t *with, uint32_t nw, cons
 /* Free the plans (at exit). */
 void host_view_plans_free(host_view_plans *plans);
 
-/* Check k of view v. */
-static inline const ecs_manager_index *host_view_check(const ecs_view *v, uint32_t n, uint32_t k)
-{
-    if (n <= HOST_VIEW_INLINE) return (const ecs_manager_index *)v->host[1 + k];
-    return ((const host_view_plan *)v->host[1])->ix[k];
-}
+/* The next entity of v into *out: alive (alive_keys, exact), accepted by every `with` check
+ * and refused by every `without` check. False at the end. */
+bool host_view_next(ecs_view *v, const uint16_t *alive_keys, ecs_entity *out);
 
-/* Does e pass the checks of v: accepted by the n_with first, refused by the rest? */
-static inline bool host_view_passes(const ecs_view *v, uint32_t n_with, uint32_t n, ecs_entity e)
-{
-    uint32_t k = 0;
-    for (; k < n_with; k++) {
-        const ecs_manager_index *ix = host_view_check(v, n, k);
-        if (!ix->has(ix->state, e)) return false;
-    }
-    for (; k < n; k++) {
-        const ecs_manager_index *ix = host_view_check(v, n, k);
-        if (ix->has(ix->state, e)) return false;
-    }
-    return true;
-}
-
-/* The next entity of v into *out: alive (generations), accepted by every `with` check and
- * refused by every `without` check. False at the end. The cursor lives in locals while
- * the managers are asked (their calls are opaque: v would be read again after each). */
-static inline bool host_view_next(ecs_view *v, const uint8_t *generations, ecs_entity *out)
-{
-    uintptr_t counts = (uintptr_t)v->host[0];
-    uint32_t n_with = (uint32_t)(counts & 0xFFFFu), n = (uint32_t)(counts >> 16);
-    const ecs_entity *list = v->list;
-    uint32_t i = v->next, count = v->count;
-    if (n == 1) { /* two managers, the common case: one check, few registers to save */
-        const ecs_manager_index *ix = (const ecs_manager_index *)v->host[1];
-        bool want = n_with == 1;
-        while (i < count) {
-            ecs_entity e = list[i++];
-            if (!ecs_alive_in(generations, e) || ix->has(ix->state, e) != want) continue;
-            v->next = i;
-            *out = e;
-            return true;
-        }
-        v->next = i;
-        return false;
-    }
-    while (i < count) {
-        ecs_entity e = list[i++];
-        if (!ecs_alive_in(generations, e)) continue; /* destroyed, not yet announced */
-        if (!host_view_passes(v, n_with, n, e)) continue;
-        v->next = i;
-        *out = e;
-        return true;
-    }
-    v->next = i;
-    return false;
-}
+/* Up to max next entities of v into out[0..); returns how many (0 at the end). */
+uint32_t host_view_next_many(ecs_view *v, const uint16_t *alive_keys, ecs_entity *out,
+                             uint32_t max);
 
 #endif

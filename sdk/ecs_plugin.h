@@ -295,6 +295,11 @@ typedef struct ecs_manager_index {
     /* The entities with the component, each once, in *out; returns how many. Valid until
      * the manager changes. */
     uint32_t (*entities)(void *state, const ecs_entity **out);
+    /* True when the manager reports every add and remove of its component through
+     * component_added / component_removed (with the bit of its own name), so the host's
+     * signatures say what has() says: views then test the signature bits inline instead
+     * of calling has() per entity. Leave false when unsure: views stay right, only slower. */
+    bool signature;
 } ecs_manager_index;
 
 typedef struct ecs_query_desc {
@@ -457,6 +462,11 @@ struct ecs_host {
      * else 0), for the exact inline ecs_alive(). The address never changes while the host
      * runs. [main-thread] */
     const uint16_t *alive_keys;
+
+    /* [main-thread] Up to max next entities of the view into out[0..max); returns how many,
+     * 0 at the end. The same entities as view_next, one call per batch: the fast way to
+     * walk a view (no call per entity). */
+    uint32_t (*view_next_many)(const ecs_host *h, ecs_view *v, ecs_entity *out, uint32_t max);
 };
 
 /* Does h offer views, collections and systems (the entries from manager_index to

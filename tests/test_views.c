@@ -218,9 +218,11 @@ static ecs_query_desc desc_of(const query *q)
     return d;
 }
 
-/* Every entity of a view of q, in visiting order, into out. */
+/* Every entity of a view of q, in visiting order, into out: walked with view_next, and
+ * again with view_next_many in batches of 1, 3 and 64, which must give the same sequence. */
 static uint32_t view_list(const vworld *v, const query *q, ecs_entity *out)
 {
+    static ecs_entity again[MAX_IDS];
     ecs_query_desc d = desc_of(q);
     ecs_view view;
     assert_int_equal(v->h->view_init(v->h, &d, &view), ECS_OK);
@@ -229,6 +231,18 @@ static uint32_t view_list(const vworld *v, const query *q, ecs_entity *out)
     while (v->h->view_next(v->h, &view, &e)) {
         assert_true(n < MAX_IDS);
         out[n++] = e;
+    }
+    static const uint32_t batches[] = {1, 3, 64};
+    for (size_t b = 0; b < sizeof batches / sizeof batches[0]; b++) {
+        assert_int_equal(v->h->view_init(v->h, &d, &view), ECS_OK);
+        uint32_t m = 0, got;
+        while ((got = v->h->view_next_many(v->h, &view, again + m, batches[b])) > 0) {
+            assert_true(got <= batches[b]);
+            m += got;
+            assert_true(m + batches[b] <= MAX_IDS);
+        }
+        assert_int_equal(m, n);
+        for (uint32_t i = 0; i < n; i++) assert_int_equal(again[i].id, out[i].id);
     }
     return n;
 }
@@ -436,9 +450,12 @@ static void Collections_and_views_work_with_more_than_64_managers(void **state)
         "\"c6\", \"c7\", \"c8\", \"c9\"]},"
         "{\"system\": \"q3\", \"with\": [\"c66\"], \"without\": [\"c10\", "
         "\"c11\", \"c12\", \"c13\", \"c14\", \"c15\", \"c16\", \"c17\"]}]}";
-    for (uint32_t seed = 5; seed < 8; seed++) {
+    char sig_config[1024]; /* the same managers saying they report their bits: views test them */
+    snprintf(sig_config, sizeof sig_config, "{\"signature\": true, %s", config + 1);
+    for (uint32_t seed = 5; seed < 9; seed++) {
         vworld v;
-        vworld_open(&v, (const char *const[]){VPROBE_SO, NULL}, NULL, manifest_with(config), false);
+        vworld_open(&v, (const char *const[]){VPROBE_SO, NULL}, NULL,
+                    manifest_with(seed < 7 ? config : sig_config), false);
         assert_non_null(v.vp);
         assert_int_equal(v.vp->manager_count(v.vp->self), 70);
         assert_true(v.w->sig.plane_count >= 2); /* bits 64..69 live in a second word */
@@ -765,7 +782,7 @@ static void Bad_calls_at_run_time_are_refused_naming_the_plugin(void **state)
                              *const noix[] = {"noix", NULL}, *const nope[] = {"nope", NULL};
     ecs_query_desc q = {sizeof q, with, NULL};
     ecs_system_desc sd = {sizeof sd, "late", q, 0, NULL, NULL};
-    ecs_manager_index ix = {sizeof ix, NULL, NULL, NULL};
+    ecs_manager_index ix = {.struct_size = sizeof ix, .state = NULL, .has = NULL, .entities = NULL};
     ecs_collection c = 7;
     ecs_view view;
     ecs_entity e, dead;
@@ -842,6 +859,48 @@ static void View_walks_the_smallest_manager(void **state)
     vworld_close(&v);
 }
 
+/* A view of managers that all report their bits tests the signature words (no has()
+ * call); one with a manager that does not says so falls back to asking has(). */
+static void View_tests_signature_bits_only_when_every_manager_reports(void **state)
+{
+    (void)state;
+    vworld v;
+    vworld_open(&v, real_plugins, NULL, manifest_with("{\"managers\": 1}"), false);
+    static const query real = {{"transform", "mesh", NULL}, {"debug_name", NULL}};
+    static const query mixed = {{"transform", "c0", NULL}, {NULL}};
+    ecs_query_desc d = desc_of(&real);
+    ecs_view view;
+    assert_int_equal(v.h->view_init(v.h, &d, &view), ECS_OK);
+    assert_true((uintptr_t)view.host[0] & HOST_VIEW_SIG);
+    d = desc_of(&mixed);
+    assert_int_equal(v.h->view_init(v.h, &d, &view), ECS_OK);
+    assert_false((uintptr_t)view.host[0] & HOST_VIEW_SIG); /* c0 does not say it reports */
+    vworld_close(&v);
+
+    /* managers that say they report: one manager alone (no column), with, without */
+    vworld_open(&v, real_plugins, NULL, manifest_with("{\"managers\": 2, \"signature\": true}"),
+                false);
+    ecs_entity e[100];
+    assert_int_equal(host_entity_create_many(v.w->entities, e, 100), ECS_OK);
+    for (int i = 0; i < 100; i++) {
+        assert_int_equal(v.vp->add(v.vp->self, 0, e[i]), ECS_OK);
+        if (i % 10 == 0) assert_int_equal(v.vp->add(v.vp->self, 1, e[i]), ECS_OK);
+    }
+    assert_int_equal(host_entity_destroy(v.w->entities, e[0]), ECS_OK); /* dead, not announced */
+    static const query alone = {{"c0", NULL}, {NULL}}, both = {{"c0", "c1", NULL}, {NULL}},
+                       not_c1 = {{"c0", NULL}, {"c1", NULL}};
+    ecs_entity got[MAX_IDS];
+    d = desc_of(&alone);
+    assert_int_equal(v.h->view_init(v.h, &d, &view), ECS_OK);
+    assert_true((uintptr_t)view.host[0] & HOST_VIEW_SIG);
+    assert_int_equal(view_list(&v, &alone, got), 99);
+    assert_int_equal(view_list(&v, &both, got), 9);
+    for (int i = 0; i < 9; i++)
+        assert_int_equal(ecs_entity_index(got[i]) % 10, ecs_entity_index(e[0]) % 10);
+    assert_int_equal(view_list(&v, &not_c1, got), 90);
+    vworld_close(&v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -855,6 +914,7 @@ int main(void)
         cmocka_unit_test(Bad_registrations_are_refused_naming_the_plugin),
         cmocka_unit_test(Bad_calls_at_run_time_are_refused_naming_the_plugin),
         cmocka_unit_test(View_walks_the_smallest_manager),
+        cmocka_unit_test(View_tests_signature_bits_only_when_every_manager_reports),
         cmocka_unit_test(Safe_mode_catches_a_crashing_system), /* last: installs the guard */
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

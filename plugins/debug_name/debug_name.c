@@ -399,7 +399,11 @@ static ecs_status offer_index(const ecs_host *h, dn_state *s, uint32_t *bit)
 {
     *bit = NO_BIT;
     if (!ecs_host_has_queries(h)) return ECS_OK;
-    ecs_manager_index ix = {sizeof ix, s, dn_has, dn_entities};
+    ecs_manager_index ix = {.struct_size = sizeof ix,
+                            .state = s,
+                            .has = dn_has,
+                            .entities = dn_entities,
+                            .signature = true}; /* it reports its bit */
     ecs_status st = h->manager_index(h, MANAGER_NAME, &ix);
     return st == ECS_OK ? h->signature_bit(h, MANAGER_NAME, bit) : st;
 }

@@ -736,7 +736,11 @@ static ecs_status offer_index(const ecs_host *h, mesh_state *s, uint32_t *bit)
 {
     *bit = NO_BIT;
     if (!ecs_host_has_queries(h)) return ECS_OK;
-    ecs_manager_index ix = {sizeof ix, s, mesh_has, mesh_entities};
+    ecs_manager_index ix = {.struct_size = sizeof ix,
+                            .state = s,
+                            .has = mesh_has,
+                            .entities = mesh_entities,
+                            .signature = true}; /* it reports its bit */
     ecs_status st = h->manager_index(h, MANAGER_NAME, &ix);
     return st == ECS_OK ? h->signature_bit(h, MANAGER_NAME, bit) : st;
 }

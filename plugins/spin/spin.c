@@ -358,7 +358,11 @@ static ecs_status register_all(const ecs_host *h, spin_state *s, uint32_t *bit)
                           .count = spin_count,
                           .write_component = spin_write,
                           .load_component = spin_load};
-    ecs_manager_index ix = {sizeof ix, s, spin_has, spin_entities};
+    ecs_manager_index ix = {.struct_size = sizeof ix,
+                            .state = s,
+                            .has = spin_has,
+                            .entities = spin_entities,
+                            .signature = true}; /* it reports its bit */
     ecs_system_desc sys = {sizeof sys,    SYSTEM_NAME, {sizeof(ecs_query_desc), with, NULL},
                            SYSTEM_WEIGHT, s,           spin_rotate};
     ecs_spin_api api = {sizeof api, s, spin_set, spin_get, spin_remove, spin_count};

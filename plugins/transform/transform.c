@@ -1075,7 +1075,11 @@ static ecs_status offer_index(const ecs_host *h, tf_state *t, uint32_t *bit)
 {
     *bit = NO_BIT;
     if (!ecs_host_has_queries(h)) return ECS_OK;
-    ecs_manager_index ix = {sizeof ix, t, api_has, mgr_entities};
+    ecs_manager_index ix = {.struct_size = sizeof ix,
+                            .state = t,
+                            .has = api_has,
+                            .entities = mgr_entities,
+                            .signature = true}; /* it reports its bit */
     ecs_status s = h->manager_index(h, MANAGER_NAME, &ix);
     return s == ECS_OK ? h->signature_bit(h, MANAGER_NAME, bit) : s;
 }

@@ -4,6 +4,8 @@
  *   "managers": N        managers "c0" .. "c<N-1>" first (a shorthand, default 0);
  *   "quiet_destroy": true  its managers do not report the components of destroyed
  *                        entities (the host must clear their bits by itself);
+ *   "signature": true    its indexes say the managers report their bits
+ *                        (ecs_manager_index.signature: views test the bits, not has());
  *   "items": [...]       then each item in turn:
  *     {"manager": "x", "index": false}   a manager (with its index unless "index" is false);
  *     {"index": "x"}                     manager_index() for x (refused unless x is ours);
@@ -313,7 +315,12 @@ static ecs_status add_manager(vp_state *s, const char *name, bool index)
                           .count = mgr_count,
                           .save_component = mgr_save,
                           .load_component = mgr_load};
-    ecs_manager_index ix = {sizeof ix, m, ix_has, ix_entities};
+    const cJSON *sig = h->config ? cJSON_GetObjectItemCaseSensitive(h->config, "signature") : NULL;
+    ecs_manager_index ix = {.struct_size = sizeof ix,
+                            .state = m,
+                            .has = ix_has,
+                            .entities = ix_entities,
+                            .signature = cJSON_IsTrue(sig)};
     ecs_status st = h->register_manager(h, &d);
     if (st == ECS_OK && index) st = h->manager_index(h, m->name, &ix);
     if (st == ECS_OK) st = h->signature_bit(h, m->name, &m->bit);
@@ -373,7 +380,8 @@ static ecs_status register_item(vp_state *s, const cJSON *it)
     if (cJSON_IsString(mgr)) return add_manager(s, mgr->valuestring, !cJSON_IsFalse(idx));
     if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(it, "system"))) return add_system(s, it);
     if (cJSON_IsString(idx)) {
-        ecs_manager_index ix = {sizeof ix, s->sets, ix_has, ix_entities};
+        ecs_manager_index ix = {
+            .struct_size = sizeof ix, .state = s->sets, .has = ix_has, .entities = ix_entities};
         return s->h->manager_index(s->h, idx->valuestring, &ix);
     }
     return ECS_ERR_BAD_VALUE;
