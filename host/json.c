@@ -3,7 +3,8 @@
 #include "jparse.h"
 #include "log.h"
 
-#define HOST_JSON_MAX_BYTES ((size_t)2 << 30) /* 2 GiB: a scene file, not a disk */
+#define HOST_JSON_MAX_BYTES                                                                        \
+    ((size_t)8 << 30) /* 8 GiB: a scene file (4 M entities: ~1.1 GB), not a disk */
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -57,6 +58,9 @@ char *host_json_read_text(const char *path, size_t *len, char *err, size_t errle
     while (buf) {
         n += fread(buf + n, 1, cap - 1 - n, f);
         if (n < cap - 1 || feof(f)) break;
+        int c = fgetc(f); /* the buffer is full: at the end, or did the file grow? */
+        if (c == EOF) break;
+        ungetc(c, f);
         if (cap > HOST_JSON_MAX_BYTES / 2) { /* /dev/zero, or a file that keeps growing */
             snprintf(err, errlen, "%s: larger than %u MiB: not read", path,
                      (unsigned)(HOST_JSON_MAX_BYTES >> 20));
