@@ -274,18 +274,19 @@ typedef struct ecs_manager_desc {
     ecs_status (*write_component)(void *state, ecs_entity e, ecs_json_writer *w);
 } ecs_manager_desc;
 
-/* ---- Views, collections and systems (seeds 002, 003, 004) --------------------------
+/* ---- Views, collections and systems -------------------------------------------------
  *
  * A view visits the entities present in every manager of `with` and in none of
  * `without`, without knowing how those managers store data: it walks the dense entity
- * list of the smallest `with` manager and asks the others (seed 002). Managers opt in by
- * offering an ecs_manager_index. A collection is the same query kept by the host: each
- * entity has a signature, a bitset with one bit per manager (managers report adds and
- * removes), and a collection holds the entities whose signature has every `with` bit and
- * no `without` bit (seed 003/004). Collections change only at the start of a frame, so a
- * system sees a stable set during the frame. A system is a function the host runs over a
- * collection, in the same ordered list as the managers' updates: registration order,
- * except that a higher weight runs earlier (seed 004), timed like a manager. */
+ * list of the smallest `with` manager and tests the others (their signature bits when
+ * they report them, else their has()). Managers opt in by offering an ecs_manager_index.
+ * A collection is the same query kept by the host: each entity has a signature, a bitset
+ * with one bit per manager (managers report adds and removes), and a collection holds the
+ * entities whose signature has every `with` bit and no `without` bit. Collections change
+ * only at the start of a frame, so a system sees a stable set during the frame. A system
+ * is a function the host runs over a collection, in the same ordered list as the
+ * managers' updates: registration order, except that a higher weight runs earlier, timed
+ * like a manager. */
 
 typedef struct ecs_manager_index {
     uint32_t struct_size;
