@@ -31,6 +31,25 @@
 #define SUFFIX_MAX     32          /* "#mesh<int>/prim<int>" fits, with its NUL */
 #define GLB_MAGIC      "glTF"      /* a .glb's first 4 bytes */
 #define GLB_JSON       0x4E4F534Au /* chunk type "JSON" */
+#define GLB_BIN        0x004E4942u /* chunk type "BIN\0" */
+#define UNIT_TOLERANCE 1e-5        /* |length - 1| of a rotation, cosine of a matrix's shear */
+
+/* glTF's accessor component types (the ones a POSITION may have) */
+enum {
+    GL_BYTE = 5120,
+    GL_UNSIGNED_BYTE = 5121,
+    GL_SHORT = 5122,
+    GL_UNSIGNED_SHORT = 5123,
+    GL_FLOAT = 5126
+};
+
+/* One of the file's buffers, read the first time vertex data needs it. */
+typedef struct gltf_buffer {
+    const unsigned char *data;
+    size_t len;
+    unsigned char *owned; /* decoded or read here, freed at the end */
+    bool loaded;
+} gltf_buffer;
 
 /* One top-level array of the file, indexed. */
 typedef struct gltf_list {
@@ -45,8 +64,12 @@ typedef struct gltf {
     size_t len;
     bool binary;
     cJSON *root;
-    gltf_list nodes, meshes, accessors, materials, scenes;
-    int *parent;                                    /* by node: its parent, -1 for none */
+    gltf_list nodes, meshes, accessors, materials, scenes, buffers, views;
+    gltf_buffer *bufs;        /* by buffer index */
+    const unsigned char *bin; /* a .glb's BIN chunk, or NULL */
+    size_t bin_len;
+    const char *dir; /* the file's folder for external buffers; NULL: none */
+    int *parent;     /* by node: its parent, -1 for none */
     char base[NAME_MAX_BYTES + 1 - SUFFIX_MAX + 1]; /* the cleaned basename, for resources */
     char *err;
     size_t errlen;
@@ -185,7 +208,7 @@ static bool index_in(gltf *g, const cJSON *v, const gltf_list *l, int *out)
                     v->valuedouble),
                false;
     if (v->valuedouble >= l->count)
-        return fail(g, v, "%s index %.0f is out of range: \"%s\" has %d entr%s", l->one,
+        return fail(g, v, "%s index %.15g is out of range: \"%s\" has %d entr%s", l->one,
                     v->valuedouble, l->key, l->count, l->count == 1 ? "y" : "ies"),
                false;
     *out = (int)v->valuedouble;
@@ -252,6 +275,10 @@ static bool glb_chunks_fit(gltf *g, const unsigned char *data, size_t size, size
             return fail(g, NULL, "chunk %d is %u bytes long but only %zu bytes follow its header",
                         k, n, size - at - 8),
                    false;
+        if (k == 1 && le32(data + at + 4) == GLB_BIN) { /* buffer 0 without a uri */
+            g->bin = data + at + 8;
+            g->bin_len = n;
+        }
         at += 8 + (size_t)n;
     }
     return true;
@@ -304,6 +331,14 @@ static bool read_json(gltf *g, const unsigned char *data, size_t size)
     size_t len = size;
     g->binary = (size >= 4 && memcmp(data, GLB_MAGIC, 4) == 0) || ends_with(g->name, ".glb");
     if (g->binary && !glb_json(g, data, size, &json, &len)) return false;
+    size_t nuls = 0;
+    while (g->binary && nuls < len && json[len - 1 - nuls] == '\0') nuls++;
+    if (nuls)
+        return fail(g, NULL,
+                    "the JSON chunk ends in %zu NUL byte%s of padding: glTF pads it with spaces "
+                    "(0x20)",
+                    nuls, nuls == 1 ? "" : "s"),
+               false;
     if (!(g->text = malloc(len + 1))) return out_of_memory(g);
     if (len) memcpy(g->text, json, len);
     g->text[len] = '\0';
@@ -315,6 +350,50 @@ static bool read_json(gltf *g, const unsigned char *data, size_t size)
     g->root = host_json_parse(label, g->text, len, g->err, g->errlen);
     free(label);
     return g->root ? true : (g->failed = true, false);
+}
+
+/* Extensions a file may require: what the import implements (KHR_mesh_quantization), and
+ * what changes nothing it reads (materials, textures, lights; compressed vertex data, whose
+ * bounds the accessors' min/max still give). */
+static const char *const known_extensions[] = {
+    "KHR_mesh_quantization",   "KHR_draco_mesh_compression",
+    "EXT_meshopt_compression", "KHR_texture_transform",
+    "KHR_texture_basisu",      "EXT_texture_webp",
+    "KHR_lights_punctual",     "KHR_techniques_webgl",
+    "KHR_materials_", /* every KHR_materials_* */
+    "KHR_xmp_json_ld",         NULL};
+
+static bool extension_known(const char *name)
+{
+    for (const char *const *k = known_extensions; *k; k++) {
+        size_t n = strlen(*k);
+        if ((*k)[n - 1] == '_' ? strncmp(name, *k, n) == 0 : strcmp(name, *k) == 0) return true;
+    }
+    return false;
+}
+
+/* "extensionsRequired": every name one the import implements or may ignore. */
+static bool check_required(gltf *g)
+{
+    const cJSON *req = member(g, g->root, "extensionsRequired", cJSON_IsArray,
+                              "an array of extension names"),
+                *x;
+    cJSON_ArrayForEach(x, req)
+    {
+        char name[64];
+        if (!cJSON_IsString(x))
+            return fail(g, x, "expected an extension name, found %s", host_json_type_name(x)),
+                   false;
+        if (!extension_known(x->valuestring)) {
+            clean_name(x->valuestring, name, sizeof name);
+            return fail(g, x,
+                        "the file requires extension \"%s\", which this import does not "
+                        "implement",
+                        name),
+                   false;
+        }
+    }
+    return !g->failed;
 }
 
 /* The top level: an object with "asset": {"version": "2.x"}, and its arrays indexed. */
@@ -337,10 +416,14 @@ static bool read_top(gltf *g)
         return fail(g, version, "glTF version \"%s\" is not supported (this reads 2.x)", buf),
                false;
     }
-    return read_list(g, "nodes", "node", &g->nodes) && read_list(g, "meshes", "mesh", &g->meshes) &&
+    return check_required(g) && read_list(g, "nodes", "node", &g->nodes) &&
+           read_list(g, "meshes", "mesh", &g->meshes) &&
            read_list(g, "accessors", "accessor", &g->accessors) &&
            read_list(g, "materials", "material", &g->materials) &&
-           read_list(g, "scenes", "scene", &g->scenes);
+           read_list(g, "scenes", "scene", &g->scenes) &&
+           read_list(g, "buffers", "buffer", &g->buffers) &&
+           read_list(g, "bufferViews", "bufferView", &g->views) &&
+           ((g->bufs = calloc((size_t)g->buffers.count + 1, sizeof *g->bufs)) || out_of_memory(g));
 }
 
 /* ---- the node tree ---- */
@@ -568,8 +651,9 @@ static void decompose(const double *m, trs *t)
     quat_from_axes(x, y, z, t->q);
 }
 
-/* The node's translation / rotation / scale (defaults: the identity) into *t. */
-static bool read_trs(gltf *g, const cJSON *node, trs *t)
+/* The node's translation / rotation / scale (defaults: the identity) into *t; a rotation
+ * that is not a unit quaternion is normalized with a warning naming node i. */
+static bool read_trs(gltf *g, int i, const cJSON *node, trs *t)
 {
     const cJSON *p = cJSON_GetObjectItemCaseSensitive(node, "translation");
     const cJSON *q = cJSON_GetObjectItemCaseSensitive(node, "rotation");
@@ -582,8 +666,32 @@ static bool read_trs(gltf *g, const cJSON *node, trs *t)
         return fail(g, q, "the rotation is zero: expected a unit quaternion [x, y, z, w]"), false;
     double n = 0;
     for (int k = 0; k < 4; k++) n += (t->q[k] / big) * (t->q[k] / big);
+    double length = big * sqrt(n);
+    if (fabs(length - 1) > UNIT_TOLERANCE)
+        host_warn("gltf",
+                  "%s: nodes[%d].rotation is not a unit quaternion (length %.9g): "
+                  "normalized",
+                  g->name, i, length);
     for (int k = 0; k < 4; k++) t->q[k] = t->q[k] / big / sqrt(n);
     return true;
+}
+
+/* Does the column-major matrix m have shear (columns 0..2 not at right angles) or a last
+ * row other than 0 0 0 1? Its TRS then differs from it. */
+static bool not_trs(const double *m, double *worst)
+{
+    *worst = fmax(fmax(fabs(m[3]), fabs(m[7])), fmax(fabs(m[11]), fabs(m[15] - 1)));
+    for (int a = 0; a < 3; a++)
+        for (int b = a + 1; b < 3; b++) {
+            double dot = 0, la = 0, lb = 0;
+            for (int r = 0; r < 3; r++) {
+                dot += m[a * 4 + r] * m[b * 4 + r];
+                la += m[a * 4 + r] * m[a * 4 + r];
+                lb += m[b * 4 + r] * m[b * 4 + r];
+            }
+            if (la > 0 && lb > 0) *worst = fmax(*worst, fabs(dot) / sqrt(la * lb));
+        }
+    return *worst > UNIT_TOLERANCE;
 }
 
 /* The node's local transform into *t: from "matrix", or from TRS. */
@@ -591,7 +699,7 @@ static bool read_local(gltf *g, int i, trs *t)
 {
     const cJSON *node = g->nodes.item[i], *m = cJSON_GetObjectItemCaseSensitive(node, "matrix");
     *t = (trs){{0, 0, 0}, {0, 0, 0, 1}, {1, 1, 1}};
-    if (!m) return read_trs(g, node, t);
+    if (!m) return read_trs(g, i, node, t);
     if (cJSON_GetObjectItemCaseSensitive(node, "translation") ||
         cJSON_GetObjectItemCaseSensitive(node, "rotation") ||
         cJSON_GetObjectItemCaseSensitive(node, "scale"))
@@ -600,8 +708,13 @@ static bool read_local(gltf *g, int i, trs *t)
                     "one or the other)",
                     i),
                false;
-    double v[16];
+    double v[16], worst;
     if (!numbers(g, m, 16, v)) return false;
+    if (not_trs(v, &worst))
+        host_warn("gltf",
+                  "%s: nodes[%d].matrix is not translation x rotation x scale (shear or "
+                  "a last row other than 0 0 0 1, up to %.3g): its TRS part is imported",
+                  g->name, i, worst);
     decompose(v, t);
     for (int k = 0; k < 3; k++)
         if (!(fabs(t->s[k]) <= FLT_MAX)) /* a column of three huge numbers */
@@ -627,8 +740,230 @@ static bool add_transform(gltf *g, cJSON *e, int i)
     return add(g, o, "parent", cJSON_CreateString(parent));
 }
 
+/* ---- vertex data: buffers, views, accessors ---- */
+
+/* The value of base64 digit c, or -1. */
+static int b64(unsigned char c)
+{
+    return c >= 'A' && c <= 'Z'   ? c - 'A'
+           : c >= 'a' && c <= 'z' ? c - 'a' + 26
+           : c >= '0' && c <= '9' ? c - '0' + 52
+           : c == '+'             ? 62
+           : c == '/'             ? 63
+                                  : -1;
+}
+
+/* Decode the base64 text in[0..n) (padding optional) into a new buffer. */
+static bool base64_decode(gltf *g, const cJSON *at, const char *in, size_t n, gltf_buffer *b)
+{
+    while (n && in[n - 1] == '=') n--;
+    if (!(b->owned = malloc(n / 4 * 3 + 3))) return out_of_memory(g);
+    uint32_t acc = 0;
+    size_t bits = 0, len = 0;
+    for (size_t k = 0; k < n; k++) {
+        int v = b64((unsigned char)in[k]);
+        if (v < 0)
+            return fail(g, at, "the data: URI holds a character that is not base64 at %zu", k),
+                   false;
+        acc = acc << 6 | (uint32_t)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            b->owned[len++] = (unsigned char)(acc >> bits);
+        }
+    }
+    b->data = b->owned;
+    b->len = len;
+    return true;
+}
+
+/* uri as a path inside the file's folder: %XX decoded; no scheme, no absolute path, no
+ * ".." segment, no backslash. False with an error otherwise. */
+static bool local_path(gltf *g, const cJSON *at, const char *uri, char *out, size_t size)
+{
+    size_t n = 0;
+    const char *colon = strchr(uri, ':'), *slash = strchr(uri, '/');
+    if (!g->dir)
+        return fail(g, at, "an external buffer file is read only when importing a file"), false;
+    if (uri[0] == '/' || strchr(uri, '\\') || (colon && (!slash || colon < slash)))
+        return fail(g, at, "buffer uri: only a relative path inside the file's folder is read"),
+               false;
+    for (const char *p = uri; *p; p++) {
+        unsigned hi, lo;
+        char c = *p;
+        if (c == '%' && sscanf(p + 1, "%1x%1x", &hi, &lo) == 2) c = (char)(hi * 16 + lo), p += 2;
+        if (c == '\0' || n + 1 >= size) return fail(g, at, "buffer uri: a bad path"), false;
+        out[n++] = c;
+    }
+    out[n] = '\0';
+    for (const char *seg = out; seg; seg = strchr(seg, '/') ? strchr(seg, '/') + 1 : NULL)
+        if (strncmp(seg, "..", 2) == 0 && (seg[2] == '/' || seg[2] == '\0'))
+            return fail(g, at, "buffer uri: \"..\" leaves the file's folder: not read"), false;
+    return true;
+}
+
+/* Read the file dir/rel into b. */
+static bool read_buffer_file(gltf *g, const cJSON *at, const char *rel, gltf_buffer *b)
+{
+    char path[4096], why[512];
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", g->dir, rel) >= sizeof path)
+        return fail(g, at, "buffer uri: the path is too long"), false;
+    size_t len = 0;
+    char *bytes = host_json_read_text(path, &len, why, sizeof why);
+    if (!bytes) return fail(g, at, "cannot read the buffer: %s", why), false;
+    b->owned = (unsigned char *)bytes;
+    b->data = b->owned;
+    b->len = len;
+    return true;
+}
+
+/* The bytes of buffer k (loaded once): a .glb's BIN chunk (no uri), a data: URI, or a
+ * file next to the glTF. Checked against its byteLength. */
+static const gltf_buffer *buffer_at(gltf *g, int k)
+{
+    gltf_buffer *b = &g->bufs[k];
+    if (b->loaded) return b;
+    const cJSON *buf = g->buffers.item[k];
+    const cJSON *uri = member(g, buf, "uri", cJSON_IsString, "a string");
+    const cJSON *bl = member(g, buf, "byteLength", cJSON_IsNumber, "a number");
+    if (g->failed) return NULL;
+    if (!uri) {
+        if (k != 0 || !g->bin)
+            return fail(g, buf, "buffer %d has no uri and is not a .glb's BIN chunk", k), NULL;
+        b->data = g->bin;
+        b->len = g->bin_len;
+    } else if (strncmp(uri->valuestring, "data:", 5) == 0) {
+        const char *comma = strstr(uri->valuestring, ";base64,");
+        if (!comma) return fail(g, uri, "a data: URI without \";base64,\": not read"), NULL;
+        comma += 8;
+        if (!base64_decode(g, uri, comma, strlen(comma), b)) return NULL;
+    } else {
+        char rel[1024];
+        if (!local_path(g, uri, uri->valuestring, rel, sizeof rel) ||
+            !read_buffer_file(g, uri, rel, b))
+            return NULL;
+    }
+    if (!bl || !(bl->valuedouble >= 0) || bl->valuedouble > (double)b->len)
+        return fail(g, buf, "buffer %d has %zu bytes, fewer than its byteLength", k, b->len), NULL;
+    b->loaded = true;
+    return b;
+}
+
+/* A whole number >= 0 at obj[key] (def when absent) into *out. */
+static bool count_at(gltf *g, const cJSON *obj, const char *key, double def, size_t *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    double d = v ? (cJSON_IsNumber(v) ? v->valuedouble : -1) : def;
+    if (!(d >= 0) || d != floor(d) || d > 9007199254740992.0)
+        return fail(g, v, "expected %s: a whole number >= 0", key), false;
+    *out = (size_t)d;
+    return true;
+}
+
+/* Bytes per component of componentType ct, 0 for one a POSITION may not have. */
+static size_t component_size(int ct)
+{
+    return ct == GL_FLOAT                              ? 4
+           : ct == GL_SHORT || ct == GL_UNSIGNED_SHORT ? 2
+           : ct == GL_BYTE || ct == GL_UNSIGNED_BYTE   ? 1
+                                                       : 0;
+}
+
+/* Component p (raw) of type ct as a number, dequantized when normalized. */
+static double component(const unsigned char *p, int ct, bool normalized)
+{
+    uint32_t u = ct == GL_FLOAT ? le32(p) : 0;
+    float f;
+    switch (ct) {
+    case GL_FLOAT:
+        memcpy(&f, &u, sizeof f);
+        return f;
+    case GL_BYTE:
+        return normalized ? fmax((int8_t)p[0] / 127.0, -1.0) : (int8_t)p[0];
+    case GL_UNSIGNED_BYTE:
+        return normalized ? p[0] / 255.0 : p[0];
+    case GL_SHORT: {
+        int16_t v = (int16_t)(uint16_t)(p[0] | p[1] << 8);
+        return normalized ? fmax(v / 32767.0, -1.0) : v;
+    }
+    default: {
+        uint16_t v = (uint16_t)(p[0] | p[1] << 8);
+        return normalized ? v / 65535.0 : v;
+    }
+    }
+}
+
+/* A min/max value of component type ct as stored in the JSON, dequantized when normalized
+ * (KHR_mesh_quantization stores them as the integers). */
+static double dequantize(double v, int ct, bool normalized)
+{
+    if (!normalized || ct == GL_FLOAT) return v;
+    double scale = ct == GL_BYTE            ? 127
+                   : ct == GL_UNSIGNED_BYTE ? 255
+                   : ct == GL_SHORT         ? 32767
+                                            : 65535;
+    return fmax(v / scale, -1.0);
+}
+
+/* The box of accessor a's VEC3 elements (min then max), from its buffer view: non-finite
+ * coordinates are left out (with a warning). */
+static bool bounds_from_data(gltf *g, int a, int ct, bool normalized, double *box)
+{
+    const cJSON *acc = g->accessors.item[a],
+                *bv = cJSON_GetObjectItemCaseSensitive(acc, "bufferView");
+    size_t count, off, voff, vlen, stride, esize = 3 * component_size(ct);
+    int v, k;
+    if (cJSON_GetObjectItemCaseSensitive(acc, "sparse"))
+        return fail(g, acc, "a sparse POSITION accessor without min/max is not read"), false;
+    if (!count_at(g, acc, "count", -1, &count) || !count_at(g, acc, "byteOffset", 0, &off))
+        return false;
+    if (!bv) return true; /* no view: all zeros (glTF), the box at 0 */
+    if (!index_in(g, bv, &g->views, &v)) return false;
+    const cJSON *view = g->views.item[v];
+    const cJSON *bk = cJSON_GetObjectItemCaseSensitive(view, "buffer");
+    if (!index_in(g, bk, &g->buffers, &k) || !count_at(g, view, "byteOffset", 0, &voff) ||
+        !count_at(g, view, "byteLength", -1, &vlen) || !count_at(g, view, "byteStride", 0, &stride))
+        return false;
+    const gltf_buffer *b = buffer_at(g, k);
+    if (!b) return false;
+    if (stride == 0) stride = esize;
+    if (voff > b->len || vlen > b->len - voff)
+        return fail(g, view, "the view's bytes lie outside buffer %d (%zu bytes)", k, b->len),
+               false;
+    if (count && (stride < esize || off > vlen || vlen - off < esize ||
+                  count - 1 > (vlen - off - esize) / stride))
+        return fail(g, acc,
+                    "%zu elements of %zu bytes (stride %zu) from byte %zu do not fit the "
+                    "view's %zu bytes",
+                    count, esize, stride, off, vlen),
+               false;
+    const unsigned char *p = b->data + voff + off;
+    size_t skipped = 0, kept = 0;
+    for (size_t e = 0; e < count; e++, p += stride) {
+        double c[3];
+        for (int d = 0; d < 3; d++) c[d] = component(p + (size_t)d * (esize / 3), ct, normalized);
+        if (!(fabs(c[0]) <= FLT_MAX && fabs(c[1]) <= FLT_MAX && fabs(c[2]) <= FLT_MAX)) {
+            skipped++;
+            continue;
+        }
+        for (int d = 0; d < 3; d++) {
+            if (!kept || c[d] < box[d]) box[d] = c[d];
+            if (!kept || c[d] > box[3 + d]) box[3 + d] = c[d];
+        }
+        kept++;
+    }
+    if (skipped)
+        host_warn("gltf",
+                  "%s: accessors[%d]: %zu of %zu positions are not finite: left out of "
+                  "the bounds",
+                  g->name, a, skipped, count);
+    return true;
+}
+
 /* The local bounds of primitive j of mesh m into box (min then max): its POSITION
- * accessor's min and max, or (with a warning) an empty box at 0 without them. */
+ * accessor's min and max (dequantized for a normalized integer accessor), or, without
+ * them, the box of its vertices read from the buffer; without POSITION (with a warning)
+ * an empty box at 0. */
 static bool read_bounds(gltf *g, const cJSON *prim, int m, int j, double *box)
 {
     const cJSON *attrs =
@@ -646,14 +981,27 @@ static bool read_bounds(gltf *g, const cJSON *prim, int m, int j, double *box)
     if (!index_in(g, pos, &g->accessors, &a)) return false;
     const cJSON *acc = g->accessors.item[a], *min = cJSON_GetObjectItemCaseSensitive(acc, "min"),
                 *max = cJSON_GetObjectItemCaseSensitive(acc, "max");
-    if (!min || !max) {
+    const cJSON *ct = cJSON_GetObjectItemCaseSensitive(acc, "componentType");
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(acc, "type");
+    const cJSON *norm = cJSON_GetObjectItemCaseSensitive(acc, "normalized");
+    int ctype = cJSON_IsNumber(ct) ? (int)ct->valuedouble : GL_FLOAT;
+    if ((ct && (!cJSON_IsNumber(ct) || !component_size(ctype))) ||
+        (type && (!cJSON_IsString(type) || strcmp(type->valuestring, "VEC3") != 0)))
+        return fail(g, acc,
+                    "a POSITION accessor must be a VEC3 of floats or of (with "
+                    "KHR_mesh_quantization) 8- or 16-bit integers"),
+               false;
+    bool normalized = cJSON_IsTrue(norm);
+    if ((!min || !max) && !ct) { /* no componentType either: no data to read */
         host_warn("gltf",
-                  "%s: accessors[%d] (POSITION of meshes[%d].primitives[%d]) has no min/max, "
-                  "which glTF requires: bounds: an empty box at 0",
+                  "%s: accessors[%d] (POSITION of meshes[%d].primitives[%d]) has neither min/max "
+                  "nor componentType, which glTF requires: bounds: an empty box at 0",
                   g->name, a, m, j);
         return true;
     }
+    if (!min || !max) return bounds_from_data(g, a, ctype, normalized, box);
     if (!numbers(g, min, 3, box) || !numbers(g, max, 3, box + 3)) return false;
+    for (int k = 0; k < 6; k++) box[k] = dequantize(box[k], ctype, normalized);
     for (int k = 0; k < 3; k++)
         if (box[k] > box[3 + k])
             return fail(g, acc, "min is above max on axis %c", "xyz"[k]), false;
@@ -792,10 +1140,11 @@ static cJSON *build_scene(gltf *g)
     return NULL;
 }
 
-cJSON *host_gltf_import_memory(const char *name, const unsigned char *data, size_t size, char *err,
-                               size_t errlen)
+/* The import of data; external buffer files are read from dir (NULL: none are). */
+static cJSON *import(const char *name, const char *dir, const unsigned char *data, size_t size,
+                     char *err, size_t errlen)
 {
-    gltf g = {.name = name, .err = err, .errlen = errlen};
+    gltf g = {.name = name, .dir = dir, .err = err, .errlen = errlen};
     const char *slash = strrchr(name, '/');
     cJSON *scene = NULL;
     if (errlen) err[0] = '\0';
@@ -809,6 +1158,10 @@ cJSON *host_gltf_import_memory(const char *name, const unsigned char *data, size
     free(g.accessors.item);
     free(g.materials.item);
     free(g.scenes.item);
+    for (int k = 0; g.bufs && k < g.buffers.count; k++) free(g.bufs[k].owned);
+    free(g.bufs);
+    free(g.buffers.item);
+    free(g.views.item);
     free(g.parent);
     return scene;
 }
@@ -818,7 +1171,19 @@ cJSON *host_gltf_import(const char *path, char *err, size_t errlen)
     size_t len = 0;
     char *bytes = host_json_read_text(path, &len, err, errlen); /* any bytes, NUL added */
     if (!bytes) return NULL;
-    cJSON *scene = host_gltf_import_memory(path, (const unsigned char *)bytes, len, err, errlen);
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        strcpy(dir, ".");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path) + (slash == path), path);
+    cJSON *scene = import(path, dir, (const unsigned char *)bytes, len, err, errlen);
     free(bytes);
     return scene;
+}
+
+cJSON *host_gltf_import_memory(const char *name, const unsigned char *data, size_t size, char *err,
+                               size_t errlen)
+{
+    return import(name, NULL, data, size, err, errlen);
 }

@@ -21,17 +21,22 @@
  *                unique in the file and stable, where mesh names may be missing or
  *                repeated; the basename is cleaned like a name and cut to fit 255 bytes),
  *                material: materials[k].name when it has one (cleaned like a name),
- *                visible: true, bounds: the POSITION accessor's min/max (without them, or
- *                without POSITION: an empty box at 0 and a warning).
+ *                visible: true, bounds: the POSITION accessor's min/max (dequantized for a
+ *                normalized integer accessor, KHR_mesh_quantization); without them the
+ *                box of its vertices, read from the .glb's BIN chunk, a data: URI or a
+ *                file in the glTF's folder (only when importing a file); without
+ *                POSITION: an empty box at 0 and a warning.
  *
  * A file is .glb when it starts with the magic "glTF" or its name ends in ".glb"; its
  * header (version 2, length == the file's size) and every chunk's length are checked, the
- * first chunk must be JSON, the BIN chunk is not read (nothing here needs vertex data).
- * The JSON must say "asset": {"version": "2.x"}. Errors are refused, never guessed
- * around: a wrong JSON type, an index out of range (node, mesh, accessor, material,
- * scene), a node that is its own ancestor or appears under two parents (or is a scene
- * root and a child), both "matrix" and TRS on one node, a number that is not a finite
- * float, a zero rotation, min above max.
+ * first chunk must be JSON (padded with spaces, not NULs). The JSON must say "asset":
+ * {"version": "2.x"}. Errors in what the import reads are refused, never guessed around:
+ * a wrong JSON type, an index out of range (node, mesh, accessor, material, scene,
+ * bufferView, buffer), a node that is its own ancestor or appears under two parents (or
+ * is a scene root and a child), both "matrix" and TRS on one node, a number that is not a
+ * finite float, a zero rotation, min above max, vertex data outside its view or buffer, a
+ * buffer uri outside the file's folder, a required extension it does not implement.
+ * Fixed up with a warning: a non-unit rotation, a matrix that is not TRS.
  */
 #ifndef HOST_GLTF_H
 #define HOST_GLTF_H

@@ -16,8 +16,10 @@ ECS_BUILD="${ECS_BUILD:-$ECS_ROOT/build}"
 #   libcmocka-dev   the unit-test framework
 #   python3         meson runs on it; test.sh reads meson's test log with it
 #   assimp-testmodels  real glTF 2.0 files (.gltf, .glb) tests/test_gltf.c imports
+#   libassimp-dev   tests/test_gltf.c checks the import's mesh bounds against libassimp's
+#                   vertices on those files
 ECS_PACKAGES=(meson ninja-build pkg-config gcc g++ libcjson-dev libcmocka-dev python3
-    assimp-testmodels libdragonbox-dev libfast-float-dev cmake)
+    assimp-testmodels libassimp-dev libdragonbox-dev libfast-float-dev cmake)
 
 ecs_install_missing() {
     local missing=() p
