@@ -276,8 +276,10 @@ static void print_row(const host_world *w, FILE *out, const host_step *st)
     const host_system *s = st->s;
     const host_timing *t = m ? &m->timing : &s->timing;
     const host_collection *c = s ? host_collections_get(&w->collections, s->collection) : NULL;
-    uint32_t count = m ? (m->desc.count ? m->desc.count(m->desc.state) : 0) : (c ? c->count : 0);
-    fprintf(out, "%-20s %-16s %10u %10.2f %10.2f %10.2f %6.1f%%  %s\n", m ? m->name : s->name,
+    char count[16] = "-"; /* a manager without count() says nothing about its size */
+    if (!m || m->desc.count)
+        snprintf(count, sizeof count, "%u", m ? m->desc.count(m->desc.state) : (c ? c->count : 0));
+    fprintf(out, "%-20s %-16s %10s %10.2f %10.2f %10.2f %6.1f%%  %s\n", m ? m->name : s->name,
             m ? m->owner->name : s->owner->name, count, host_timing_mean(t) / 1e3,
             (double)host_timing_quantile(t, 0.99) / 1e3, (double)t->max_ns / 1e3,
             frame_total > 0 ? 100.0 * (double)t->total_ns / frame_total : 0.0,
