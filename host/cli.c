@@ -46,8 +46,13 @@ static const char usage[] =
     "  --list                     list the plugins found and whether they load, then exit\n"
     "  --strict                   exit 1 when any plugin is bad (default: skip it)\n"
     "  --allow-insecure-plugins   load plugins that other users may write (warns)\n"
-    "  -v, --verbose              more log lines (repeat for debug)\n"
-    "  -q, --quiet                errors only\n"
+    "  -q, --quiet                log errors only\n"
+    "  -v, --verbose              also the host's detail lines (what it decided and why);\n"
+    "                             -vv: also debug lines (plugins' too). Default: errors,\n"
+    "                             warnings and info\n"
+    "  --log-time                 start every log line with the milliseconds since start\n"
+    "  --color WHEN               colour the log's levels: auto (a terminal, and NO_COLOR\n"
+    "                             not set; the default), always, never\n"
     "  -h, --help                 this text\n"
     "  --version                  print the host and ABI versions\n"
     "\n"
@@ -68,7 +73,9 @@ enum {
     OPT_LIST,
     OPT_STRICT,
     OPT_INSECURE,
-    OPT_VERSION
+    OPT_VERSION,
+    OPT_LOG_TIME,
+    OPT_COLOR
 };
 
 static const struct option long_options[] = {
@@ -87,6 +94,8 @@ static const struct option long_options[] = {
     {"strict", no_argument, NULL, OPT_STRICT},
     {"allow-insecure-plugins", no_argument, NULL, OPT_INSECURE},
     {"verbose", no_argument, NULL, 'v'},
+    {"log-time", no_argument, NULL, OPT_LOG_TIME},
+    {"color", required_argument, NULL, OPT_COLOR},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
@@ -124,7 +133,7 @@ static int fail(FILE *err, int *code, const char *fmt, const char *arg)
 
 int host_cli_parse(int argc, char **argv, host_options *opt, FILE *out, FILE *err, int *exit_code)
 {
-    *opt = (host_options){.frames = -1, .fps = 60.0, .reload_quiet_ms = 200.0};
+    *opt = (host_options){.frames = -1, .fps = 60.0, .reload_quiet_ms = 200.0, .colour = -1};
     *exit_code = HOST_EXIT_OK;
     optind = 1;
     opterr = 0;
@@ -178,7 +187,16 @@ int host_cli_parse(int argc, char **argv, host_options *opt, FILE *out, FILE *er
             opt->allow_insecure = true;
             break;
         case 'v':
-            opt->verbosity++;
+            if (opt->verbosity < 2) opt->verbosity++;
+            break;
+        case OPT_LOG_TIME:
+            opt->log_time = true;
+            break;
+        case OPT_COLOR:
+            opt->colour = !strcmp(optarg, "always") ? 1 : !strcmp(optarg, "never") ? 0 : -1;
+            if (opt->colour < 0 && strcmp(optarg, "auto") != 0)
+                return fail(err, exit_code, "--color takes auto, always or never, not '%s'",
+                            optarg);
             break;
         case 'q':
             opt->verbosity = -1;

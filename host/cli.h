@@ -21,7 +21,9 @@ typedef struct host_options {
     bool watch, poll;       /* hot reload; polling instead of inotify */
     bool safe;              /* catch crashes in plugin code */
     double reload_quiet_ms; /* quiet period before a changed file is used */
-    int verbosity;          /* 0 default (info), <0 quiet, >0 verbose */
+    int verbosity;          /* -1 -q (errors), 0 default (info), 1 -v (detail), 2 -vv (debug) */
+    bool log_time;          /* --log-time: milliseconds since start on every line */
+    int colour;             /* --color: 1 always, 0 never, -1 auto (a terminal, no NO_COLOR) */
     bool help, version;
 } host_options;
 

@@ -83,10 +83,12 @@ int main(int argc, char **argv)
     host_options opt;
     int code;
     if (host_cli_parse(argc, argv, &opt, stdout, stderr, &code) != 0) return code;
-    host_log_set_level(opt.verbosity < 0    ? ECS_LOG_ERROR
-                       : opt.verbosity == 0 ? ECS_LOG_INFO - (opt.list ? 1 : 0)
-                       : opt.verbosity == 1 ? ECS_LOG_INFO
-                                            : ECS_LOG_DEBUG);
+    host_log_configure(NULL, opt.log_time, opt.colour);
+    host_log_set_verbosity(opt.verbosity);
+    if (opt.list && opt.verbosity == 0) host_log_set_level(ECS_LOG_WARN); /* the list says it */
+    host_detail(NULL, "plugins from %s, %s%s%s", opt.plugin_dir,
+                opt.watch ? (opt.poll ? "watched by polling" : "watched (inotify)") : "not watched",
+                opt.safe ? ", --safe" : "", opt.no_timing ? ", --no-timing" : "");
     host_world *w = host_world_new();
     if (!w) {
         host_error(NULL, "cannot reserve memory for the entity manager");

@@ -404,6 +404,8 @@ static ecs_status spin_plugin_load(const ecs_host *h, const ecs_load_args *args,
     bind_host(s, h, tf); /* only now: a failed reload leaves the old version's pointers */
     s->bit = bit;
     *state = s;
+    h->log(h, ECS_LOG_DEBUG, "%s state (layout %u)", adopted ? "adopted the previous" : "a new",
+           STATE_LAYOUT); /* shown with ecs-host -vv */
     return ECS_OK;
 }
 
