@@ -37,7 +37,8 @@ ecs_install_missing() {
 }
 
 # Configure build/ if needed (release-like: -O2, NDEBUG, as bench/README.md reports), then
-# build. Extra arguments (and $ECS_MESON_OPTS) go to `meson setup` of a new build dir.
+# build everything, or only the targets named in $ECS_TARGETS (demo.sh: the host and the
+# plugins). Extra arguments (and $ECS_MESON_OPTS) go to `meson setup` of a new build dir.
 ecs_build() {
     if [ ! -f "$ECS_BUILD/build.ninja" ]; then
         # an earlier setup of ours failed half-way: start that directory again
@@ -45,5 +46,5 @@ ecs_build() {
         meson setup "$ECS_BUILD" "$ECS_ROOT" -Doptimization=2 -Ddebug=false \
             -Db_ndebug=true ${ECS_MESON_OPTS:-} "$@" >&2 || return 1
     fi
-    meson compile -C "$ECS_BUILD" >&2
+    meson compile -C "$ECS_BUILD" ${ECS_TARGETS:-} >&2
 }
