@@ -21,6 +21,7 @@ typedef struct host_options {
     bool watch, poll;       /* hot reload; polling instead of inotify */
     bool safe;              /* catch crashes in plugin code */
     double reload_quiet_ms; /* quiet period before a changed file is used */
+    double probe_timeout_s; /* limit of the child-process probe of new code; 0: no probe */
     int verbosity;          /* 0 default (info), <0 quiet, >0 verbose */
     bool help, version;
 } host_options;
