@@ -26,6 +26,7 @@ const bench_workload *const bench_workloads[] = {
     &bench_scene_workload,     /* W7 */
     &bench_reload_workload,    /* R1 */
     &bench_views_workload,     /* V1 */
+    &bench_probe_workload,     /* P1 */
     NULL,
 };
 
