@@ -27,6 +27,7 @@ const bench_workload *const bench_workloads[] = {
     &bench_reload_workload,    /* R1 */
     &bench_views_workload,     /* V1 */
     &bench_scale_workload,     /* W8 */
+    &bench_probe_workload,     /* P1 */
     NULL,
 };
 

@@ -35,7 +35,10 @@ static const char usage[] =
     "  --poll                     with --watch: scan the folder instead of using inotify\n"
     "  --safe                     catch a crash in plugin code (SIGSEGV, SIGBUS, SIGFPE,\n"
     "                             SIGILL, abort): keep the old build, or unload the plugin\n"
+    "                             (a second SIGINT/SIGTERM abandons a call that hangs)\n"
     "  --reload-quiet MS          with --watch: wait MS after a file's last change (200)\n"
+    "  --probe-timeout S          new plugin code runs first in a child process, which\n"
+    "                             must finish within S seconds (2; 0: no child process)\n"
     "  --frames N                 run N frames, then exit (0: load, unload and exit);\n"
     "                             default: run until SIGINT or SIGTERM\n"
     "  --fps HZ                   frames per second (0: as fast as possible; default 60)\n"
@@ -67,6 +70,7 @@ enum {
     OPT_POLL,
     OPT_SAFE,
     OPT_QUIET,
+    OPT_PROBE_TIMEOUT,
     OPT_SAVE,
     OPT_STATS,
     OPT_TRACE,
@@ -90,6 +94,7 @@ static const struct option long_options[] = {
     {"poll", no_argument, NULL, OPT_POLL},
     {"safe", no_argument, NULL, OPT_SAFE},
     {"reload-quiet", required_argument, NULL, OPT_QUIET},
+    {"probe-timeout", required_argument, NULL, OPT_PROBE_TIMEOUT},
     {"save", required_argument, NULL, OPT_SAVE},
     {"strict", no_argument, NULL, OPT_STRICT},
     {"allow-insecure-plugins", no_argument, NULL, OPT_INSECURE},
@@ -133,7 +138,8 @@ static int fail(FILE *err, int *code, const char *fmt, const char *arg)
 
 int host_cli_parse(int argc, char **argv, host_options *opt, FILE *out, FILE *err, int *exit_code)
 {
-    *opt = (host_options){.frames = -1, .fps = 60.0, .reload_quiet_ms = 200.0, .colour = -1};
+    *opt = (host_options){
+        .frames = -1, .fps = 60.0, .reload_quiet_ms = 200.0, .colour = -1, .probe_timeout_s = 2.0};
     *exit_code = HOST_EXIT_OK;
     optind = 1;
     opterr = 0;
@@ -170,6 +176,13 @@ int host_cli_parse(int argc, char **argv, host_options *opt, FILE *out, FILE *er
             if ((opt->reload_quiet_ms = parse_rate(optarg)) < 0)
                 return fail(err, exit_code,
                             "--reload-quiet needs milliseconds from 0 to 1e6, not '%s'", optarg);
+            break;
+        case OPT_PROBE_TIMEOUT:
+            if ((opt->probe_timeout_s = parse_rate(optarg)) < 0 || opt->probe_timeout_s > 3600 ||
+                (opt->probe_timeout_s > 0 && opt->probe_timeout_s < 0.001))
+                return fail(err, exit_code,
+                            "--probe-timeout needs seconds from 0.001 to 3600, or 0, not '%s'",
+                            optarg);
             break;
         case OPT_SCENE:
             opt->scene_path = optarg;

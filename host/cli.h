@@ -24,6 +24,7 @@ typedef struct host_options {
     int verbosity;          /* -1 -q (errors), 0 default (info), 1 -v (detail), 2 -vv (debug) */
     bool log_time;          /* --log-time: milliseconds since start on every line */
     int colour;             /* --color: 1 always, 0 never, -1 auto (a terminal, no NO_COLOR) */
+    double probe_timeout_s; /* limit of the child-process probe of new code; 0: no probe */
     bool help, version;
 } host_options;
 

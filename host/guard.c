@@ -65,6 +65,23 @@ int host_guard_run(void (*fn)(void *), void *arg)
     return sig;
 }
 
+bool host_guard_abandon(int sig)
+{
+    sigjmp_buf *jb = armed;
+    if (!jb) return false;
+    armed = NULL;
+    sigset_t unblock; /* sigsetjmp(jb, 0) keeps no mask: the next signal must get through */
+    sigemptyset(&unblock);
+    sigaddset(&unblock, sig);
+    sigprocmask(SIG_UNBLOCK, &unblock, NULL);
+    siglongjmp(*jb, sig);
+}
+
+bool host_guard_is_stop(int sig)
+{
+    return sig == SIGINT || sig == SIGTERM;
+}
+
 const char *host_guard_signal_name(int sig)
 {
     switch (sig) {
@@ -78,6 +95,10 @@ const char *host_guard_signal_name(int sig)
         return "SIGILL";
     case SIGABRT:
         return "SIGABRT (abort)";
+    case SIGINT:
+        return "SIGINT";
+    case SIGTERM:
+        return "SIGTERM";
     default:
         return "a signal";
     }

@@ -165,6 +165,29 @@ static char *private_copy(host_world *w, const char *path, const char *file, cha
     return ok ? strdup(dst) : NULL;
 }
 
+/* dlopen and the entry call, each run under the crash guard with --safe. */
+typedef struct open_call {
+    const char *path;
+    void *dl;
+    union {
+        void *obj;
+        ecs_plugin_entry_fn fn;
+    } entry;
+    const ecs_plugin_desc *desc;
+} open_call;
+
+static void call_dlopen(void *arg)
+{
+    open_call *c = arg;
+    c->dl = dlopen(c->path, RTLD_NOW | RTLD_LOCAL);
+}
+
+static void call_entry(void *arg)
+{
+    open_call *c = arg;
+    c->desc = c->entry.fn();
+}
+
 /* Open path and read its description. The record is returned even when the plugin is
  * bad (status SKIPPED, with the reason), so --list can show it. NULL: out of memory. */
 host_plugin *host_plugin_open(host_world *w, const char *path, const char *file)
@@ -180,21 +203,37 @@ host_plugin *host_plugin_open(host_world *w, const char *path, const char *file)
         skip(w, p, "%s", why);
         return p;
     }
-    if (!(p->dl = dlopen(p->copy_path ? p->copy_path : path, RTLD_NOW | RTLD_LOCAL))) {
+    const char *map = p->copy_path ? p->copy_path : path;
+    if (!host_probe_file(&w->probe, map, NULL, why, sizeof why)) { /* before it is mapped */
+        skip(w, p, "%s", why);
+        return p;
+    }
+    open_call oc = {map, NULL, {NULL}, NULL};
+    int sig = host_guard_run(call_dlopen, &oc); /* --safe: what the probe could not see */
+    if (sig) {
+        skip(w, p,
+             "its constructor crashed with %s in the host (the probe had passed): it stays "
+             "mapped, as dlopen left it",
+             host_guard_signal_name(sig));
+        return p;
+    }
+    if (!(p->dl = oc.dl)) {
         skip(w, p, "dlopen failed: %s", dlerror());
         return p;
     }
-    union {
-        void *obj;
-        ecs_plugin_entry_fn fn;
-    } entry;
-    entry.obj = dlsym(p->dl, ECS_PLUGIN_ENTRY_NAME);
-    if (!entry.obj) {
+    oc.entry.obj = dlsym(p->dl, ECS_PLUGIN_ENTRY_NAME);
+    if (!oc.entry.obj) {
         skip(w, p, "no entry symbol '%s': declare it with ECS_PLUGIN_EXPORT()",
              ECS_PLUGIN_ENTRY_NAME);
         return p;
     }
-    const ecs_plugin_desc *d = entry.fn();
+    if ((sig = host_guard_run(call_entry, &oc))) {
+        p->dl = NULL; /* its code may hold a lock or a half-made state: never closed */
+        skip(w, p, "its entry function %s() crashed with %s in the host (the probe had passed)",
+             ECS_PLUGIN_ENTRY_NAME, host_guard_signal_name(sig));
+        return p;
+    }
+    const ecs_plugin_desc *d = oc.desc;
     if (!host_plugin_desc_ok(d, why, sizeof why)) {
         skip(w, p, "%s", why);
         return p;
@@ -811,10 +850,16 @@ void host_plugin_crashed(host_world *w, host_plugin *p, int sig, const char *wha
     (void)w;
     if (p->crashed) return;
     p->crashed = true;
-    host_error("guard",
-               "plugin '%s' (%s) crashed with %s in %s: at the end of this frame it goes "
-               "back to its last good version, or is unloaded until a new build",
-               p->name, p->file, host_guard_signal_name(sig), what);
+    static const char after[] = "at the end of this frame it goes back to its last good "
+                                "version, or is unloaded until a new build";
+    if (host_guard_is_stop(sig)) /* main.c: the second SIGINT/SIGTERM */
+        host_error("guard",
+                   "plugin '%s' (%s) did not return from %s and was abandoned at the "
+                   "second %s: %s",
+                   p->name, p->file, what, host_guard_signal_name(sig), after);
+    else
+        host_error("guard", "plugin '%s' (%s) crashed with %s in %s: %s", p->name, p->file,
+                   host_guard_signal_name(sig), what, after);
 }
 
 typedef struct keep_call {

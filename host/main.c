@@ -7,21 +7,46 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "guard.h"
 #include "log.h"
 #include "mem.h"
+#include "probe.h"
 #include "reload.h"
 #include "scene.h"
 #include "world.h"
 
-static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t stop_requested; /* the first SIGINT/SIGTERM */
 
+/* Write the line for a second signal that found no plugin call to abandon (only
+ * async-signal-safe calls here). */
+static void say_ending_now(int sig)
+{
+    static const char head[] = "[error] ecs-host: second ";
+    static const char tail[] = ": ending now without saving: no plugin call could be "
+                               "abandoned (that needs --safe), the world may be half-changed\n";
+    const char *name = sig == SIGINT ? "SIGINT" : "SIGTERM";
+    ssize_t ignored = write(STDERR_FILENO, head, sizeof head - 1);
+    ignored = write(STDERR_FILENO, name, strlen(name));
+    ignored = write(STDERR_FILENO, tail, sizeof tail - 1);
+    (void)ignored;
+}
+
+/* The first signal asks the frame loop to stop (and --save to save). A second one means
+ * the first was not heard: the host is stuck in plugin code (or a long save). Under
+ * --safe, plugin code runs below an armed jump point: abandon it as if it had crashed,
+ * the frame ends, the loop stops and the world is saved. Otherwise end now, unsaved. */
 static void on_signal(int sig)
 {
-    (void)sig;
-    stop_requested = 1;
+    if (!stop_requested) {
+        stop_requested = 1;
+        return;
+    }
+    if (host_guard_abandon(sig)) return; /* never returns: jumps back into the host */
+    say_ending_now(sig);
+    _exit(128 + sig);
 }
 
 static void install_signals(void)
@@ -32,6 +57,7 @@ static void install_signals(void)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    signal(SIGCHLD, SIG_DFL); /* ignored (inherited), the probe's child could not be reaped */
 }
 
 /* Sleep until *next (absolute, monotonic), then move it one period on. */
@@ -78,8 +104,21 @@ static bool default_dir_missing(const host_options *opt, int argc, char **argv)
     return true;
 }
 
+/* The probe of new plugin code (probe.h): this very program, unless turned off. */
+static host_probe_config probe_config(const host_options *opt)
+{
+    host_probe_config c = {NULL, (uint32_t)(opt->probe_timeout_s * 1000 + 0.5)};
+    if (opt->probe_timeout_s <= 0) return c;
+    if (!(c.exe = host_probe_self()))
+        host_warn(NULL, "cannot find this program's own file (/proc/self/exe): new plugin code "
+                        "is not tried in a child process first");
+    return c;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], HOST_PROBE_ARG) == 0) /* the child of probe.c */
+        return host_probe_main(argc, argv);
     host_options opt;
     int code;
     if (host_cli_parse(argc, argv, &opt, stdout, stderr, &code) != 0) return code;
@@ -97,6 +136,7 @@ int main(int argc, char **argv)
     code = HOST_EXIT_OK;
     w->time_managers = !opt.no_timing;
     w->safe = opt.safe && host_guard_install();
+    w->probe = probe_config(&opt);
     install_signals();
     host_load_options lo = {.allow_insecure = opt.allow_insecure};
     host_reload_options ro = {opt.poll, (uint64_t)(opt.reload_quiet_ms * 1e6), 250000000u,

@@ -20,6 +20,7 @@
 #include "ecs_plugin.h"
 #include "entity.h"
 #include "mem.h"
+#include "probe.h"
 #include "registry.h"
 #include "schedule.h"
 #include "signature.h"
@@ -140,6 +141,7 @@ struct host_world {
     bool safe;                      /* --safe: plugin calls run under the crash guard */
     bool quiet_skips;               /* the reloader reports bad builds itself */
     char *private_dir;              /* where plugins are copied before dlopen, or NULL */
+    host_probe_config probe;        /* new plugin files run first in a child (probe.h) */
     unsigned copies;                /* copies made so far: unique names */
     /* views, collections, systems (seeds 002-004) */
     host_system **systems; /* registration order */

@@ -1,0 +1,222 @@
+/* probee.c: the test plugin of test_probe.c (and of ecs-bench's P1), built as many
+ * variants from this one source with -D flags: a good one, and ones whose constructor,
+ * entry function or update misbehaves the ways the child-process probe must catch.
+ *
+ * Plugin PB_NAME (default "pb") with one manager of the same name: one integer per
+ * entity, scene value a JSON number; each update adds PB_STEP (default 1) to every value,
+ * so a saved scene shows how many frames this plugin's code ran. At unload it logs
+ * "pb PB_VERSION unload: U updates run, N components".
+ *
+ * Every constructor run appends one line "constructor PID" to the file named by the
+ * environment variable PB_RUNS (when set): a test counts the runs (the probe's and the
+ * host's) and the *_SECOND variants misbehave only from the second run on, that is in
+ * the host after the probe passed.
+ *
+ * Build flags:
+ *   PB_NAME="x", PB_VERSION="v", PB_STEP=n
+ *   PB_CTOR_SEGV | PB_CTOR_ABORT | PB_CTOR_EXIT | PB_CTOR_HANG   the constructor raises
+ *       SIGSEGV, calls abort(), calls exit(3), or loops forever
+ *   PB_CTOR_GARBAGE   the constructor writes a line to file descriptor 3 (the probe's
+ *                     report pipe in the probe; nothing open there in the host)
+ *   PB_ENTRY_SEGV | PB_ENTRY_HANG   the entry function raises SIGSEGV or loops forever
+ *   PB_CTOR_SEGV_SECOND | PB_ENTRY_SEGV_SECOND   SIGSEGV in the constructor / the entry
+ *       function from the second constructor run on (needs PB_RUNS)
+ *   PB_HANG_ON_TRIGGER   update loops forever once the file named by the environment
+ *                        variable PB_TRIGGER exists (it logs "pb: looping forever" first)
+ */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ecs_plugin.h"
+
+#ifndef PB_NAME
+#define PB_NAME "pb"
+#endif
+#ifndef PB_VERSION
+#define PB_VERSION "1"
+#endif
+#ifndef PB_STEP
+#define PB_STEP 1
+#endif
+#define WHO PB_NAME " " PB_VERSION
+
+#define MAX_ITEMS 256 /* the tests' scenes are small: a fixed table keeps this short */
+
+typedef struct pb_state {
+    const ecs_host *host;
+    uint32_t count;
+    ecs_entity entity[MAX_ITEMS];
+    int64_t value[MAX_ITEMS];
+} pb_state;
+
+static uint64_t updates_run;
+static int runs; /* constructor runs before this one (from PB_RUNS), this one included */
+
+/* Never returns; the counter keeps the loop from being optimized away. */
+__attribute__((unused)) static void spin_forever(void)
+{
+    static volatile uint64_t spins;
+    for (;;) spins++;
+}
+
+/* Append "constructor PID" to $PB_RUNS; returns the number of lines it holds now. */
+static int count_run(void)
+{
+    const char *path = getenv("PB_RUNS");
+    if (!path) return 1;
+    FILE *f = fopen(path, "a+");
+    if (!f) return 1;
+    fprintf(f, "constructor %d\n", (int)getpid());
+    fflush(f);
+    rewind(f);
+    int lines = 0, c;
+    while ((c = fgetc(f)) != EOF) lines += c == '\n';
+    fclose(f);
+    return lines;
+}
+
+__attribute__((constructor)) static void pb_constructor(void)
+{
+    runs = count_run();
+#if defined(PB_CTOR_SEGV)
+    raise(SIGSEGV);
+#elif defined(PB_CTOR_ABORT)
+    abort();
+#elif defined(PB_CTOR_EXIT)
+    exit(3);
+#elif defined(PB_CTOR_HANG)
+    spin_forever();
+#elif defined(PB_CTOR_GARBAGE)
+    static const char junk[] = "hello from a constructor\n";
+    if (write(3, junk, sizeof junk - 1) < 0) {
+    }
+#elif defined(PB_CTOR_SEGV_SECOND)
+    if (runs >= 2) raise(SIGSEGV);
+#endif
+}
+
+/* ---- the manager ---- */
+
+static long find(const pb_state *s, ecs_entity e)
+{
+    for (uint32_t i = 0; i < s->count; i++)
+        if (ecs_entity_eq(s->entity[i], e)) return (long)i;
+    return -1;
+}
+
+static void pb_update(void *state, const ecs_frame_info *frame)
+{
+    (void)frame;
+    pb_state *s = state;
+#ifdef PB_HANG_ON_TRIGGER
+    const char *trigger = getenv("PB_TRIGGER");
+    if (trigger && access(trigger, F_OK) == 0) {
+        s->host->log(s->host, ECS_LOG_INFO, PB_NAME ": looping forever");
+        spin_forever();
+    }
+#endif
+    updates_run++;
+    for (uint32_t i = 0; i < s->count; i++) s->value[i] += PB_STEP;
+}
+
+static void pb_destroyed(void *state, const ecs_entity *list, uint32_t n)
+{
+    pb_state *s = state;
+    for (uint32_t k = 0; k < n; k++) {
+        long i = find(s, list[k]);
+        if (i < 0) continue;
+        s->count--;
+        s->entity[i] = s->entity[s->count];
+        s->value[i] = s->value[s->count];
+    }
+}
+
+static uint32_t pb_count(void *state)
+{
+    return ((pb_state *)state)->count;
+}
+
+static ecs_status pb_save(void *state, ecs_entity e, cJSON **out)
+{
+    pb_state *s = state;
+    long i = find(s, e);
+    *out = i < 0 ? NULL : cJSON_CreateNumber((double)s->value[i]);
+    return i < 0 || *out ? ECS_OK : ECS_ERR_NO_MEMORY;
+}
+
+static ecs_status pb_load_component(void *state, ecs_entity e, const cJSON *json)
+{
+    pb_state *s = state;
+    double v = cJSON_IsNumber(json) ? json->valuedouble : NAN;
+    if (!(fabs(v) <= 9007199254740992.0) || v != floor(v)) {
+        s->host->scene_error(s->host, json, "expected a whole number");
+        return ECS_ERR_BAD_VALUE;
+    }
+    if (find(s, e) >= 0) return ECS_ERR_EXISTS;
+    if (s->count == MAX_ITEMS) return ECS_ERR_NO_MEMORY;
+    s->entity[s->count] = e;
+    s->value[s->count++] = (int64_t)v;
+    return ECS_OK;
+}
+
+/* ---- the plugin ---- */
+
+static ecs_status pb_load(const ecs_host *h, const ecs_load_args *args, void **state)
+{
+    (void)args;
+    pb_state *s = h->alloc(h, sizeof *s);
+    if (!s) return ECS_ERR_NO_MEMORY;
+    memset(s, 0, sizeof *s);
+    s->host = h;
+    ecs_manager_desc m = {.struct_size = sizeof m,
+                          .name = PB_NAME,
+                          .state = s,
+                          .update = pb_update,
+                          .entities_destroyed = pb_destroyed,
+                          .count = pb_count,
+                          .save_component = pb_save,
+                          .load_component = pb_load_component};
+    ecs_status st = h->register_manager(h, &m);
+    if (st != ECS_OK) {
+        h->free(h, s);
+        return st;
+    }
+    h->log(h, ECS_LOG_INFO, WHO " load: constructor run %d", runs);
+    *state = s;
+    return ECS_OK;
+}
+
+static void pb_unload(const ecs_host *h, void *state, ecs_unload_reason reason)
+{
+    (void)reason;
+    pb_state *s = state;
+    h->log(h, ECS_LOG_INFO, WHO " unload: %llu updates run, %u components",
+           (unsigned long long)updates_run, s->count);
+    h->free(h, s);
+}
+
+static const ecs_plugin_desc pb_plugin = {
+    ECS_PLUGIN_DESC_HEADER, PB_NAME, PB_VERSION, 1, NULL, pb_load, pb_unload,
+};
+
+#if defined(PB_ENTRY_SEGV) || defined(PB_ENTRY_HANG) || defined(PB_ENTRY_SEGV_SECOND)
+ECS_EXPORT const ecs_plugin_desc *ecs_plugin_entry(void);
+ECS_EXPORT const ecs_plugin_desc *ecs_plugin_entry(void)
+{
+#if defined(PB_ENTRY_SEGV)
+    raise(SIGSEGV);
+#elif defined(PB_ENTRY_HANG)
+    spin_forever();
+#else
+    if (runs >= 2) raise(SIGSEGV);
+#endif
+    return &pb_plugin;
+}
+#else
+ECS_PLUGIN_EXPORT(pb_plugin)
+#endif
