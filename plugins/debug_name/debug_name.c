@@ -3,11 +3,15 @@
  * API "ecs.debug_name" v1 (debug_name_api.h).
  *
  * Data: one ecs_soa (one allocation) holding, per instance i:
- *   entity[i]  the named entity          name[i]  its name: a copy from host->alloc
+ *   entity[i]  the named entity          name[i]  its name: a copy in a name slab
  *   hash[i]    FNV-1a of the name        next[i]  next instance in the same hash chain
  *   seq[i]     when the name was given (a counter that only grows)
  * an ecs_entity_map (entity index -> instance) and a chained hash table: bucket[b] is
  * the first instance whose hash & (bucket_count - 1) == b, ECS_SOA_NONE ending a chain.
+ * Names live in slabs: slots of 16, 32, 64, 128 or 256 bytes (the smallest that holds the
+ * name and its NUL) cut from 64 KiB chunks, a freed slot kept on its size's free list.
+ * A name never moves while it is set (get() hands out its address), and a short name
+ * costs its slot, not a heap block with its headers (about 64 bytes each).
  *
  * Invariants: every instance i < count is in exactly one chain, the one of hash[i];
  * map[index(entity[i])] == i + 1; bucket_count is 0 or a power of two >= count (load
@@ -30,7 +34,10 @@
 #include "ecs_plugin.h"
 #include "ecs_soa.h"
 
-#define STATE_LAYOUT  1u         /* == state_version: checked when a state is adopted */
+#define STATE_LAYOUT  2u         /* == state_version: checked when a state is adopted */
+#define SLAB_CLASSES  5u         /* name slots of 16 << k bytes, k < 5: up to 256 */
+#define SLAB_CHUNK    65536u     /* bytes of a slab chunk, its link included */
+#define CHUNK_HEAD    16u        /* a chunk starts with the link to the previous one */
 #define NO_BIT        UINT32_MAX /* no signatures: a host without them */
 #define MIN_BUCKETS   64u
 #define MANAGER_NAME  "debug_name"
@@ -49,6 +56,11 @@ typedef struct dn_state {
     uint32_t *bucket; /* bucket_count heads, from host->alloc */
     uint32_t bucket_count;
     uint64_t next_seq;
+    struct {
+        void *free;       /* freed slots, each holding the next one's address */
+        char *next, *end; /* the unused slots of the newest chunk */
+        void *chunks;     /* every chunk, each holding the previous one's address */
+    } slab[SLAB_CLASSES];
 } dn_state;
 
 /* Adopting a state of an older build of the same STATE_LAYOUT reads `bit` from its padding
@@ -104,11 +116,64 @@ static uint32_t name_hash(const char *name)
     return h;
 }
 
-/* A host-allocated copy of name; NULL when memory ran out. */
-static char *copy_name(const dn_state *s, const char *name)
+/* The slab class of a name of len bytes (its slot: 16 << class bytes, the NUL included). */
+static unsigned slab_class(size_t len)
+{
+    unsigned k = 0;
+    while ((16u << k) < len + 1) k++;
+    return k; /* < SLAB_CLASSES: names are at most 255 bytes */
+}
+
+/* A slot for a name of len bytes; NULL when memory ran out. */
+static char *slot_take(dn_state *s, size_t len)
+{
+    unsigned k = slab_class(len);
+    size_t size = 16u << k;
+    char *slot = (char *)s->slab[k].free;
+    if (slot) {
+        memcpy(&s->slab[k].free, slot, sizeof(void *));
+        return slot;
+    }
+    if ((size_t)(s->slab[k].end - s->slab[k].next) < size) { /* a new chunk */
+        char *chunk = (char *)s->host->alloc(s->host, SLAB_CHUNK);
+        if (!chunk) return NULL;
+        memcpy(chunk, &s->slab[k].chunks, sizeof(void *));
+        s->slab[k].chunks = chunk;
+        s->slab[k].next = chunk + CHUNK_HEAD;
+        s->slab[k].end = chunk + SLAB_CHUNK;
+    }
+    slot = s->slab[k].next;
+    s->slab[k].next += size;
+    return slot;
+}
+
+/* Give name's slot back to its free list. */
+static void slot_give(dn_state *s, char *name)
+{
+    unsigned k = slab_class(strlen(name));
+    memcpy(name, &s->slab[k].free, sizeof(void *));
+    s->slab[k].free = name;
+}
+
+/* Free every chunk of every slab. */
+static void slabs_free(dn_state *s, const ecs_host *h)
+{
+    for (unsigned k = 0; k < SLAB_CLASSES; k++) {
+        void *chunk = s->slab[k].chunks;
+        while (chunk) {
+            void *prev;
+            memcpy(&prev, chunk, sizeof prev);
+            h->free(h, chunk);
+            chunk = prev;
+        }
+    }
+}
+
+/* A copy of name in a slab slot; NULL when memory ran out. */
+static char *copy_name(dn_state *s, const char *name)
 {
     size_t len = strlen(name);
-    char *copy = (char *)s->host->alloc(s->host, len + 1);
+    char *copy = slot_take(s, len);
     if (copy) memcpy(copy, name, len + 1);
     return copy;
 }
@@ -179,7 +244,7 @@ static uint32_t instance_of(const dn_state *s, ecs_entity e)
 static void remove_instance(dn_state *s, uint32_t i)
 {
     chain_unlink(s, i);
-    s->host->free(s->host, names(s)[i]);
+    slot_give(s, names(s)[i]);
     report(s, ents(s)[i], false);
     ecs_entity_map_set(&s->map, ents(s)[i], ECS_SOA_NONE);
     uint32_t moved = ecs_soa_remove(&s->soa, i);
@@ -230,9 +295,9 @@ static ecs_status dn_set(void *self, ecs_entity e, const char *name)
     uint32_t i = ecs_soa_lookup(&s->soa, F_ENTITY, &s->map, e);
     if (i != ECS_SOA_NONE) { /* replacing: leave the old name's chain */
         chain_unlink(s, i);
-        s->host->free(s->host, names(s)[i]);
+        slot_give(s, names(s)[i]);
     } else if ((i = add_instance(s, e)) == ECS_SOA_NONE) {
-        s->host->free(s->host, copy);
+        slot_give(s, copy);
         return refuse(s, ECS_ERR_NO_MEMORY, "set", e, "out of memory");
     }
     names(s)[i] = copy;
@@ -371,7 +436,7 @@ static void bind_host(dn_state *s, const ecs_host *h)
 static void state_free(dn_state *s, const ecs_host *h)
 {
     bind_host(s, h);
-    for (uint32_t i = 0; i < s->soa.count; i++) h->free(h, names(s)[i]);
+    slabs_free(s, h);
     ecs_soa_free(&s->soa);
     ecs_entity_map_free(&s->map);
     if (s->bucket) h->free(h, s->bucket);
