@@ -2,6 +2,11 @@
  * and throwaway folders for plugins (harness.h). Used by the integration tests. */
 #include "harness.h"
 
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -192,9 +197,32 @@ int harness_finish(harness_proc *p, double timeout_s)
     }                                                     /* may hold a pipe: no waiting */
     close_fd(p, 0);
     close_fd(p, 1);
-    if (got == p->pid) store_status(&p->result, status);
+    if (got == p->pid)
+        store_status(&p->result, status);
+    else /* never collected: no status to read, and 0 would pass for success */
+        p->result.exit_code = HARNESS_NOT_REAPED;
     p->pid = 0;
+    harness_check_sanitizers(&p->result);
     return 0;
+}
+
+/* The sanitizers' marks in a program's stderr: a memory or undefined-behaviour error. */
+static const char *const sanitizer_marks[] = {"ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
+                                              "runtime error:", "Sanitizer:", NULL};
+
+void harness_check_sanitizers(const harness_output *r)
+{
+    const char *mark = NULL;
+    for (int k = 0; sanitizer_marks[k] && r->err && !mark; k++)
+        if (strstr(r->err, sanitizer_marks[k])) mark = sanitizer_marks[k];
+    if (!mark && r->exit_code != HARNESS_ASAN_EXIT && r->exit_code != HARNESS_UBSAN_EXIT &&
+        r->exit_code != HARNESS_NOT_REAPED)
+        return;
+    fprintf(stderr, "%s\n", r->err ? r->err : "");
+    if (r->exit_code == HARNESS_NOT_REAPED)
+        fail_msg("the program was never reaped: its exit status is unknown");
+    fail_msg("a sanitizer reported an error in the program (exit %d, '%s' in its stderr above)",
+             r->exit_code, mark ? mark : "-");
 }
 
 void harness_proc_discard(harness_proc *p)

@@ -11,10 +11,22 @@
 typedef struct harness_output {
     char *out, *err; /* all of stdout / stderr, NUL-terminated; never NULL after a run */
     size_t out_len, err_len;
-    int exit_code;   /* 0..255 when the program exited, -1 when a signal ended it */
+    int exit_code;   /* 0..255 when it exited, -1 when a signal ended it, HARNESS_NOT_REAPED */
     int term_signal; /* the signal that ended it, 0 when it exited */
     bool timed_out;  /* killed with SIGKILL after the timeout */
 } harness_output;
+
+/* Exit statuses the sanitizers are given (.ci/run: ASAN_OPTIONS=exitcode=86,
+ * UBSAN_OPTIONS=exitcode=87), which nothing else uses; and the status of a program that
+ * was never reaped. */
+#define HARNESS_ASAN_EXIT  86
+#define HARNESS_UBSAN_EXIT 87
+#define HARNESS_NOT_REAPED (-2)
+
+/* Fail the running test (cmocka) when r shows a sanitizer error (one of the exit statuses
+ * above, or a sanitizer's report in its stderr, printed first) or was never reaped.
+ * harness_finish() calls it for every program it reaps. */
+void harness_check_sanitizers(const harness_output *r);
 
 /* A running program. Its pipes are read while waiting, so it never blocks on a full one. */
 typedef struct harness_proc {

