@@ -672,14 +672,28 @@ static char *tree_scene(const char *prefix, int n, const char *tail)
     return text;
 }
 
+/* text (a tree_scene) with a top-level member put before "entities" (a new buffer). */
+static char *with_top_level(char *text, const char *member)
+{
+    const char *at = strstr(text, "\"entities\"");
+    assert_non_null(at);
+    size_t head = (size_t)(at - text), n = strlen(text) + strlen(member) + 4;
+    char *out = malloc(n);
+    assert_non_null(out);
+    snprintf(out, n, "%.*s%s, %s", (int)head, text, member, at);
+    free(text);
+    return out;
+}
+
 /* Load a good scene, then bad scenes that fail late in each manager: every time the world
- * must be exactly as before: entities, components, names, and what a save writes. */
+ * must be exactly as before: entities, components, names, the scene's unknown top-level
+ * keys (the good one's kept, the bad one's not taken), and what a save writes. */
 static void Scene_failed_load_leaves_the_world_as_it_was(void **state)
 {
     scene_test *t = *state;
     world_test *w = world_open(t);
     char good[PATH_SIZE], before[PATH_SIZE], after[PATH_SIZE], bad[PATH_SIZE];
-    char *text = tree_scene("good", 100, "");
+    char *text = with_top_level(tree_scene("good", 100, ""), "\"editor\": {\"grid\": 1}");
     write_scene(t, "good.json", text, good);
     free(text);
     assert_int_equal(host_scene_load(w->f.w, good), ECS_OK);
@@ -701,7 +715,7 @@ static void Scene_failed_load_leaves_the_world_as_it_was(void **state)
         ",\n{\"id\": \"z\", \"physics\": {\"mass\": 1}, \"debug_name\": 7}",
     };
     for (size_t k = 0; k < sizeof tails / sizeof tails[0]; k++) {
-        text = tree_scene("bad", 3000, tails[k]);
+        text = with_top_level(tree_scene("bad", 3000, tails[k]), "\"bad_extra\": [1, 2]");
         write_scene(t, "bad.json", text, bad);
         free(text);
         if (host_scene_load(w->f.w, bad) == ECS_OK) fail_msg("bad scene %zu loaded", k);
@@ -724,6 +738,10 @@ static void Scene_failed_load_leaves_the_world_as_it_was(void **state)
         assert_int_equal(host_scene_save(w->f.w, path_in(t, "after.json", after)), ECS_OK);
         EXPECT_SAME_FILE(before, after);
     }
+    char *saved = read_all(after);
+    assert_non_null(strstr(saved, "\"editor\"")); /* the good scene's key, still there */
+    assert_null(strstr(saved, "bad_extra"));
+    free(saved);
 }
 
 /* World x of entity `name`'s origin. */
