@@ -411,6 +411,18 @@ static void Host_skips_plugin_whose_load_fails_and_drops_its_registrations(void 
     EXPECT_ERR(f, "load loadfail");               /* its load() did run */
     EXPECT_ABSENT(f, "first update of loadfail"); /* but its managers never update */
     EXPECT_ABSENT(f, "unload loadfail");          /* and a failed load is not unloaded */
+    /* its API, system and collection went with it: another plugin finds no API, no system
+     * runs and --stats has no row of it */
+    ADD(f, "finder");
+    HOST(f, "--stats", "--frames", "2");
+    EXPECT_EXIT(f, 0);
+    EXPECT_ERR(f, "[info] finder: no test.loadfail");
+    EXPECT_ABSENT(f, "found test.loadfail");
+    EXPECT_ABSENT(f, "first run of loadfail.sys");
+    if (strstr(f->run.out, "loadfail")) {
+        dump(f);
+        fail_msg("--stats shows a row of the plugin whose load failed");
+    }
 }
 
 static void Host_skips_second_plugin_registering_same_manager(void **state)

@@ -12,6 +12,9 @@
  *   PROBE_API="a.b"         publish this API (v1)
  *   PROBE_IGNORE_ERRORS     return ECS_OK from load() even when a registration is refused
  *   PROBE_FAIL              register, publish, leak 32 bytes, then fail with ECS_ERR_PLUGIN
+ *   PROBE_SYSTEM            also register a system "NAME.sys" over its first manager (and so
+ *                           a collection), when the host offers systems
+ *   PROBE_FIND="a.b"        in its first update, log "found a.b" or "no a.b" (api_find)
  *
  * Log lines, at info level: "load NAME (plugin_name P)", "config of NAME: JSON|none" in
  * load(); "first update of MANAGER" in each manager's update of frame 0; "unload NAME". */
@@ -34,8 +37,23 @@ static probe_manager managers[2]; /* a plugin is loaded at most once per process
 static void probe_update(void *state, const ecs_frame_info *frame)
 {
     probe_manager *m = state;
-    if (frame->frame == 0) m->host->log(m->host, ECS_LOG_INFO, "first update of %s", m->name);
+    if (frame->frame != 0) return;
+    m->host->log(m->host, ECS_LOG_INFO, "first update of %s", m->name);
+#ifdef PROBE_FIND
+    if (m == &managers[0])
+        m->host->log(m->host, ECS_LOG_INFO, "%s %s",
+                     m->host->api_find(m->host, PROBE_FIND, 1, NULL) ? "found" : "no", PROBE_FIND);
+#endif
 }
+
+#ifdef PROBE_SYSTEM
+static void probe_system(void *state, const ecs_entity *entities, uint32_t count,
+                         const ecs_frame_info *frame)
+{
+    probe_manager *m = state;
+    if (frame->frame == 0) m->host->log(m->host, ECS_LOG_INFO, "first run of %s.sys", PROBE_NAME);
+}
+#endif
 
 static ecs_status probe_register(const ecs_host *h, probe_manager *m, const char *name)
 {
@@ -64,6 +82,15 @@ static ecs_status probe_load(const ecs_host *h, const ecs_load_args *args, void 
 #else
     s = probe_register(h, &managers[0], PROBE_NAME ".first");
     if (s == ECS_OK) s = probe_register(h, &managers[1], PROBE_NAME ".second");
+#endif
+#ifdef PROBE_SYSTEM
+    static const char *const with[] = {PROBE_NAME ".first", NULL};
+    ecs_system_desc sys = {.struct_size = sizeof sys,
+                           .name = PROBE_NAME ".sys",
+                           .query = {sizeof(ecs_query_desc), with, NULL},
+                           .state = &managers[0],
+                           .run = probe_system};
+    if (s == ECS_OK && ecs_host_has_queries(h)) s = h->register_system(h, &sys);
 #endif
 #ifdef PROBE_API
     probe_api api = {sizeof api, 0x5eed};
