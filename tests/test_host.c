@@ -594,7 +594,11 @@ static void Host_manifest_listing_a_plugin_twice_is_reported(void **state)
                  "{\"plugins\": [{\"name\": \"ord_a\", \"config\": {\"a\": 1}},\n"
                  "              {\"name\": \"ord_a\", \"config\": {\"b\": 2}}]}\n");
     HOST(f, "--frames", "1");
-    EXPECT_ERR_LINE(f, "manifest.json: plugins[1]", "ord_a");
+    EXPECT_EXIT(f, 1); /* the folder's manifest is wrong: nothing is loaded from it */
+    EXPECT_ERR_LINE(f, "[error] manifest: ",
+                    "manifest.json: plugins[1]: 'ord_a' is already listed at plugins[0]");
+    assert_int_equal(count_lines(f->run.err, "ord_a", NULL), 1); /* that line only */
+    EXPECT_ABSENT(f, "config of ord_a"); /* neither entry's config reached a load() */
 }
 
 static void Host_manifest_syntax_error_gives_file_line_column_and_exit_1(void **state)
