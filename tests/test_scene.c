@@ -882,9 +882,35 @@ static void Scene_same_scene_loaded_twice_saves_unique_ids(void **state)
     assert_int_equal(host_scene_load(w->f.w, saved), ECS_OK);
     assert_int_equal(host_entities_live(w->f.w->entities), 20);
     assert_int_equal(w->tf->count(w->tf->self), 20);
-    ecs_entity root = w->dn->find(w->dn->self, "t0"); /* each copy kept its own tree */
-    assert_int_equal(w->tf->count(w->tf->self), 20);
-    assert_true(ecs_entity_is_null(w->tf->parent(w->tf->self, root)));
+    /* each copy kept its own tree: two roots "t0", ten entities under each, and every
+     * "t<i>" has "t<(i-1)/2>" as its parent, as tree_scene made them */
+    ecs_entity e, roots[2] = {{0}, {0}};
+    int nroots = 0, under[2] = {0, 0};
+    for (uint32_t i = 1; host_entities_next_live(w->f.w->entities, i, &e);
+         i = ecs_entity_index(e) + 1) {
+        int k = -1;
+        assert_int_equal(sscanf(w->dn->get(w->dn->self, e), "t%d", &k), 1);
+        ecs_entity p = w->tf->parent(w->tf->self, e);
+        if (k == 0) {
+            assert_true(ecs_entity_is_null(p));
+            assert_true(nroots < 2);
+            roots[nroots++] = e;
+        } else {
+            char want[16];
+            snprintf(want, sizeof want, "t%d", (k - 1) / 2);
+            assert_string_equal(w->dn->get(w->dn->self, p), want);
+        }
+    }
+    assert_int_equal(nroots, 2);
+    for (uint32_t i = 1; host_entities_next_live(w->f.w->entities, i, &e);
+         i = ecs_entity_index(e) + 1) { /* the roots known: whose tree is each entity in? */
+        ecs_entity top = e;
+        while (!ecs_entity_is_null(w->tf->parent(w->tf->self, top)))
+            top = w->tf->parent(w->tf->self, top);
+        for (int r = 0; r < 2; r++) under[r] += ecs_entity_eq(top, roots[r]) ? 1 : 0;
+    }
+    assert_int_equal(under[0] + under[1], 20);
+    assert_int_equal(under[0], 10);
 }
 
 /* A write_component that misuses the writer: a key outside any object. */

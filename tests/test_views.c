@@ -699,6 +699,14 @@ static void Systems_are_replaced_in_place_by_a_hot_reload(void **state)
 
 /* ---- --safe ---- */
 
+/* The committed manager called name, or NULL. */
+static host_manager *manager_called(const host_world *w, const char *name)
+{
+    for (size_t i = 0; i < w->manager_count; i++)
+        if (strcmp(w->managers[i]->name, name) == 0) return w->managers[i];
+    return NULL;
+}
+
 static void Safe_mode_catches_a_crashing_system(void **state)
 {
     (void)state;
@@ -716,8 +724,26 @@ static void Safe_mode_catches_a_crashing_system(void **state)
     free(log);
     assert_int_equal(v.probe->status, HOST_PLUGIN_UNLOADED);
     assert_int_equal(v.w->system_count, 0);
-    host_world_frame(v.w); /* the others go on */
-    assert_non_null(host_world_plugin_named(v.w, "transform"));
+    /* the others go on: every other plugin still loaded, its managers updated each frame */
+    uint64_t before[3];
+    static const char *const others[] = {"transform", "debug_name", "mesh"};
+    v.w->time_managers = true; /* each update counted in its timing */
+    for (int k = 0; k < 3; k++) {
+        host_plugin *p = host_world_plugin_named(v.w, others[k]);
+        if (!p || p->status != HOST_PLUGIN_LOADED) fail_msg("%s is gone", others[k]);
+    }
+    for (int k = 0; k < 3; k++) {
+        host_manager *m = manager_called(v.w, others[k]);
+        assert_non_null(m);
+        before[k] = m->timing.count;
+    }
+    host_world_frame(v.w);
+    host_world_frame(v.w);
+    for (int k = 0; k < 3; k++) { /* two more updates each (debug_name has no update) */
+        const host_manager *m = manager_called(v.w, others[k]);
+        assert_int_equal(m->timing.count, before[k] + (m->desc.update ? 2 : 0));
+    }
+    assert_int_equal(v.w->manager_count, 3); /* vprobe's c0 went with it */
     vworld_close(&v);
 }
 
