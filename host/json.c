@@ -1,5 +1,7 @@
 /* json.c: JSON files into cJSON trees (by jparse.c), with file:line:col errors (json.h). */
 #include "json.h"
+
+#include "plugin_file.h"
 #include "jparse.h"
 #include "log.h"
 
@@ -12,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 void host_json_position(const char *text, const char *at, int *line, int *col)
 {
@@ -42,14 +45,19 @@ const char *host_json_type_name(const cJSON *v)
 /* The whole file in a NUL-terminated buffer; NULL with err set on failure. */
 char *host_json_read_text(const char *path, size_t *len, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "rb");
+    char why[128];
+    int fd = host_open_regular(path, why, sizeof why); /* a FIFO or a device never blocks */
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "rb");
     struct stat st;
     if (!f) {
-        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        if (fd >= 0) close(fd);
+        if (fd >= 0) snprintf(why, sizeof why, "cannot open: %s", strerror(errno));
+        snprintf(err, errlen, "%s: %s", path,
+                 strstr(why, "a folder") ? "is a directory, expected a JSON file" : why);
         return NULL;
     }
-    if (fstat(fileno(f), &st) != 0 || S_ISDIR(st.st_mode)) {
-        snprintf(err, errlen, "%s: is a directory, expected a JSON file", path);
+    if (fstat(fileno(f), &st) != 0) {
+        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
         fclose(f);
         return NULL;
     }

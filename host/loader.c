@@ -1,7 +1,8 @@
 /* loader.c: finding, checking, ordering, loading and unloading plugins (world.h).
  *
  * Loading a folder: list every *.so in it and one level of subfolders (sorted by relative
- * path) -> refuse files others may write -> open each (ELF check, dlopen RTLD_NOW |
+ * path) -> refuse files others may write -> open each (plugin_file.h: a regular file, opened
+ * without blocking, whose ELF headers and segments lie inside it; dlopen RTLD_NOW |
  * RTLD_LOCAL, entry symbol, ABI and struct sizes) -> apply manifest.json (rank, config,
  * disabled) -> order (dependencies, rank, file) -> load each. A bad plugin is logged with
  * its file and reason and skipped; the others go on.
@@ -17,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "plugin_file.h"
 #include "guard.h"
 #include "json.h"
 #include "log.h"
@@ -83,19 +85,6 @@ void host_plugin_free(host_plugin *p)
     free(p);
 }
 
-static bool is_elf(const char *path)
-{
-    unsigned char magic[4] = {0};
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
-    ssize_t n = read(fd, magic, sizeof magic);
-    close(fd);
-    return n == 4 && memcmp(magic,
-                            "\x7f"
-                            "ELF",
-                            4) == 0;
-}
-
 static bool valid_plugin_name(const char *s)
 {
     size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789_");
@@ -151,9 +140,10 @@ static char *private_copy(host_world *w, const char *path, const char *file, cha
     const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
     char dst[PATH_MAX];
     snprintf(dst, sizeof dst, "%s/%u-%s", w->private_dir, ++w->copies, base);
-    int in = open(path, O_RDONLY | O_CLOEXEC);
-    int out = in < 0 ? -1 : open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0500);
-    bool ok = in >= 0 && out >= 0;
+    int in = host_open_regular(path, why, len); /* never blocks on a FIFO */
+    if (in < 0) return NULL;
+    int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0500);
+    bool ok = out >= 0;
     char buf[65536];
     ssize_t n = 0;
     while (ok && (n = read(in, buf, sizeof buf)) > 0) ok = write(out, buf, (size_t)n) == n;
@@ -195,8 +185,8 @@ host_plugin *host_plugin_open(host_world *w, const char *path, const char *file)
     host_plugin *p = new_record(w, path, file);
     if (!p) return NULL;
     char why[400];
-    if (!is_elf(path)) {
-        skip(w, p, "not a shared object (no ELF header)");
+    if (!host_elf_check_path(path, why, sizeof why)) { /* before anything maps it */
+        skip(w, p, "%s", why);
         return p;
     }
     if (w->private_dir && !(p->copy_path = private_copy(w, path, file, why, sizeof why))) {
@@ -204,6 +194,10 @@ host_plugin *host_plugin_open(host_world *w, const char *path, const char *file)
         return p;
     }
     const char *map = p->copy_path ? p->copy_path : path;
+    if (p->copy_path && !host_elf_check_path(map, why, sizeof why)) { /* the bytes mapped */
+        skip(w, p, "%s", why);
+        return p;
+    }
     if (!host_probe_file(&w->probe, map, NULL, why, sizeof why)) { /* before it is mapped */
         skip(w, p, "%s", why);
         return p;
@@ -277,12 +271,22 @@ static bool ends_with(const char *s, const char *suffix)
 }
 
 /* Add every *.so of dir/sub (sub "" for dir itself), recursing one level from the top. */
-static int scan(const char *dir, const char *sub, path_list *out)
+/* List every *.so of dir/sub into out (and, at the top, of each subfolder but meson's
+ * object folders). Whatever is named like a plugin is listed, a FIFO or a dangling symlink
+ * too, so the loader refuses it with its reason rather than passing over it in silence; a
+ * subfolder that cannot be read is logged and counted as bad. -1 when dir itself cannot
+ * be listed. */
+static int scan(host_world *w, const char *dir, const char *sub, path_list *out)
 {
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s%s%s", dir, *sub ? "/" : "", sub);
     DIR *d = opendir(path);
-    if (!d) return *sub ? 0 : -1; /* an unreadable subfolder is not fatal */
+    if (!d && *sub) { /* an unreadable subfolder is not fatal, but it is said */
+        host_error("loader", "%s: skipped: cannot list this subfolder: %s", path, strerror(errno));
+        w->bad_plugins++;
+        return 0;
+    }
+    if (!d) return -1;
     struct dirent *de;
     int rc = 0;
     while (rc == 0 && (de = readdir(d))) {
@@ -292,11 +296,11 @@ static int scan(const char *dir, const char *sub, path_list *out)
         int b = snprintf(full, sizeof full, "%s/%s", dir, rel);
         struct stat st;
         if (a < 0 || b < 0 || (size_t)a >= sizeof rel || (size_t)b >= sizeof full) continue;
-        if (stat(full, &st) != 0) continue;
-        if (S_ISREG(st.st_mode) && ends_with(de->d_name, ".so"))
+        bool is_dir = stat(full, &st) == 0 && S_ISDIR(st.st_mode);
+        if (is_dir && !*sub && !ends_with(de->d_name, ".p"))
+            rc = scan(w, dir, rel, out); /* meson's object folders end in .p */
+        else if (!is_dir && ends_with(de->d_name, ".so"))
             rc = push_path(out, rel);
-        else if (S_ISDIR(st.st_mode) && !*sub && !ends_with(de->d_name, ".p"))
-            rc = scan(dir, rel, out); /* meson's object folders end in .p */
     }
     closedir(d);
     return rc;
@@ -657,7 +661,7 @@ static ecs_status open_all(host_world *w, const char *dir, const host_load_optio
 {
     path_list files = {0};
     ecs_status s = ECS_OK;
-    if (scan(dir, "", &files) != 0) {
+    if (scan(w, dir, "", &files) != 0) {
         host_error("loader", "%s: cannot list the plugin folder: %s", dir, strerror(errno));
         s = ECS_ERR_IO;
     }

@@ -22,10 +22,13 @@
 #include <unistd.h>
 
 #include "guard.h"
+#include "json.h"
 #include "log.h"
 #include "scene.h"
 #include "watch.h"
 #include "world.h"
+
+#define MANIFEST_FILE "manifest.json"
 
 struct host_reloader {
     host_world *w;
@@ -33,6 +36,8 @@ struct host_reloader {
     host_watch *watch;
     host_reload_options opt;
     unsigned done, failed;
+    struct timespec manifest_mtime; /* of the manifest last applied (zero: none) */
+    uint64_t manifest_checked_ns;   /* when its mtime was last looked at */
 };
 
 /* Remove the private folders of hosts that died without cleaning up (named by pid). */
@@ -78,6 +83,10 @@ host_reloader *host_reloader_new(host_world *w, const char *dir, const host_relo
         host_reloader_free(r);
         return NULL;
     }
+    char manifest[PATH_MAX];
+    struct stat st;
+    snprintf(manifest, sizeof manifest, "%s/%s", dir, MANIFEST_FILE);
+    if (stat(manifest, &st) == 0) r->manifest_mtime = st.st_mtim; /* as the loader read it */
     host_info("reload", "watching %s (%s); private copies in %s", dir,
               host_watch_inotify(r->watch) ? "inotify" : "polling", tmpl);
     return r;
@@ -587,12 +596,13 @@ static void remove_plugin(host_reloader *r, host_plugin *p)
     host_world *w = r->w;
     host_plugin *q = dependent_of(w, p);
     if (q) {
-        host_warn("reload", "%s was deleted, but plugin '%s' depends on it: it stays loaded",
-                  p->file, q->name);
+        host_warn("reload", "%s: disabled, but plugin '%s' depends on it: it stays loaded", p->file,
+                  q->name);
         return;
     }
     bool kept = host_scene_keep_plugin(w, p);
-    host_warn("reload", "%s was deleted: plugin '%s' unloaded%s", p->file, p->name,
+    host_info("reload", "%s: disabled by %s: plugin '%s' unloaded%s", p->file, MANIFEST_FILE,
+              p->name,
               kept ? "; its components are kept and come back with it"
                    : " (its components could not be kept)");
     host_plugin_unload(w, p, ECS_UNLOAD_SHUTDOWN);
@@ -601,7 +611,8 @@ static void remove_plugin(host_reloader *r, host_plugin *p)
     p->dl = NULL;
     p->desc = NULL;
     if (p->copy_path) unlink(p->copy_path);
-    snprintf(p->reason, sizeof p->reason, "its file was deleted");
+    snprintf(p->reason, sizeof p->reason, "disabled by %s", MANIFEST_FILE);
+    p->status = HOST_PLUGIN_DISABLED;
 }
 
 /* A plugin file that is new (or back): load it like at start, then restore kept data. */
@@ -610,8 +621,8 @@ static void add_plugin(host_reloader *r, host_plugin *n)
     host_world *w = r->w;
     const char *dep = missing_dependency(w, n);
     if (host_world_plugin_named(w, n->name)) {
-        host_error("reload", "%s: plugin name '%s' is already loaded from another file: ignored",
-                   n->path, n->name);
+        host_error("reload", "%s: plugin name '%s' is already loaded from %s: ignored", n->path,
+                   n->name, host_world_plugin_named(w, n->name)->file);
     } else if (dep) {
         host_error("reload", "%s: plugin '%s' needs '%s', which is not loaded: ignored", n->path,
                    n->name, dep);
@@ -653,6 +664,36 @@ static void forget_record(host_world *w, host_plugin *p)
     host_plugin_free(p);
 }
 
+/* The loaded plugin named like n whose own file is gone (renamed or deleted), or NULL. */
+static host_plugin *moved_plugin(host_reloader *r, const host_plugin *n)
+{
+    host_plugin *p = host_world_plugin_named(r->w, n->name);
+    struct stat st;
+    return p && p->status == HOST_PLUGIN_LOADED && stat(p->path, &st) != 0 ? p : NULL;
+}
+
+/* n, a new file of loaded plugin p whose file is gone: a move (mv, or a build that writes
+ * its output under a new name). Reload p from n; p answers to n's file from now on. */
+static void take_over(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t changed_at)
+{
+    char *path = strdup(n->path), *file = strdup(n->file);
+    unsigned done = r->done;
+    if (path && file) {
+        host_info("reload", "%s: plugin '%s' moved here from %s", n->path, p->name, p->file);
+        reload(r, p, n, changed_at);
+    }
+    if (path && file && r->done != done) { /* swapped: the record follows the file */
+        free(p->path);
+        free(p->file);
+        p->path = path;
+        p->file = file;
+        path = file = NULL;
+    }
+    free(path);
+    free(file);
+    host_plugin_free(n);
+}
+
 static void apply(host_reloader *r, const char *file, uint64_t changed_at)
 {
     host_world *w = r->w;
@@ -661,8 +702,12 @@ static void apply(host_reloader *r, const char *file, uint64_t changed_at)
     snprintf(path, sizeof path, "%s/%s", r->dir, file);
     host_plugin *p = record_of(w, file);
     bool loaded = p && p->status == HOST_PLUGIN_LOADED;
-    if (stat(path, &st) != 0) {
-        if (loaded) remove_plugin(r, p);
+    if (stat(path, &st) != 0) { /* a deleted file never unloads: a failed link deletes it */
+        if (loaded)
+            host_warn("reload",
+                      "%s: source deleted: still running %s %s (a new file here, or any file "
+                      "of plugin '%s', reloads it; %s unloads it)",
+                      file, p->name, p->version, p->name, MANIFEST_FILE);
         return;
     }
     if (host_plugin_insecure("plugin file", path, r->opt.allow_insecure, why, sizeof why)) {
@@ -679,12 +724,18 @@ static void apply(host_reloader *r, const char *file, uint64_t changed_at)
         host_error("reload", "%s: out of memory", path);
         return;
     }
+    host_plugin *moved = NULL; /* the plugin this new file takes over, its old file gone */
+    if (n->status == HOST_PLUGIN_FOUND && !loaded) moved = moved_plugin(r, n);
     if (n->status != HOST_PLUGIN_FOUND) {
         if (loaded)
             refuse(r, p, "%s", n->reason);
-        else
+        else { /* one line per refused file version */
+            host_error("reload", "%s: refused: %s", path, n->reason);
             r->failed++;
+        }
         host_plugin_free(n);
+    } else if (moved) {
+        take_over(r, moved, n, changed_at);
     } else if (loaded && strcmp(n->name, p->name) != 0) {
         refuse(r, p, "%s now holds plugin '%s'", file, n->name);
         host_plugin_free(n);
@@ -702,9 +753,72 @@ static void apply(host_reloader *r, const char *file, uint64_t changed_at)
     }
 }
 
+/* Is `name` marked "disabled": true in the manifest's plugins? */
+static bool disabled_in(const cJSON *manifest, const char *name)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(manifest, "plugins"))
+    {
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(e, "name");
+        if (cJSON_IsString(n) && strcmp(n->valuestring, name) == 0)
+            return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "disabled"));
+    }
+    return false;
+}
+
+/* The manifest changed: unload the plugins it now disables (components kept as JSON) and
+ * load again, components restored, the ones it no longer disables. Unloading is asked
+ * for here and only here: a deleted file never unloads its plugin. */
+static void apply_manifest_change(host_reloader *r)
+{
+    char path[PATH_MAX], err[600];
+    snprintf(path, sizeof path, "%s/%s", r->dir, MANIFEST_FILE);
+    struct stat st;
+    cJSON *m =
+        stat(path, &st) == 0 ? host_json_read_file(path, err, sizeof err) : cJSON_CreateObject();
+    if (!m) {
+        host_error("reload", "%s: not applied: %s", MANIFEST_FILE, err);
+        return;
+    }
+    for (size_t i = r->w->plugin_count; i-- > 0;) { /* dependents were loaded after providers */
+        host_plugin *p = r->w->plugins[i];
+        if (p->status == HOST_PLUGIN_LOADED && disabled_in(m, p->name)) remove_plugin(r, p);
+    }
+    size_t n = 0;
+    char **files = calloc(r->w->plugin_count + 1, sizeof *files); /* enabled again */
+    for (size_t i = 0; files && i < r->w->plugin_count; i++) {
+        host_plugin *p = r->w->plugins[i];
+        if (p->status == HOST_PLUGIN_DISABLED && !(p->name && disabled_in(m, p->name)))
+            files[n++] = strdup(p->file);
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (files[i]) apply(r, files[i], host_now_ns()); /* a new record replaces the old */
+        free(files[i]);
+    }
+    free(files);
+    cJSON_Delete(m);
+}
+
+/* Look at the manifest's mtime (at most every 100 ms); apply it when it changed. */
+static void check_manifest(host_reloader *r, uint64_t now)
+{
+    if (now - r->manifest_checked_ns < 100000000u) return;
+    r->manifest_checked_ns = now;
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", r->dir, MANIFEST_FILE);
+    struct stat st;
+    struct timespec mtime = {0, 0};
+    if (stat(path, &st) == 0) mtime = st.st_mtim;
+    if (mtime.tv_sec == r->manifest_mtime.tv_sec && mtime.tv_nsec == r->manifest_mtime.tv_nsec)
+        return;
+    r->manifest_mtime = mtime;
+    apply_manifest_change(r);
+}
+
 void host_reloader_poll(host_reloader *r)
 {
-    uint64_t changed_at = 0;
-    const char *const *files = host_watch_poll(r->watch, host_now_ns(), &changed_at);
+    uint64_t changed_at = 0, now = host_now_ns();
+    const char *const *files = host_watch_poll(r->watch, now, &changed_at);
     for (size_t i = 0; files[i]; i++) apply(r, files[i], changed_at);
+    check_manifest(r, now);
 }

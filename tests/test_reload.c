@@ -648,9 +648,9 @@ static void Reload_failed_link_of_a_new_file_is_a_logged_non_event(void **state)
 }
 
 /* GNU ld failing to relink an existing plugin: it deletes the output, writes part of it
- * and deletes it again, all within the quiet period. What settles is a deleted file:
- * the host must never try the partial file, must not crash, must unload the plugin with
- * one warning keeping its components, and the next good link must bring them back. */
+ * and deletes it again, all within the quiet period. What settles is a deleted file: the
+ * host must never try the partial file, must not crash, must keep running the last good
+ * build (one warning), and the next good link reloads it with its state handed over. */
 static void Reload_failed_relink_in_place_never_loads_the_partial_file(void **state)
 {
     fixture *f = *state;
@@ -659,16 +659,17 @@ static void Reload_failed_relink_in_place_never_loads_the_partial_file(void **st
     remove_in_dir(f, "rl.so");
     write_garbage(f, "rl.so");
     remove_in_dir(f, "rl.so");
-    WAIT_LINE(f, "rl.so was deleted: plugin 'rl' unloaded; its components are kept");
+    WAIT_LINE(f, "[warn] reload: rl.so: source deleted: still running rl 1");
     let_run(f, 100);
     put_rename(f, "rl_v2", "rl.so");
-    WAIT_LINE(f, "restored the kept components of 8 entities");
+    WAIT_LINE(f, "reload: rl 1 -> 2: same state layout");
     WAIT_LINE(f, "rl 2 first update");
     STOP(f);
     EXPECT_ABSENT(f, "[error]");
     EXPECT_ABSENT(f, "not a shared object");
     EXPECT_COUNT(f, "[warn]", 1);
-    EXPECT_ONCE(f, "rl 1 unload (shutdown)");
+    EXPECT_ABSENT(f, "rl 1 unload (shutdown)"); /* never unloaded: its state went to build 2 */
+    EXPECT_CONTINUOUS(f);
     EXPECT_SAVED(f);
 }
 
@@ -698,29 +699,117 @@ static void Reload_two_builds_within_one_second_reload_twice(void **state)
     EXPECT_SAVED(f);
 }
 
-/* Delete the file: unloaded with a warning, components kept; copy it back: loaded again
- * with every component restored. */
-static void Reload_deleted_plugin_unloads_and_comes_back_with_its_components(void **state)
+/* Delete the file: the plugin keeps running (one warning, every frame updated); copy it
+ * back: a reload of the same build, the state handed over. */
+static void Reload_deleted_plugin_keeps_running_and_a_new_file_reloads_it(void **state)
 {
     fixture *f = *state;
     put_rl_with_peers(f, "rl_v1");
     START(f, "rl 1 first update", NULL);
     remove_in_dir(f, "rl.so");
-    WAIT_LINE(f, "[warn] reload: rl.so was deleted: plugin 'rl' unloaded; its components are "
+    WAIT_LINE(f, "[warn] reload: rl.so: source deleted: still running rl 1 (a new file here, "
+                 "or any file of plugin 'rl', reloads it; manifest.json unloads it)");
+    let_run(f, 100); /* frames without its file: it still runs */
+    put_copy(f, "rl_v1", "rl.so");
+    WAIT_LINE(f, "reload: rl 1 -> 1: same state layout");
+    STOP(f);
+    EXPECT_ABSENT(f, "[error]");
+    EXPECT_ONCE(f, "rl 1 unload (keep state)"); /* the reload */
+    EXPECT_ONCE(f, "rl 1 unload (shutdown)");   /* the exit, not the deletion */
+    EXPECT_OUT(f, "reloads: 1 done, 0 refused");
+    EXPECT_CONTINUOUS(f); /* no frame without rl */
+    EXPECT_SAVED(f);
+}
+
+/* mv rl.so rl-v2.so, and a new build written under another name after the old file went:
+ * a move, not a loss; the record follows the new file. */
+static void Reload_renamed_plugin_file_is_a_move(void **state)
+{
+    fixture *f = *state;
+    char from[4096], to[4096];
+    put_rl_with_peers(f, "rl_v1");
+    START(f, "rl 1 first update", NULL);
+    path_in_dir(f, "rl.so", from, sizeof from);
+    path_in_dir(f, "rl-v2.so", to, sizeof to);
+    assert_int_equal(rename(from, to), 0);
+    WAIT_LINE(f, "plugin 'rl' moved here from rl.so");
+    WAIT_LINE(f, "reload: rl 1 -> 1: same state layout");
+    put_copy(f, "rl_v2", "rl-v2.so"); /* the moved file changes: a reload of the same plugin */
+    WAIT_LINE(f, "reload: rl 1 -> 2: same state layout");
+    assert_int_equal(rename(to, from), 0); /* and back */
+    WAIT_LINE(f, "plugin 'rl' moved here from rl-v2.so");
+    WAIT_LINE(f, "reload: rl 2 -> 2: same state layout");
+    STOP(f);
+    EXPECT_ABSENT(f, "[error]");
+    EXPECT_COUNT(f, "unload (keep state)", 3);
+    EXPECT_ONCE(f, "rl 2 unload (shutdown)"); /* at exit only */
+    EXPECT_ABSENT(f, "rl 1 unload (shutdown)");
+    EXPECT_OUT(f, "reloads: 3 done, 0 refused");
+    EXPECT_CONTINUOUS(f);
+    EXPECT_SAVED(f);
+}
+
+/* Unloading is asked for: "disabled": true in the manifest unloads the plugin with its
+ * components kept as JSON; taking it out loads it again with every component restored. */
+static void Reload_manifest_disabled_unloads_and_enabling_restores_components(void **state)
+{
+    fixture *f = *state;
+    char manifest[4096];
+    put_rl_with_peers(f, "rl_v1");
+    START(f, "rl 1 first update", NULL);
+    path_in_dir(f, "manifest.json", manifest, sizeof manifest);
+    assert_int_equal(harness_write_file(manifest,
+                                        "{\"plugins\": [{\"name\": \"rl\", \"disabled\": true}]}\n",
+                                        0644),
+                     0);
+    WAIT_LINE(f, "rl.so: disabled by manifest.json: plugin 'rl' unloaded; its components are "
                  "kept and come back with it");
     WAIT_LINE(f, "rl 1 unload (shutdown)");
-    let_run(f, 100); /* frames without rl: the values must not move */
-    put_copy(f, "rl_v1", "rl.so");
-    WAIT_LINE(f, "loaded rl 1 from rl.so");
+    let_run(f, 100); /* frames without rl: its values must not move */
+    assert_int_equal(harness_write_file(manifest, "{\"plugins\": []}\n", 0644), 0);
     WAIT_LINE(f, "restored the kept components of 8 entities");
     WAIT_NTH(f, "rl 1 first update", 2);
     STOP(f);
-    EXPECT_COUNT(f, "rl 1 load: new state", 2);
     EXPECT_ABSENT(f, "[error]");
-    EXPECT_OUT(f, "reloads: 1 done, 0 refused");
+    EXPECT_COUNT(f, "rl 1 load: new state", 2);
     long long added, updates;
     rl_updates(f->run.err, &added, &updates);
     assert_true(updates < frames_run(f)); /* it was away for some frames */
+    EXPECT_SAVED(f);
+}
+
+/* New files under --watch that are not plugins: one line each saying why, once per file
+ * version; a plugin cut short is refused, never mapped (no SIGBUS); the world runs on. */
+static void Reload_new_files_that_are_not_plugins_get_one_line_each(void **state)
+{
+    fixture *f = *state;
+    char src[4096], dst[4096];
+    put_rl_with_peers(f, "rl_v1");
+    START(f, "rl 1 first update", NULL);
+    write_garbage(f, "junk.so");
+    WAIT_LINE(f, "junk.so: refused: truncated: ");
+    built("rl_v2", src, sizeof src);
+    path_in_dir(f, "cut.so", dst, sizeof dst);
+    size_t size = 0;
+    char *bytes = harness_read_file(src, &size);
+    assert_non_null(bytes);
+    FILE *out = fopen(dst, "wb");
+    assert_non_null(out);
+    assert_int_equal(fwrite(bytes, 1, size / 2, out), size / 2); /* half a plugin */
+    assert_int_equal(fclose(out), 0);
+    chmod(dst, 0755);
+    free(bytes);
+    WAIT_LINE(f, "cut.so: refused: truncated: ");
+    path_in_dir(f, "text.so", dst, sizeof dst);
+    assert_int_equal(harness_write_file(dst, "not even ELF\n", 0755), 0);
+    WAIT_LINE(f, "text.so: refused: not a shared object (no ELF header)");
+    let_run(f, 100);
+    STOP(f);
+    EXPECT_ONCE(f, "junk.so: refused");
+    EXPECT_ONCE(f, "cut.so: refused");
+    EXPECT_ONCE(f, "text.so: refused");
+    EXPECT_OUT(f, "reloads: 0 done, 3 refused");
+    EXPECT_CONTINUOUS(f);
     EXPECT_SAVED(f);
 }
 
@@ -1062,7 +1151,10 @@ int main(void)
         TEST(Reload_failed_link_of_a_new_file_is_a_logged_non_event),
         TEST(Reload_failed_relink_in_place_never_loads_the_partial_file),
         TEST(Reload_two_builds_within_one_second_reload_twice),
-        TEST(Reload_deleted_plugin_unloads_and_comes_back_with_its_components),
+        TEST(Reload_deleted_plugin_keeps_running_and_a_new_file_reloads_it),
+        TEST(Reload_renamed_plugin_file_is_a_move),
+        TEST(Reload_new_files_that_are_not_plugins_get_one_line_each),
+        TEST(Reload_manifest_disabled_unloads_and_enabling_restores_components),
         TEST(Reload_abi_mismatch_is_refused_and_the_old_version_keeps_running),
         TEST(Reload_bad_build_is_reported_in_one_log_line),
         TEST(Reload_failing_load_is_refused_and_the_old_version_keeps_running),
