@@ -286,7 +286,9 @@ static void open_container(host_jwriter *w, bool object)
 {
     if (!value_begins(w)) return;
     if (w->level == HOST_JW_MAX_LEVELS) {
-        fail(w, "nested deeper than 1024 levels");
+        _Static_assert(HOST_JW_MAX_LEVELS == 997, "the message below says 997");
+        fail(w, "nested deeper than 997 levels (a scene file nests 1000 at most, 3 of them "
+                "around each component)");
         return;
     }
     host_jw_raw(w, object ? "{" : "[", 1);
@@ -456,11 +458,24 @@ static void put_value(host_jwriter *w, const cJSON *v)
     }
 }
 
+/* Does v hold a NaN or an infinity anywhere? */
+static bool has_non_finite(const cJSON *v)
+{
+    if (cJSON_IsNumber(v)) return !isfinite(v->valuedouble);
+    for (const cJSON *c = v->child; c; c = c->next)
+        if (has_non_finite(c)) return true;
+    return false;
+}
+
 static void api_value(ecs_json_writer *a, const struct cJSON *v)
 {
     host_jwriter *w = self(a);
     if (!v) {
         fail(w, "value(NULL)");
+        return;
+    }
+    if (has_non_finite(v)) { /* as number(): a plugin's NaN would come back as null */
+        fail(w, "a NaN or infinite number (JSON has none)");
         return;
     }
     put_value(w, v);

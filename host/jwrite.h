@@ -17,10 +17,14 @@
 #include <stdint.h>
 
 #include "ecs_plugin.h"
+#include "jparse.h"
 
 struct cJSON;
 
-#define HOST_JW_MAX_LEVELS 1024 /* nesting inside one value: more than a parsed file may have */
+/* Nesting inside one written value: the parser's limit for a whole file (jparse.h) less
+ * the three levels around a component (the document, "entities", the entity), so every
+ * save loads back; one limit for both. */
+#define HOST_JW_MAX_LEVELS (HOST_JPARSE_MAX_DEPTH - 3)
 
 typedef struct host_jwriter {
     ecs_json_writer api; /* what a manager's write_component gets */

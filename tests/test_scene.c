@@ -31,6 +31,8 @@
 #include "fixture.h"
 #include "harness.h"
 #include "mesh_api.h"
+#include "json.h"
+#include "jwrite.h"
 #include "scene.h"
 #include "transform_api.h"
 #include "world.h"
@@ -913,35 +915,50 @@ static void Scene_same_scene_loaded_twice_saves_unique_ids(void **state)
     assert_int_equal(under[0], 10);
 }
 
-/* A write_component that misuses the writer: a key outside any object. */
+/* write_component stand-ins for transform's: misuses of the writer, and depths. */
+static int deep_levels; /* how deep deep_write nests */
+
 static ecs_status bad_write(void *state, ecs_entity e, ecs_json_writer *wr)
 {
     (void)state, (void)e;
-    wr->key(wr, "outside");
+    wr->key(wr, "outside"); /* a key outside any object */
     return ECS_OK;
 }
 
-/* A manager that writes invalid JSON fails the save with one line naming it, the entity
- * and the mistake; the old file stays; with a good writer the same world saves. */
-static void Scene_save_refuses_invalid_writer_output(void **state)
+static ecs_status deep_write(void *state, ecs_entity e, ecs_json_writer *wr)
 {
-    scene_test *t = *state;
-    world_test *w = world_open(t);
-    char in[PATH_SIZE], out[PATH_SIZE], log[PATH_SIZE];
-    char *text = tree_scene("t", 3, "");
-    write_scene(t, "bad.json", text, in);
-    free(text);
-    assert_int_equal(host_scene_load(w->f.w, in), ECS_OK);
-    path_in(t, "bad-saved.json", out);
-    assert_int_equal(harness_write_file(out, "{\"old\": true}\n", 0644), 0);
+    (void)state, (void)e;
+    for (int i = 0; i < deep_levels; i++) wr->begin_array(wr);
+    for (int i = 0; i < deep_levels; i++) wr->end_array(wr);
+    return ECS_OK;
+}
+
+static ecs_status nan_write(void *state, ecs_entity e, ecs_json_writer *wr)
+{
+    (void)state, (void)e;
+    cJSON *v = cJSON_CreateObject();
+    cJSON_AddNumberToObject(v, "x", NAN); /* as a save_component would hand it over */
+    wr->value(wr, v);
+    cJSON_Delete(v);
+    return ECS_OK;
+}
+
+/* Save w with transform's write_component replaced by `writer`; the status, and what the
+ * host logged in *said (malloc'd). */
+static ecs_status save_with(scene_test *t, world_test *w, const char *out,
+                            ecs_status (*writer)(void *, ecs_entity, ecs_json_writer *),
+                            char **said)
+{
+    char log[PATH_SIZE];
     host_manager *tf = NULL;
     for (size_t m = 0; m < w->f.w->manager_count; m++)
         if (!strcmp(w->f.w->managers[m]->name, "transform")) tf = w->f.w->managers[m];
     assert_non_null(tf);
     ecs_status (*real)(void *, ecs_entity, ecs_json_writer *) = tf->desc.write_component;
-    tf->desc.write_component = bad_write;
+    tf->desc.write_component = writer;
     fflush(stderr); /* the host logs to stderr: into a file for the duration */
-    int saved_fd = dup(2), fd = open(path_in(t, "save-log.txt", log), O_WRONLY | O_CREAT, 0600);
+    int saved_fd = dup(2),
+        fd = open(path_in(t, "save-log.txt", log), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     assert_true(saved_fd >= 0 && fd >= 0);
     dup2(fd, 2);
     close(fd);
@@ -950,15 +967,58 @@ static void Scene_save_refuses_invalid_writer_output(void **state)
     dup2(saved_fd, 2);
     close(saved_fd);
     tf->desc.write_component = real;
-    assert_int_not_equal(s, ECS_OK);
-    char *said = read_all(log);
-    if (!strstr(said, "manager 'transform' wrote invalid JSON for entity #") ||
-        !strstr(said, "key() outside an object"))
-        fail_msg("unclear log: %s", said);
+    *said = read_all(log);
+    return s;
+}
+
+/* A manager that writes invalid JSON (a misuse, a value nested deeper than a scene may be,
+ * a NaN in a cJSON value) fails the save with one line naming it, the entity and the
+ * mistake; the old file stays; a value exactly as deep as allowed saves and loads back. */
+static void Scene_save_refuses_invalid_writer_output(void **state)
+{
+    scene_test *t = *state;
+    world_test *w = world_open(t);
+    char in[PATH_SIZE], out[PATH_SIZE];
+    char *text = tree_scene("t", 3, "");
+    write_scene(t, "bad.json", text, in);
+    free(text);
+    assert_int_equal(host_scene_load(w->f.w, in), ECS_OK);
+    path_in(t, "bad-saved.json", out);
+    static const struct {
+        ecs_status (*writer)(void *, ecs_entity, ecs_json_writer *);
+        int levels;
+        const char *why;
+    } c[] = {
+        {bad_write, 0, "key() outside an object"},
+        {deep_write, HOST_JW_MAX_LEVELS + 1, "nested deeper than 997 levels"},
+        {nan_write, 0, "a NaN or infinite number"},
+    };
+    for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+        assert_int_equal(harness_write_file(out, "{\"old\": true}\n", 0644), 0);
+        deep_levels = c[k].levels;
+        char *said = NULL;
+        assert_int_not_equal(save_with(t, w, out, c[k].writer, &said), ECS_OK);
+        if (!strstr(said, "manager 'transform' wrote invalid JSON for entity #") ||
+            !strstr(said, c[k].why))
+            fail_msg("case %zu: unclear log: %s", k, said);
+        free(said);
+        char *kept = read_all(out);
+        assert_string_equal(kept, "{\"old\": true}\n");
+        free(kept);
+    }
+    deep_levels = HOST_JW_MAX_LEVELS; /* the deepest a save writes: it loads back */
+    char *said = NULL;
+    assert_int_equal(save_with(t, w, out, deep_write, &said), ECS_OK);
     free(said);
-    char *kept = read_all(out);
-    assert_string_equal(kept, "{\"old\": true}\n");
-    free(kept);
+    host_json_arena *arena = NULL; /* the parser takes what the writer wrote at its deepest */
+    size_t len = 0;
+    char *saved = host_json_read_text(out, &len, NULL, 0);
+    assert_non_null(saved);
+    char err[512];
+    cJSON *root = host_json_parse_arena(out, saved, len, &arena, err, sizeof err);
+    if (!root) fail_msg("the save at the deepest level does not parse: %s", err);
+    host_json_arena_free(arena);
+    free(saved);
     assert_int_equal(host_scene_save(w->f.w, out), ECS_OK);
 }
 
