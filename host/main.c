@@ -1,6 +1,8 @@
 /* main.c: ecs-host's entry point: parse the options, load the plugin folder, run frames,
  * unload. Every concern lives in its own module; this file only wires them. */
 #include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -115,6 +117,46 @@ static host_probe_config probe_config(const host_options *opt)
     return c;
 }
 
+/* Are a and b the same file (the same inode when both exist, else the same path once
+ * symlinks and folders are resolved)? */
+static bool same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    char ra[PATH_MAX], rb[PATH_MAX];
+    return realpath(a, ra) && realpath(b, rb) && strcmp(ra, rb) == 0;
+}
+
+/* Check what the session will write before it starts: --save and --trace are regular files
+ * or nothing, in folders that exist and are writable, and --trace names no file that is
+ * read or written for another role. False after one error line (exit status 2). */
+static bool outputs_usable(const host_options *opt)
+{
+    char resolved[PATH_MAX], why[PATH_MAX + 128];
+    const struct {
+        const char *path, *option;
+    } out[] = {{opt->save_path, "--save"}, {opt->trace_path, "--trace"}};
+    for (int k = 0; k < 2; k++) {
+        if (!out[k].path) continue;
+        if (host_scene_check_target(out[k].path, resolved, sizeof resolved, why, sizeof why) !=
+            ECS_OK) {
+            host_error(NULL, "%s %s: %s", out[k].option, out[k].path, why);
+            return false;
+        }
+    }
+    const char *other = !opt->trace_path                                                 ? NULL
+                        : opt->scene_path && same_file(opt->trace_path, opt->scene_path) ? "--scene"
+                        : opt->save_path && same_file(opt->trace_path, opt->save_path)   ? "--save"
+                                                                                         : NULL;
+    if (other) {
+        host_error(NULL, "--trace %s is also the file of %s: one file, one role", opt->trace_path,
+                   other);
+        return false;
+    }
+    return true;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], HOST_PROBE_ARG) == 0) /* the child of probe.c */
@@ -128,6 +170,7 @@ int main(int argc, char **argv)
     host_detail(NULL, "plugins from %s, %s%s%s", opt.plugin_dir,
                 opt.watch ? (opt.poll ? "watched by polling" : "watched (inotify)") : "not watched",
                 opt.safe ? ", --safe" : "", opt.no_timing ? ", --no-timing" : "");
+    if (!opt.list && !outputs_usable(&opt)) return HOST_EXIT_USAGE;
     host_world *w = host_world_new();
     if (!w) {
         host_error(NULL, "cannot reserve memory for the entity manager");

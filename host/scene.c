@@ -14,6 +14,9 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <stdint.h>
+#include <signal.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -750,44 +753,138 @@ static bool save_entity(scene_save *v, capture *c, host_manager *const *mgrs, si
     return !jw->no_memory && capture_add(c, begin + 2, e);
 }
 
-/* Write text to path through a temporary file in the same folder and a rename. */
+/* The prefix of the temporary files of saves of `name` (a basename), in its folder:
+ * ".ecs-save-<FNV-1a 64 of name, hex>-": short enough beside any name the file system
+ * allows, and the same for every save of that file, so the next save finds stale ones. */
+static void temp_prefix(const char *name, char *out, size_t size)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    snprintf(out, size, ".ecs-save-%016llx-", (unsigned long long)h);
+}
+
+/* Remove the temporary files a save of the same file left when it was killed: named with
+ * prefix, then the pid of a process that is gone, ours, regular files (never followed). */
+static void sweep_temp_files(const char *dir, const char *prefix)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    size_t n = strlen(prefix);
+    while (d && (de = readdir(d))) {
+        int pid = 0;
+        struct stat st;
+        if (strncmp(de->d_name, prefix, n) != 0 || sscanf(de->d_name + n, "%d-", &pid) != 1 ||
+            pid <= 0 || (kill(pid, 0) != 0 && errno != ESRCH) || kill(pid, 0) == 0)
+            continue; /* not one of ours, or its writer may still be at work */
+        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+            st.st_uid == geteuid() && unlinkat(dirfd(d), de->d_name, 0) == 0)
+            host_info("scene", "%s/%s: removed, left by a save that was stopped (pid %d)", dir,
+                      de->d_name, pid);
+    }
+    if (d) closedir(d);
+}
+
+ecs_status host_scene_check_target(const char *path, char *resolved, size_t size, char *why,
+                                   size_t len)
+{
+    struct stat st;
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) { /* written through to its target */
+        char *real = realpath(path, NULL);
+        if (!real) {
+            host_format(why, len, "a symlink to nothing (%s): not written", strerror(errno));
+            return ECS_ERR_BAD_VALUE;
+        }
+        snprintf(resolved, size, "%s", real);
+        free(real);
+    } else {
+        snprintf(resolved, size, "%s", path);
+    }
+    if (stat(resolved, &st) == 0 && !S_ISREG(st.st_mode)) {
+        host_format(why, len, "not a regular file (%s): a save replaces only a file",
+                    S_ISDIR(st.st_mode)    ? "a folder"
+                    : S_ISCHR(st.st_mode)  ? "a character device"
+                    : S_ISBLK(st.st_mode)  ? "a block device"
+                    : S_ISFIFO(st.st_mode) ? "a FIFO"
+                                           : "a socket");
+        return ECS_ERR_BAD_VALUE;
+    }
+    char dir[PATH_MAX];
+    const char *slash = strrchr(resolved, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - resolved) + (slash == resolved) : 1,
+             slash ? resolved : ".");
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        host_format(why, len, "its folder %s does not exist", dir);
+        return ECS_ERR_IO;
+    }
+    if (access(dir, W_OK | X_OK) != 0) {
+        host_format(why, len, "its folder %s is not writable: %s", dir, strerror(errno));
+        return ECS_ERR_IO;
+    }
+    return ECS_OK;
+}
+
+/* Write text to path through a temporary file in the same folder and a rename. A symlink
+ * is written through to its target; anything but a regular file (or nothing) is refused;
+ * an existing file keeps its mode (and, for root, its owner); a new one gets 0666 & ~umask.
+ * On any failure the old file is untouched and the temporary file removed. */
 static ecs_status write_atomically(const char *path, struct iovec *iov, int n_iov)
 {
-    size_t n = strlen(path) + 16;
+    char target[PATH_MAX], why[PATH_MAX + 128], dir[PATH_MAX], prefix[64];
+    ecs_status s = host_scene_check_target(path, target, sizeof target, why, sizeof why);
+    if (s != ECS_OK) {
+        host_error("scene", "%s: %s (the old file, if any, is untouched)", path, why);
+        return s;
+    }
+    const char *slash = strrchr(target, '/'), *name = slash ? slash + 1 : target;
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - target) + (slash == target) : 1,
+             slash ? target : ".");
+    temp_prefix(name, prefix, sizeof prefix);
+    sweep_temp_files(dir, prefix);
+    size_t n = strlen(dir) + strlen(prefix) + 32;
     char *tmp = malloc(n);
     if (!tmp) return ECS_ERR_NO_MEMORY;
-    snprintf(tmp, n, "%s.tmp-XXXXXX", path);
+    snprintf(tmp, n, "%s/%s%d-XXXXXX", dir, prefix, (int)getpid());
     int fd = mkstemp(tmp);
-    ecs_status s = ECS_ERR_IO;
+    s = ECS_ERR_IO;
     if (fd < 0) {
         host_error("scene", "%s: cannot create a temporary file beside it: %s", path,
                    strerror(errno));
         free(tmp);
         return s;
     }
-    int at = 0; /* iov[at..n_iov): still to write, advanced past what was written */
+    int at = 0, err = 0; /* iov[at..n_iov): still to write, advanced past what was written */
     while (at < n_iov) {
         ssize_t k = writev(fd, iov + at, n_iov - at < IOV_MAX ? n_iov - at : IOV_MAX);
         if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) break;
+        if (k <= 0) { /* a failed write (a full disk, a file size limit): no rename */
+            err = k < 0 ? errno : EIO;
+            break;
+        }
         for (size_t left = (size_t)k; at < n_iov && left >= iov[at].iov_len; at++)
             left -= iov[at].iov_len, k = (ssize_t)left;
-        if (at < n_iov) {
+        if (at < n_iov) { /* a short write: go on from where it stopped */
             iov[at].iov_base = (char *)iov[at].iov_base + k;
             iov[at].iov_len -= (size_t)k;
         }
     }
-    mode_t mask = umask(0); /* mkstemp made it 0600: give it the usual mode */
+    struct stat old;
+    mode_t mask = umask(0);
     umask(mask);
-    bool ok = at == n_iov && fchmod(fd, 0666 & ~mask) == 0 && fsync(fd) == 0;
-    ok = close(fd) == 0 && ok;
-    if (ok && rename(tmp, path) == 0)
+    bool exists = stat(target, &old) == 0;
+    bool ok = at == n_iov && fchmod(fd, exists ? old.st_mode & 07777 : 0666 & ~mask) == 0;
+    if (ok && exists && geteuid() == 0 && (old.st_uid != 0 || old.st_gid != 0))
+        ok = fchown(fd, old.st_uid, old.st_gid) == 0; /* root saves a user's file: still theirs */
+    if (!err && !ok) err = errno;
+    if (ok && fsync(fd) != 0) ok = false, err = errno;
+    if (close(fd) != 0 && ok) ok = false, err = errno;
+    if (ok && rename(tmp, target) == 0)
         s = ECS_OK;
     else
         host_error("scene",
                    "%s: could not write the scene: %s (the old file, if any, is "
                    "untouched)",
-                   path, strerror(errno));
+                   path, strerror(err ? err : errno));
     if (s != ECS_OK) unlink(tmp);
     free(tmp);
     return s;

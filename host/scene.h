@@ -37,6 +37,12 @@ ecs_status host_scene_load(host_world *w, const char *path);
  * renames it over path, so a failure never leaves a half-written scene. */
 ecs_status host_scene_save(host_world *w, const char *path);
 
+/* Can path be a save's target? Its symlink resolved into resolved (size bytes): it must be
+ * a regular file or nothing, in an existing folder the host may write. ECS_OK, or an error
+ * with the reason in why. */
+ecs_status host_scene_check_target(const char *path, char *resolved, size_t size, char *why,
+                                   size_t len);
+
 /* Capture the components of mgrs for every live entity as a scene document; (*ents)[i]
  * (free() it) is the entity of entities[i]. NULL when a manager failed or memory ran
  * out. The old version of a plugin captures, the new one restores: a JSON migration. */

@@ -788,7 +788,9 @@ static void Host_trace_writes_one_slice_per_manager_update_per_frame(void **stat
     assert_true(user_second);
 }
 
-static void Host_trace_to_unwritable_path_exits_1(void **state)
+/* A --trace into a folder that does not exist is refused before anything runs: exit 2,
+ * one line naming the folder. */
+static void Host_trace_to_missing_folder_exits_2_at_start(void **state)
 {
     fixture *f = *state;
     char *path = harness_join(f->root, "no/such/folder/trace.json");
@@ -796,8 +798,9 @@ static void Host_trace_to_unwritable_path_exits_1(void **state)
     ADD(f, "counter");
     HOST(f, "--trace", path, "--frames", "1");
     free(path);
-    EXPECT_EXIT(f, 1);
-    EXPECT_ERR(f, "cannot write the trace file");
+    EXPECT_EXIT(f, 2);
+    EXPECT_ERR(f, "/no/such/folder does not exist");
+    EXPECT_ABSENT(f, "loaded counter"); /* nothing ran */
 }
 
 /* ---- Command line ---- */
@@ -1150,7 +1153,7 @@ int main(void)
         TEST(Host_stats_prints_a_row_per_manager),
         TEST(Host_stats_with_no_timing_still_counts_frames),
         TEST(Host_trace_writes_one_slice_per_manager_update_per_frame),
-        TEST(Host_trace_to_unwritable_path_exits_1),
+        TEST(Host_trace_to_missing_folder_exits_2_at_start),
         TEST(Host_quiet_logs_errors_only),
         TEST(Host_usage_errors_exit_2),
         TEST(Host_help_and_version_exit_0),

@@ -1,0 +1,315 @@
+/* test_save.c: what a save does to what is already there, against the real ecs-host binary
+ * on the demo's plugins and scene: only a regular file (or nothing) is replaced, checked
+ * before the session and again at save time; the mode (and, for root, the owner) of the
+ * file is kept; a symlink is written through; the temporary files of a killed save are
+ * removed by the next save of that file; any file name the file system allows can be saved;
+ * a failed or short write never replaces the old file; one file never serves two roles. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#if !defined(ECS_HOST_PATH) || !defined(PLUGIN_DIR) || !defined(DEMO_SCENE)
+#error "ECS_HOST_PATH, PLUGIN_DIR and DEMO_SCENE must be defined"
+#endif
+
+#define OLD_TEXT "{\"old\": true}\n"
+
+typedef struct save_test {
+    char *dir;
+    harness_output run;
+} save_test;
+
+static int setup(void **state)
+{
+    save_test *t = calloc(1, sizeof *t);
+    if (!t || !(t->dir = harness_make_tmpdir("ecs-test-save"))) return -1;
+    *state = t;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    save_test *t = *state;
+    harness_output_free(&t->run);
+    harness_remove_tree(t->dir);
+    free(t->dir);
+    free(t);
+    return 0;
+}
+
+static char *in_dir(const save_test *t, const char *name)
+{
+    return harness_join(t->dir, name);
+}
+
+/* ecs-host --frames 1 --scene DEMO [extra...] PLUGIN_DIR. */
+static void run(save_test *t, const char *const *extra)
+{
+    const char *argv[24] = {ECS_HOST_PATH, "--frames", "1", "--scene", DEMO_SCENE};
+    size_t k = 5;
+    for (size_t i = 0; extra && extra[i] && k < 22; i++) argv[k++] = extra[i];
+    argv[k++] = PLUGIN_DIR;
+    argv[k] = NULL;
+    harness_output_free(&t->run);
+    assert_int_equal(harness_run(&t->run, 60, argv), 0);
+}
+
+static int error_lines(const char *err)
+{
+    int n = 0;
+    for (const char *p = err; (p = strstr(p, "[error]")); p++) n++;
+    return n;
+}
+
+static void expect_file(const char *path, const char *text)
+{
+    char *got = harness_read_file(path, NULL);
+    if (!got || strcmp(got, text) != 0) fail_msg("%s holds '%s', not '%s'", path, got, text);
+    free(got);
+}
+
+/* A saved scene at path: it parses as JSON with the demo's entities (a cheap check: its
+ * first entity's id). */
+static void expect_saved_scene(const char *path)
+{
+    char *got = harness_read_file(path, NULL);
+    if (!got || !strstr(got, "\"entities\"") || !strstr(got, "\"street\""))
+        fail_msg("%s is not the saved demo scene: %.200s", path, got ? got : "(none)");
+    free(got);
+}
+
+/* --save onto a FIFO or (as root) a character device: refused before the session, exit 2,
+ * one line; the node is still what it was. */
+static void Save_refuses_anything_but_a_regular_file(void **state)
+{
+    save_test *t = *state;
+    char *fifo = in_dir(t, "fifo.json");
+    assert_int_equal(mkfifo(fifo, 0644), 0);
+    run(t, (const char *[]){"--save", fifo, NULL});
+    assert_int_equal(t->run.exit_code, 2);
+    assert_int_equal(error_lines(t->run.err), 1);
+    assert_non_null(strstr(t->run.err, "not a regular file (a FIFO)"));
+    assert_null(strstr(t->run.err, "loaded")); /* before anything ran */
+    struct stat st;
+    assert_int_equal(lstat(fifo, &st), 0);
+    assert_true(S_ISFIFO(st.st_mode));
+    free(fifo);
+    if (geteuid() != 0) {
+        print_message("# not root: no device node made\n");
+        return;
+    }
+    char *dev = in_dir(t, "null.json");
+    assert_int_equal(mknod(dev, S_IFCHR | 0666, makedev(1, 3)), 0); /* like /dev/null */
+    run(t, (const char *[]){"--save", dev, NULL});
+    assert_int_equal(t->run.exit_code, 2);
+    assert_non_null(strstr(t->run.err, "not a regular file (a character device)"));
+    assert_int_equal(lstat(dev, &st), 0);
+    assert_true(S_ISCHR(st.st_mode));
+    free(dev);
+}
+
+/* An existing 0600 scene stays 0600 (and, when root saves a user's file, that user's); a
+ * new file gets 0666 & ~umask. */
+static void Save_keeps_the_mode_and_owner_of_the_file_it_replaces(void **state)
+{
+    save_test *t = *state;
+    char *old = in_dir(t, "private.json");
+    assert_int_equal(harness_write_file(old, OLD_TEXT, 0600), 0);
+    bool root = geteuid() == 0;
+    if (root) assert_int_equal(chown(old, 65534, 65534), 0);
+    run(t, (const char *[]){"--save", old, NULL});
+    assert_int_equal(t->run.exit_code, 0);
+    expect_saved_scene(old);
+    struct stat st;
+    assert_int_equal(stat(old, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0600);
+    if (root) assert_int_equal(st.st_uid, 65534);
+    mode_t before = umask(027);
+    char *fresh = in_dir(t, "fresh.json");
+    run(t, (const char *[]){"--save", fresh, NULL});
+    umask(before);
+    assert_int_equal(t->run.exit_code, 0);
+    assert_int_equal(stat(fresh, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0640);
+    free(old);
+    free(fresh);
+}
+
+/* A save through a symlink writes its target: the link stays a link. A dangling one is
+ * refused. */
+static void Save_through_a_symlink_writes_its_target(void **state)
+{
+    save_test *t = *state;
+    char *target = in_dir(t, "real.json"), *link = in_dir(t, "link.json");
+    assert_int_equal(harness_write_file(target, OLD_TEXT, 0644), 0);
+    assert_int_equal(harness_symlink("real.json", link), 0);
+    run(t, (const char *[]){"--save", link, NULL});
+    assert_int_equal(t->run.exit_code, 0);
+    struct stat st;
+    assert_int_equal(lstat(link, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    expect_saved_scene(target);
+    unlink(target);
+    run(t, (const char *[]){"--save", link, NULL});
+    assert_int_equal(t->run.exit_code, 2);
+    assert_non_null(strstr(t->run.err, "a symlink to nothing"));
+    free(target);
+    free(link);
+}
+
+/* FNV-1a 64 of s, as the host names a file's temporary files. */
+static uint64_t fnv(const char *s)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    return h;
+}
+
+/* The number of files in t->dir whose names start with prefix. */
+static int count_prefixed(const save_test *t, const char *prefix)
+{
+    int n = 0;
+    DIR *d = opendir(t->dir);
+    struct dirent *de;
+    while (d && (de = readdir(d))) n += strncmp(de->d_name, prefix, strlen(prefix)) == 0;
+    if (d) closedir(d);
+    return n;
+}
+
+/* What a save killed with SIGKILL leaves (a temporary file of a process that is gone) is
+ * removed by the next save of the same file; a live writer's is not; any name the file
+ * system allows (255 bytes) can be saved. */
+static void Save_removes_what_a_killed_save_left_and_takes_long_names(void **state)
+{
+    save_test *t = *state;
+    pid_t dead = fork(); /* a pid that is surely gone */
+    if (dead == 0) _exit(0);
+    assert_true(dead > 0);
+    waitpid(dead, NULL, 0);
+    char prefix[64], stale[128], live[128];
+    snprintf(prefix, sizeof prefix, ".ecs-save-%016llx-", (unsigned long long)fnv("scene.json"));
+    snprintf(stale, sizeof stale, "%s%d-AbCdEf", prefix, (int)dead);
+    snprintf(live, sizeof live, "%s%d-GhIjKl", prefix, (int)getpid());
+    char *stale_path = in_dir(t, stale), *live_path = in_dir(t, live);
+    assert_int_equal(harness_write_file(stale_path, "half a scene", 0600), 0);
+    assert_int_equal(harness_write_file(live_path, "another host at work", 0600), 0);
+    char *scene = in_dir(t, "scene.json");
+    run(t, (const char *[]){"--save", scene, NULL});
+    assert_int_equal(t->run.exit_code, 0);
+    assert_int_not_equal(access(stale_path, F_OK), 0); /* removed, and said */
+    assert_non_null(strstr(t->run.err, "left by a save that was stopped"));
+    assert_int_equal(access(live_path, F_OK), 0); /* its writer is alive: kept */
+    assert_int_equal(count_prefixed(t, prefix), 1);
+    char name[256];
+    memset(name, 'n', 250);
+    strcpy(name + 250, ".json"); /* 255 bytes: the longest a name may be */
+    char *longest = in_dir(t, name);
+    run(t, (const char *[]){"--save", longest, NULL});
+    assert_int_equal(t->run.exit_code, 0);
+    expect_saved_scene(longest);
+    free(stale_path);
+    free(live_path);
+    free(scene);
+    free(longest);
+}
+
+/* ecs-host under a file size limit (SIGXFSZ ignored, so a write past it fails with EFBIG):
+ * limit 0 fails the first write, a limit inside the scene makes a short write first. The
+ * old file stays byte for byte, exit 1, one line; no temporary file is left. */
+static void Save_under_a_failed_or_short_write_keeps_the_old_file(void **state)
+{
+    save_test *t = *state;
+    static const char *const limits[] = {"0", "4096"};
+    for (int k = 0; k < 2; k++) {
+        char *old = in_dir(t, "kept.json");
+        assert_int_equal(harness_write_file(old, OLD_TEXT, 0644), 0);
+        char limit[32];
+        snprintf(limit, sizeof limit, "--fsize=%s", limits[k]);
+        const char *argv[] = {"bash",        "-c",       "trap '' XFSZ; exec \"$@\"",
+                              "sh",          "prlimit",  limit,
+                              ECS_HOST_PATH, "--frames", "1",
+                              "--scene",     DEMO_SCENE, "--save",
+                              old,           PLUGIN_DIR, NULL};
+        harness_output_free(&t->run);
+        assert_int_equal(harness_run(&t->run, 60, argv), 0);
+        if (t->run.exit_code != 1 || error_lines(t->run.err) != 1 ||
+            !strstr(t->run.err, "could not write the scene: File too large"))
+            fail_msg("limit %s: exit %d: %s", limits[k], t->run.exit_code, t->run.err);
+        assert_null(strstr(t->run.err, "saved"));
+        expect_file(old, OLD_TEXT);
+        assert_int_equal(count_prefixed(t, ".ecs-save-"), 0);
+        free(old);
+    }
+}
+
+/* --trace naming the scene it reads or the file it saves: refused before anything is
+ * truncated (exit 2); --save and --scene the same file is the usual round trip. */
+static void Save_one_file_never_serves_two_roles(void **state)
+{
+    save_test *t = *state;
+    char *scene = in_dir(t, "scene.json");
+    char *copy = harness_read_file(DEMO_SCENE, NULL);
+    assert_int_equal(harness_write_file(scene, copy, 0644), 0);
+    const char *argv[] = {ECS_HOST_PATH, "--frames", "1",        "--trace", scene,
+                          "--scene",     scene,      PLUGIN_DIR, NULL};
+    harness_output_free(&t->run);
+    assert_int_equal(harness_run(&t->run, 60, argv), 0);
+    assert_int_equal(t->run.exit_code, 2);
+    assert_non_null(strstr(t->run.err, "is also the file of --scene"));
+    expect_file(scene, copy); /* not truncated */
+    run(t, (const char *[]){"--save", scene, "--trace", scene, NULL});
+    assert_int_equal(t->run.exit_code, 2);
+    expect_file(scene, copy);
+    const char *round[] = {ECS_HOST_PATH, "--frames", "1",        "--scene", scene,
+                           "--save",      scene,      PLUGIN_DIR, NULL};
+    harness_output_free(&t->run);
+    assert_int_equal(harness_run(&t->run, 60, round), 0);
+    assert_int_equal(t->run.exit_code, 0);
+    expect_saved_scene(scene);
+    free(copy);
+    free(scene);
+}
+
+/* --save into a folder that does not exist, or onto a folder: exit 2 at start. */
+static void Save_target_is_checked_before_the_session(void **state)
+{
+    save_test *t = *state;
+    char *missing = in_dir(t, "nowhere/scene.json");
+    run(t, (const char *[]){"--save", missing, NULL});
+    assert_int_equal(t->run.exit_code, 2);
+    assert_non_null(strstr(t->run.err, "/nowhere does not exist"));
+    assert_null(strstr(t->run.err, "loaded"));
+    run(t, (const char *[]){"--save", t->dir, NULL});
+    assert_int_equal(t->run.exit_code, 2);
+    assert_non_null(strstr(t->run.err, "not a regular file (a folder)"));
+    free(missing);
+}
+
+int main(void)
+{
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(Save_refuses_anything_but_a_regular_file),
+        T(Save_keeps_the_mode_and_owner_of_the_file_it_replaces),
+        T(Save_through_a_symlink_writes_its_target),
+        T(Save_removes_what_a_killed_save_left_and_takes_long_names),
+        T(Save_under_a_failed_or_short_write_keeps_the_old_file),
+        T(Save_one_file_never_serves_two_roles),
+        T(Save_target_is_checked_before_the_session),
+    };
+    return cmocka_run_group_tests_name("save", tests, NULL, NULL);
+}
