@@ -119,6 +119,10 @@ typedef struct parser {
     size_t scratch_cap;
     host_jparse_status status; /* the first error */
     const char *error_at;
+    bool unique_keys;  /* refuse a key twice in one object */
+    const char **keys; /* unique_keys: where each key of the open objects starts */
+    size_t nkeys, capkeys;
+    const char *first_at; /* HOST_JPARSE_DUPLICATE_KEY: the first occurrence */
 } parser;
 
 static bool fail(parser *p, host_jparse_status status, const char *at)
@@ -475,6 +479,67 @@ static bool parse_scalar(parser *p, cJSON *v)
 
 /* A new last child of parent (an open array or object) with, in an object, its key and
  * ':' read; p->p is left at its value. NULL with the error set. */
+/* unique_keys: remember where the key of a new object member starts (its object's keys
+ * start at p->keys[base], checked when it closes: keys_unique). */
+static bool note_key(parser *p, const char *key_at)
+{
+    if (p->nkeys == p->capkeys) {
+        size_t cap = p->capkeys ? p->capkeys * 2 : 64;
+        const char **keys = realloc(p->keys, cap * sizeof *keys);
+        if (!keys) return fail(p, HOST_JPARSE_OUT_OF_MEMORY, key_at);
+        p->keys = keys;
+        p->capkeys = cap;
+    }
+    p->keys[p->nkeys++] = key_at;
+    return true;
+}
+
+typedef struct key_ref {
+    const char *name;
+    size_t i; /* its place in the object */
+} key_ref;
+
+static int key_ref_order(const void *a, const void *b)
+{
+    const key_ref *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+/* unique_keys: does every key of the closed object o (its keys at p->keys[base..nkeys))
+ * stand once? Else the error at the earliest second occurrence, p->first_at at its first.
+ * Small objects pairwise, large ones sorted: never quadratic in a hostile file. */
+static bool keys_unique(parser *p, const cJSON *o, size_t base)
+{
+    size_t n = p->nkeys - base, dup = n, first = 0;
+    if (n < 2) return true;
+    if (n <= 16) {
+        const cJSON *cj = o->child->next;
+        for (size_t j = 1; j < n && dup == n; j++, cj = cj->next) {
+            size_t i = 0;
+            for (const cJSON *ci = o->child; ci != cj; ci = ci->next, i++)
+                if (strcmp(ci->string, cj->string) == 0) {
+                    dup = j, first = i;
+                    break;
+                }
+        }
+    } else {
+        key_ref *refs = malloc(n * sizeof *refs);
+        if (!refs) return fail(p, HOST_JPARSE_OUT_OF_MEMORY, p->keys[base]);
+        size_t i = 0;
+        for (const cJSON *c = o->child; c; c = c->next, i++) refs[i] = (key_ref){c->string, i};
+        qsort(refs, n, sizeof *refs, key_ref_order);
+        for (i = 1; i < n; i++)
+            if (strcmp(refs[i - 1].name, refs[i].name) == 0 && refs[i].i < dup &&
+                (i < 2 || strcmp(refs[i - 2].name, refs[i].name) != 0))
+                dup = refs[i].i, first = refs[i - 1].i; /* the second of its run */
+        free(refs);
+    }
+    if (dup == n) return true;
+    p->first_at = p->keys[base + first];
+    return fail(p, HOST_JPARSE_DUPLICATE_KEY, p->keys[base + dup]);
+}
+
 static cJSON *new_child(parser *p, cJSON *parent)
 {
     cJSON *v = new_node(p);
@@ -483,7 +548,9 @@ static cJSON *new_child(parser *p, cJSON *parent)
     if (parent->type == cJSON_Object) {
         if (p->p == p->end) return fail(p, HOST_JPARSE_END_OF_TEXT, p->p), NULL;
         if (*p->p != '"') return fail(p, HOST_JPARSE_EXPECTED_KEY, p->p), NULL;
+        const char *key_at = p->p;
         if (!parse_string(p, &v->string)) return NULL;
+        if (p->unique_keys && !note_key(p, key_at)) return NULL;
         skip_space(p);
         if (p->p == p->end) return fail(p, HOST_JPARSE_END_OF_TEXT, p->p), NULL;
         if (*p->p != ':') return fail(p, HOST_JPARSE_EXPECTED_COLON, p->p), NULL;
@@ -497,7 +564,7 @@ static cJSON *new_child(parser *p, cJSON *parent)
 /* After a complete value: read the ']' and '}' that follow (closing their arrays and
  * objects) up to a ',', and return the next value's new node. NULL once the root is
  * complete (status OK) or with the error set. */
-static cJSON *next_value(parser *p, cJSON **open, int *depth)
+static cJSON *next_value(parser *p, cJSON **open, const size_t *key_base, int *depth)
 {
     while (*depth > 0) {
         cJSON *parent = open[*depth - 1];
@@ -519,6 +586,10 @@ static cJSON *next_value(parser *p, cJSON **open, int *depth)
                    NULL;
         p->p++;
         (*depth)--;
+        if (!array && p->unique_keys) {
+            if (!keys_unique(p, parent, key_base[*depth])) return NULL;
+            p->nkeys = key_base[*depth]; /* its keys are no longer open */
+        }
     }
     return NULL;
 }
@@ -526,7 +597,8 @@ static cJSON *next_value(parser *p, cJSON **open, int *depth)
 /* The value at p->p (not the end) into root, with everything nested in it. */
 static bool parse_tree(parser *p, cJSON *root)
 {
-    cJSON *open[HOST_JPARSE_MAX_DEPTH]; /* the arrays and objects being filled */
+    cJSON *open[HOST_JPARSE_MAX_DEPTH];     /* the arrays and objects being filled */
+    size_t key_base[HOST_JPARSE_MAX_DEPTH]; /* unique_keys: each one's first in p->keys */
     int depth = 0;
     cJSON *v = root;
     for (;;) {
@@ -538,6 +610,7 @@ static bool parse_tree(parser *p, cJSON *root)
             skip_space(p);
             if (p->p == p->end) return fail(p, HOST_JPARSE_END_OF_TEXT, p->p);
             if (*p->p != (c == '[' ? ']' : '}')) { /* not empty: fill it */
+                key_base[depth] = p->nkeys;
                 open[depth++] = v;
                 if (!(v = new_child(p, v))) return false;
                 continue;
@@ -546,14 +619,20 @@ static bool parse_tree(parser *p, cJSON *root)
         } else if (!parse_scalar(p, v)) {
             return false;
         }
-        if (!(v = next_value(p, open, &depth))) return p->status == HOST_JPARSE_OK;
+        if (!(v = next_value(p, open, key_base, &depth))) return p->status == HOST_JPARSE_OK;
     }
 }
 
 cJSON *host_jparse(const char *text, size_t len, host_json_arena *arena, host_jparse_error *error)
 {
+    return host_jparse_keys(text, len, arena, false, error);
+}
+
+cJSON *host_jparse_keys(const char *text, size_t len, host_json_arena *arena, bool unique_keys,
+                        host_jparse_error *error)
+{
     if (!text) text = "", len = 0;
-    parser p = {.p = text, .end = text + len, .arena = arena};
+    parser p = {.p = text, .end = text + len, .arena = arena, .unique_keys = unique_keys};
     cJSON *root = NULL;
     if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) p.p += 3; /* a UTF-8 BOM */
     skip_space(&p);
@@ -570,7 +649,10 @@ cJSON *host_jparse(const char *text, size_t len, host_json_arena *arena, host_jp
         root = NULL;
     }
     free(p.scratch);
-    if (error) *error = (host_jparse_error){p.status, root ? 0 : (size_t)(p.error_at - text)};
+    free(p.keys);
+    if (error)
+        *error = (host_jparse_error){p.status, root ? 0 : (size_t)(p.error_at - text),
+                                     p.first_at ? (size_t)(p.first_at - text) : 0};
     return root;
 }
 
@@ -600,6 +682,7 @@ static const char *const messages[HOST_JPARSE_STATUS_COUNT] = {
     [HOST_JPARSE_NUMBER_PLUS_SIGN] = "invalid number: a '+' sign",
     [HOST_JPARSE_NUMBER_LEADING_POINT] = "invalid number: no digit before the '.'",
     [HOST_JPARSE_NUMBER_EXPECTED_DIGIT] = "invalid number: expected a digit",
+    [HOST_JPARSE_DUPLICATE_KEY] = "a key that stands twice in one object",
     [HOST_JPARSE_OUT_OF_MEMORY] = "out of memory",
 };
 
@@ -673,6 +756,17 @@ void host_jparse_describe(const char *text, size_t len, const host_jparse_error 
         describe_found(at, left, found, sizeof found);
         host_format(out, outlen, "%s, found %s", msg, found);
         return;
+    case HOST_JPARSE_DUPLICATE_KEY: {
+        int line, col;
+        size_t n = 1;
+        while (n < left && n < 48 && at[n] != '"') n++;
+        host_json_position(text, text + e->first, &line, &col);
+        host_format(out, outlen,
+                    "duplicate key %.*s\" (its first at line %d, column %d): a "
+                    "key stands once in an object",
+                    (int)n, at, line, col);
+        return;
+    }
     case HOST_JPARSE_INVALID_ESCAPE:
         if (left >= 2 && at[1] > ' ' && at[1] < 0x7F) {
             host_format(out, outlen, "invalid escape '\\%c' in a string", at[1]);

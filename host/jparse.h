@@ -19,6 +19,7 @@
 #ifndef HOST_JPARSE_H
 #define HOST_JPARSE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "json.h" /* host_json_arena, host_json_arena_free */
@@ -50,6 +51,7 @@ typedef enum host_jparse_status {
     HOST_JPARSE_NUMBER_PLUS_SIGN,       /* +1 */
     HOST_JPARSE_NUMBER_LEADING_POINT,   /* .5 */
     HOST_JPARSE_NUMBER_EXPECTED_DIGIT,  /* -x, 1., 1.e5, 1e, 1e+ (where a digit is missing) */
+    HOST_JPARSE_DUPLICATE_KEY,          /* a key twice in one object (unique_keys; at the second) */
     HOST_JPARSE_OUT_OF_MEMORY,
     HOST_JPARSE_STATUS_COUNT
 } host_jparse_status;
@@ -58,6 +60,7 @@ typedef enum host_jparse_status {
 typedef struct host_jparse_error {
     host_jparse_status status;
     size_t offset;
+    size_t first; /* HOST_JPARSE_DUPLICATE_KEY: the offset of the key's first occurrence */
 } host_jparse_error;
 
 /* Parse text[0..len) (no NUL needed; a NUL byte is an error where it stands). With arena
@@ -67,6 +70,12 @@ typedef struct host_jparse_error {
  * parse took from the arena, freed with it. A UTF-8 BOM at the start is skipped. */
 struct cJSON *host_jparse(const char *text, size_t len, host_json_arena *arena,
                           host_jparse_error *error);
+
+/* host_jparse, and with unique_keys a key that stands twice in one object is refused
+ * (HOST_JPARSE_DUPLICATE_KEY at the second, error->first at the first): where cJSON would
+ * keep one and drop the other in silence. The host reads its files this way (json.h). */
+struct cJSON *host_jparse_keys(const char *text, size_t len, host_json_arena *arena,
+                               bool unique_keys, host_jparse_error *error);
 
 /* A new, empty arena sized for parsing about text_len bytes of JSON: its first block
  * (allocated at the first use) holds the tree of a typical file of that size. NULL when

@@ -121,7 +121,7 @@ static void parse_error(const char *path, const char *text, size_t len, const ho
 cJSON *host_json_parse(const char *path, const char *text, size_t len, char *err, size_t errlen)
 {
     host_jparse_error e;
-    cJSON *root = host_jparse(text, len, NULL, &e);
+    cJSON *root = host_jparse_keys(text, len, NULL, true, &e);
     if (!root) parse_error(path, text, len, &e, err, errlen);
     return root;
 }
@@ -135,7 +135,7 @@ cJSON *host_json_parse_arena(const char *path, const char *text, size_t len,
         host_format(err, errlen, "%s: out of memory", path);
         return NULL;
     }
-    if (!(root = host_jparse(text, len, *arena, &e))) {
+    if (!(root = host_jparse_keys(text, len, *arena, true, &e))) {
         parse_error(path, text, len, &e, err, errlen);
         host_json_arena_free(*arena);
         *arena = NULL;

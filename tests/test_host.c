@@ -602,6 +602,24 @@ static void Host_manifest_listing_a_plugin_twice_is_reported(void **state)
     EXPECT_ABSENT(f, "config of ord_a"); /* neither entry's config reached a load() */
 }
 
+/* "plugins" twice: cJSON would read the first and drop the second in silence. */
+static void Host_manifest_with_a_key_twice_names_both_places(void **state)
+{
+    fixture *f = *state;
+    char where[4200];
+    ADD(f, "ord_a");
+    write_in_dir(f, "manifest.json",
+                 "{\"plugins\": [{\"name\": \"ord_a\", \"config\": {\"a\": 1}}],\n"
+                 " \"plugins\": [{\"name\": \"ord_a\", \"disabled\": true}]}\n");
+    snprintf(where, sizeof where,
+             "%s/manifest.json:2:2: duplicate key \"plugins\" (its first at line 1, column 2)",
+             f->dir);
+    HOST(f, "--frames", "1");
+    EXPECT_EXIT(f, 1);
+    EXPECT_ERR(f, where);
+    EXPECT_ABSENT(f, "loaded ord_a");
+}
+
 static void Host_manifest_syntax_error_gives_file_line_column_and_exit_1(void **state)
 {
     fixture *f = *state;
@@ -1146,6 +1164,7 @@ int main(void)
         TEST(Host_manifest_config_reaches_the_plugin),
         TEST(Host_manifest_disabled_plugin_and_its_dependent_are_not_loaded),
         TEST(Host_manifest_listing_a_plugin_twice_is_reported),
+        TEST(Host_manifest_with_a_key_twice_names_both_places),
         TEST(Host_manifest_syntax_error_gives_file_line_column_and_exit_1),
         TEST(Host_manifest_with_wrong_shape_exits_1),
         TEST(Host_list_shows_each_plugin_and_whether_it_loads),

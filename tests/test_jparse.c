@@ -602,6 +602,70 @@ static void Jparse_errors_name_what_and_where(void **state)
 
 /* A document with every kind of value; its every proper prefix is an error, never a
  * crash or an overread (each is copied to a buffer of exactly its size). */
+/* A key twice in one object: cJSON keeps both and a lookup finds one, so what the file
+ * says would be dropped in silence. The host's reads refuse it, naming both places; the
+ * same key in sibling or nested objects is fine. */
+static void Jparse_a_key_twice_in_one_object_is_refused_naming_both(void **state)
+{
+    (void)state;
+    static const error_case cases[] = {
+        {"{\"a\": 1, \"a\": 2}", 0, 1, 10,
+         "duplicate key \"a\" (its first at line 1, column 2): a key stands once in an object"},
+        {"{\n  \"a\": 1,\n  \"b\": {\"a\": 1},\n  \"a\": 3\n}", 0, 4, 3,
+         "duplicate key \"a\" (its first at line 2, column 3): a key stands once in an object"},
+        {"[{\"x\": {\"k\": 1, \"j\": 2, \"k\": 3}}]", 0, 1, 25,
+         "duplicate key \"k\" (its first at line 1, column 9): a key stands once in an object"},
+        {"{\"b\": 1, \"c\": 1, \"c\": 1, \"b\": 1}", 0, 1, 18,
+         "duplicate key \"c\" (its first at line 1, column 10): a key stands once in an object"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) expect_parse_error(&cases[i]);
+
+    /* A large object (sorted, not pairwise): the earliest second occurrence is named. */
+    char big[4096];
+    size_t n = 0;
+    n += (size_t)snprintf(big + n, sizeof big - n, "{");
+    for (int i = 0; i < 40; i++) {
+        int key = i == 30 ? 7 : i == 35 ? 3 : i == 38 ? 30 : i; /* k7 again at 30, k3 at 35 */
+        n += (size_t)snprintf(big + n, sizeof big - n, "%s\"k%d\": %d", i ? ", " : "", key, i);
+    }
+    snprintf(big + n, sizeof big - n, "}");
+    char err[512];
+    assert_null(host_json_parse("t.json", big, strlen(big), err, sizeof err));
+    int col_30 = (int)(strstr(big, "\"k7\": 30") - big) + 1,
+        col_7 = (int)(strstr(big, "\"k7\": 7") - big) + 1;
+    char want[512];
+    snprintf(want, sizeof want,
+             "t.json:1:%d: duplicate key \"k7\" (its first at line 1, column %d): a key stands "
+             "once in an object",
+             col_30, col_7);
+    assert_string_equal(err, want);
+
+    /* Accepted: the same key in siblings and nested, and 40 distinct keys. */
+    static const char *const fine[] = {
+        "[{\"a\": 1}, {\"a\": 2}]",
+        "{\"a\": {\"a\": {\"a\": 1}}, \"b\": {\"a\": 2}}",
+        "{\"a\": [{\"b\": 1, \"c\": 2}, {\"b\": 1, \"c\": 2}], \"b\": 3}",
+    };
+    for (size_t i = 0; i < sizeof fine / sizeof fine[0]; i++) {
+        cJSON *r = host_json_parse("t.json", fine[i], strlen(fine[i]), err, sizeof err);
+        if (!r) fail_msg("'%s' refused: %s", fine[i], err);
+        cJSON_Delete(r);
+    }
+    n = 1;
+    for (int i = 0; i < 40; i++)
+        n += (size_t)snprintf(big + n, sizeof big - n, "%s\"k%d\": %d", i ? ", " : "", i, i);
+    snprintf(big + n, sizeof big - n, "}");
+    cJSON *r = host_json_parse("t.json", big, strlen(big), err, sizeof err);
+    if (!r) fail_msg("40 distinct keys refused: %s", err);
+    cJSON_Delete(r);
+
+    /* host_jparse itself reads as cJSON does: both members kept. */
+    r = host_jparse("{\"a\": 1, \"a\": 2}", 16, NULL, NULL);
+    assert_non_null(r);
+    assert_int_equal(cJSON_GetArraySize(r), 2);
+    cJSON_Delete(r);
+}
+
 static void Jparse_every_truncation_is_refused_at_its_end(void **state)
 {
     (void)state;
@@ -731,6 +795,7 @@ int main(void)
         cmocka_unit_test(Jparse_long_numbers_are_read_exactly),
         cmocka_unit_test(Jparse_strings_decode_as_cJSON_does),
         cmocka_unit_test(Jparse_errors_name_what_and_where),
+        cmocka_unit_test(Jparse_a_key_twice_in_one_object_is_refused_naming_both),
         cmocka_unit_test(Jparse_every_truncation_is_refused_at_its_end),
         cmocka_unit_test(Jparse_nesting_1000_accepted_1001_refused),
         cmocka_unit_test(Jparse_arena_holds_a_scene_in_one_block),

@@ -385,6 +385,23 @@ static void Scene_syntax_errors_name_the_line_and_column(void **state)
     EXPECT_ERRORS((scene_test *)*state, cases);
 }
 
+/* A key twice in one object would be read once and the other dropped in silence: the
+ * top level, an entity and a component each refuse it at the second. */
+static void Scene_a_key_twice_in_one_object_is_refused(void **state)
+{
+    static const error_case cases[] = {
+        {"{\"version\": 1, \"entities\": [],\n @\"entities\": [{\"id\": \"a\"}]}", "",
+         "duplicate key \"entities\" (its first at line 1, column 16)"},
+        {"{\"version\": 1, \"entities\": [{\"id\": \"a\", \"debug_name\": \"x\", @\"id\": "
+         "\"b\"}]}",
+         "", "duplicate key \"id\" (its first at line 1, column 30)"},
+        {"{\"version\": 1, \"entities\": [{\"id\": \"a\",\n  \"transform\": {\"position\": "
+         "[1, 2, 3],\n    @\"position\": [4, 5, 6]}}]}",
+         "", "duplicate key \"position\" (its first at line 2, column 17)"},
+    };
+    EXPECT_ERRORS((scene_test *)*state, cases);
+}
+
 static void Scene_top_level_must_be_an_object_with_version_1(void **state)
 {
     static const error_case cases[] = {
@@ -1383,6 +1400,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(Scene_syntax_errors_name_the_line_and_column, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(Scene_a_key_twice_in_one_object_is_refused, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(Scene_top_level_must_be_an_object_with_version_1, setup,
                                         teardown),
