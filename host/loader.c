@@ -32,6 +32,21 @@
 
 /* ---- plugin records ---- */
 
+static void call_dlclose(void *dl)
+{
+    dlclose(dl);
+}
+
+void host_plugin_release(host_plugin *p)
+{
+    if (p->dl) host_guard_run(call_dlclose, p->dl);
+    p->dl = NULL;
+    p->desc = NULL;
+    if (p->copy_path) unlink(p->copy_path);
+    free(p->copy_path);
+    p->copy_path = NULL;
+}
+
 /* Mark p skipped as bad: one log line naming the file and the reason. */
 static void skip(host_world *w, host_plugin *p, const char *fmt, ...) ECS_PRINTF(3, 4);
 static void skip(host_world *w, host_plugin *p, const char *fmt, ...)
@@ -43,11 +58,7 @@ static void skip(host_world *w, host_plugin *p, const char *fmt, ...)
     p->status = HOST_PLUGIN_SKIPPED;
     w->bad_plugins++;
     if (!w->quiet_skips) host_error("loader", "%s: skipped: %s", p->path, p->reason);
-    if (p->dl) {
-        dlclose(p->dl);
-        p->dl = NULL;
-        p->desc = NULL;
-    }
+    host_plugin_release(p);
 }
 
 static char **copy_list(const char *const *list)
@@ -878,11 +889,6 @@ static void call_keep(void *arg)
     c->kept = host_scene_keep_plugin(c->w, c->p);
 }
 
-static void call_dlclose(void *dl)
-{
-    dlclose(dl);
-}
-
 void host_world_drop_crashed(host_world *w)
 {
     for (size_t i = 0; i < w->plugin_count; i++) {
@@ -895,9 +901,7 @@ void host_world_drop_crashed(host_world *w)
                   c.kept ? "; its components are kept and come back with its next build"
                          : "; its components could not be kept");
         host_plugin_unload(w, p, ECS_UNLOAD_SHUTDOWN); /* its unload() is not called */
-        if (p->dl) host_guard_run(call_dlclose, p->dl);
-        p->dl = NULL;
-        p->desc = NULL;
+        host_plugin_release(p);
         snprintf(p->reason, sizeof p->reason, "it crashed");
     }
 }

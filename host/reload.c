@@ -607,10 +607,7 @@ static void remove_plugin(host_reloader *r, host_plugin *p)
                    : " (its components could not be kept)");
     host_plugin_unload(w, p, ECS_UNLOAD_SHUTDOWN);
     host_reload_forget_previous(p);
-    if (p->dl) dlclose(p->dl);
-    p->dl = NULL;
-    p->desc = NULL;
-    if (p->copy_path) unlink(p->copy_path);
+    host_plugin_release(p);
     snprintf(p->reason, sizeof p->reason, "disabled by %s", MANIFEST_FILE);
     p->status = HOST_PLUGIN_DISABLED;
 }
@@ -640,6 +637,7 @@ static void add_plugin(host_reloader *r, host_plugin *n)
     }
     r->failed++;
     n->status = HOST_PLUGIN_SKIPPED;
+    host_plugin_release(n); /* its record stays, its mapping and copy go */
 }
 
 /* The record that came from file, in any state, or NULL. */

@@ -5,7 +5,10 @@
  * quiet period. Invariant: an entry is pending exactly while a change was noticed and not
  * yet settled, and `writing` while inotify saw it created or modified but not closed.
  * A file is reported once its quiet period passed, nobody writes it, it is not empty, and
- * (for a deletion) it stayed away for DELETE_GRACE_NS.
+ * (for a deletion) it stayed away for DELETE_GRACE_NS. What inotify cannot see is looked
+ * at every poll period: the targets of symlinked plugins, the folder after it was deleted
+ * or moved (rm -rf build; meson setup build: watched again once it is back), everything
+ * after the event queue overflowed. A symlinked subfolder is watched at its target.
  */
 #include "watch.h"
 
@@ -34,6 +37,7 @@ typedef struct entry {
     file_state reported, seen;
     bool pending;
     bool writing; /* created or modified and not closed yet: a linker is at work */
+    bool linked;  /* a symlink: inotify sees the link, not its target, so it is also polled */
     uint64_t first_change, last_change;
 } entry;
 
@@ -48,7 +52,8 @@ typedef struct subwatch {
 struct host_watch {
     char *dir;
     uint64_t quiet_ns, poll_ns, last_scan;
-    int fd; /* inotify, or -1 when polling */
+    int fd;        /* inotify, or -1 when polling */
+    bool top_lost; /* inotify: the folder itself was deleted or moved; watched again when back */
     subwatch *subs;
     size_t sub_count;
     entry *entries;
@@ -64,7 +69,9 @@ static bool same_state(const file_state *a, const file_state *b)
             a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec);
 }
 
-static file_state state_of(const host_watch *w, const char *file)
+/* The state of file (through a symlink: its target's), and in *linked whether the name
+ * itself is a symlink (NULL: not asked). */
+static file_state state_of(const host_watch *w, const char *file, bool *linked)
 {
     char path[PATH_MAX];
     struct stat st;
@@ -72,6 +79,7 @@ static file_state state_of(const host_watch *w, const char *file)
     snprintf(path, sizeof path, "%s/%s", w->dir, file);
     if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
         s = (file_state){true, st.st_dev, st.st_ino, st.st_size, st.st_mtim};
+    if (linked) *linked = lstat(path, &st) == 0 && S_ISLNK(st.st_mode);
     return s;
 }
 
@@ -116,22 +124,57 @@ static bool is_subfolder_name(const char *name)
     return name[0] != '.' && !(n > 2 && strcmp(name + n - 2, ".p") == 0);
 }
 
-static void add_inotify(host_watch *w, const char *sub)
+/* Is rel (a folder entry) a folder, a symlink to one included? */
+static bool is_folder(const host_watch *w, const char *rel, unsigned char d_type)
+{
+    if (d_type == DT_DIR) return true;
+    if (d_type != DT_LNK && d_type != DT_UNKNOWN) return false;
+    char path[PATH_MAX];
+    struct stat st;
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", w->dir, rel) >= sizeof path) return false;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Watch the folder (sub "") or a subfolder; a symlinked one is followed to its target. A
+ * folder watched already (the same watch descriptor) is not added twice. False when it
+ * cannot be watched (said, unless quiet). */
+static bool add_inotify(host_watch *w, const char *sub, bool quiet)
 {
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s%s%s", w->dir, *sub ? "/" : "", sub);
     uint32_t mask = IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE |
-                    IN_MODIFY | IN_ATTRIB | (*sub ? IN_DELETE_SELF : 0u);
+                    IN_MODIFY | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF;
     int wd = inotify_add_watch(w->fd, path, mask);
+    for (size_t i = 0; wd >= 0 && i < w->sub_count; i++) {
+        if (w->subs[i].wd != wd) continue;
+        char *copy = strdup(sub);
+        if (copy) free(w->subs[i].sub), w->subs[i].sub = copy;
+        return true;
+    }
     subwatch *v = wd >= 0 ? realloc(w->subs, (w->sub_count + 1) * sizeof *v) : NULL;
     char *copy = v ? strdup(sub) : NULL;
     if (v) w->subs = v;
     if (!copy) {
         if (wd >= 0) inotify_rm_watch(w->fd, wd);
-        host_warn("watch", "%s: cannot watch it: %s", path, wd < 0 ? strerror(errno) : "no memory");
-        return;
+        if (!quiet)
+            host_warn("watch", "%s: cannot watch it: %s", path,
+                      wd < 0 ? strerror(errno) : "no memory");
+        return false;
     }
     w->subs[w->sub_count++] = (subwatch){wd, copy};
+    return true;
+}
+
+/* The watch of wd is gone (its folder deleted or moved): forget it. */
+static void drop_inotify(host_watch *w, int wd)
+{
+    for (size_t i = 0; i < w->sub_count; i++) {
+        if (w->subs[i].wd != wd) continue;
+        if (!*w->subs[i].sub) w->top_lost = true;
+        free(w->subs[i].sub);
+        w->subs[i] = w->subs[--w->sub_count];
+        return;
+    }
 }
 
 /* List the *.so files (and, with inotify, watch the subfolders) like the loader does.
@@ -145,12 +188,12 @@ static void scan(host_watch *w, const char *sub, bool record, uint64_t now)
     while (d && (de = readdir(d))) {
         char rel[PATH_MAX];
         snprintf(rel, sizeof rel, "%s%s%s", sub, *sub ? "/" : "", de->d_name);
-        if (!*sub && de->d_type == DT_DIR && is_subfolder_name(de->d_name)) {
-            if (w->fd >= 0 && !record) add_inotify(w, rel);
+        if (!*sub && is_subfolder_name(de->d_name) && is_folder(w, rel, de->d_type)) {
+            if (w->fd >= 0) add_inotify(w, rel, false); /* once: the same folder is one watch */
             scan(w, rel, record, now);
         } else if (is_plugin_name(de->d_name)) {
             entry *e = entry_for(w, rel);
-            file_state s = e ? state_of(w, rel) : (file_state){0};
+            file_state s = e ? state_of(w, rel, &e->linked) : (file_state){0};
             if (e && !record)
                 e->reported = e->seen = s;
             else if (e && !same_state(&s, &e->seen)) {
@@ -174,7 +217,7 @@ host_watch *host_watch_new(const char *dir, bool force_poll, uint64_t quiet_ns, 
     w->fd = force_poll ? -1 : inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
     if (!force_poll && w->fd < 0)
         host_warn("watch", "inotify unavailable (%s): polling %s instead", strerror(errno), dir);
-    if (w->fd >= 0) add_inotify(w, "");
+    w->top_lost = w->fd >= 0 && !add_inotify(w, "", false);
     scan(w, "", false, 0);
     return w;
 }
@@ -213,17 +256,35 @@ static void read_events(host_watch *w, uint64_t now)
         for (char *p = buf; p < buf + n;) {
             const struct inotify_event *ev = (const struct inotify_event *)p;
             p += sizeof *ev + ev->len;
+            if (ev->mask & IN_Q_OVERFLOW) { /* events were lost: look at everything */
+                w->last_scan = 0;
+                continue;
+            }
+            if (ev->mask & IN_MOVE_SELF) { /* it now stands elsewhere: look again by name */
+                inotify_rm_watch(w->fd, ev->wd);
+                drop_inotify(w, ev->wd);
+                w->last_scan = 0;
+                continue;
+            }
+            if (ev->mask & IN_IGNORED) { /* its folder is gone */
+                drop_inotify(w, ev->wd);
+                continue;
+            }
             const char *sub = sub_of(w, ev->wd);
             if (!sub || !ev->len) continue;
             char rel[PATH_MAX];
             snprintf(rel, sizeof rel, "%s%s%s", sub, *sub ? "/" : "", ev->name);
-            if ((ev->mask & IN_ISDIR) && !*sub && (ev->mask & (IN_CREATE | IN_MOVED_TO)) &&
-                is_subfolder_name(ev->name)) {
-                add_inotify(w, rel); /* a new subfolder: watch it, and what it holds */
+            if (!*sub && (ev->mask & (IN_CREATE | IN_MOVED_TO)) && is_subfolder_name(ev->name) &&
+                is_folder(w, rel, (ev->mask & IN_ISDIR) ? DT_DIR : DT_UNKNOWN)) {
+                add_inotify(w, rel, false); /* a new subfolder (or link to one): watch it */
                 scan(w, rel, true, now);
             } else if (!(ev->mask & IN_ISDIR) && is_plugin_name(ev->name)) {
                 entry *e = noticed(w, rel, now);
-                if (e && (ev->mask & (IN_CREATE | IN_MODIFY))) e->writing = true;
+                bool link = false;
+                if (e && (ev->mask & (IN_CREATE | IN_MOVED_TO))) state_of(w, rel, &link);
+                if (e && (ev->mask & (IN_CREATE | IN_MOVED_TO))) e->linked = link;
+                if (e && (ev->mask & (IN_CREATE | IN_MODIFY)) && !link)
+                    e->writing = true; /* a new symlink is complete: nobody writes it */
                 if (e && (ev->mask & (IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM)))
                     e->writing = false; /* closed, replaced or gone: nobody writes it now */
             }
@@ -231,28 +292,42 @@ static void read_events(host_watch *w, uint64_t now)
     }
 }
 
+/* Look again at what inotify cannot see: with polling, everything; with inotify, the
+ * targets of symlinked plugins, and (after an overflow, or when the folder comes back
+ * after it was deleted) everything, watching the folder and its subfolders again. */
+static void look_again(host_watch *w, uint64_t now)
+{
+    bool all = w->fd < 0 || w->last_scan == 0 || w->top_lost;
+    if (w->top_lost) {
+        if (!add_inotify(w, "", true)) return; /* not back yet */
+        w->top_lost = false;
+        host_info("watch", "%s: watching it again", w->dir);
+    }
+    if (all) scan(w, "", true, now);
+    for (size_t i = 0; i < w->count; i++) { /* deleted files do not show in a scan */
+        entry *e = &w->entries[i];
+        if (!all && !e->linked) continue;
+        file_state s = state_of(w, e->file, &e->linked);
+        if (!same_state(&s, &e->seen)) e->seen = s, noticed(w, e->file, now);
+    }
+    w->last_scan = now;
+}
+
 const char *const *host_watch_poll(host_watch *w, uint64_t now_ns, uint64_t *changed_at)
 {
-    if (w->fd >= 0)
-        read_events(w, now_ns);
-    else if (now_ns - w->last_scan >= w->poll_ns) {
-        scan(w, "", true, now_ns);
-        for (size_t i = 0; i < w->count; i++) { /* deleted files do not show in a scan */
-            entry *e = &w->entries[i];
-            file_state s = state_of(w, e->file);
-            if (!same_state(&s, &e->seen)) e->seen = s, noticed(w, e->file, now_ns);
-        }
-        w->last_scan = now_ns;
-    }
+    if (w->fd >= 0) read_events(w, now_ns);
+    if (now_ns - w->last_scan >= w->poll_ns || w->last_scan == 0) look_again(w, now_ns);
     free(w->out);
     w->out = calloc(w->count + 1, sizeof *w->out);
     size_t k = 0;
     uint64_t first = now_ns;
     for (size_t i = 0; w->out && i < w->count; i++) {
         entry *e = &w->entries[i];
-        if (!e->pending || now_ns - e->last_change < w->quiet_ns) continue;
+        /* what is polled must also have stood still for a whole poll period */
+        uint64_t quiet = w->quiet_ns + (w->fd < 0 || e->linked ? w->poll_ns : 0);
+        if (!e->pending || now_ns - e->last_change < quiet) continue;
         if (e->writing && now_ns - e->last_change < WRITER_TIMEOUT_NS) continue;
-        file_state s = state_of(w, e->file);
+        file_state s = state_of(w, e->file, NULL);
         if (!s.exists && e->reported.exists && now_ns - e->last_change < DELETE_GRACE_NS)
             continue; /* gone for now: a link may be about to put it back */
         if (s.exists && s.size == 0 && now_ns - e->last_change < WRITER_TIMEOUT_NS)

@@ -200,6 +200,11 @@ ecs_status host_plugin_load(host_world *w, host_plugin *p);
 /* Unload p: call unload(), drop its managers and APIs, report and free leaked memory. */
 void host_plugin_unload(host_world *w, host_plugin *p, ecs_unload_reason why);
 
+/* Close the shared object (its destructors under the crash guard) and delete its private
+ * copy; the record stays, with its name, version and reason. A refused, duplicate or
+ * unloaded file keeps no mapping and no copy: thousands of them cost nothing. */
+void host_plugin_release(host_plugin *p);
+
 /* Close the shared object, delete its private copy and free the record. */
 void host_plugin_free(host_plugin *p);
 

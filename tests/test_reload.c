@@ -1035,6 +1035,160 @@ static void Reload_poll_mode_detects_a_new_build(void **state)
     EXPECT_SAVED(f);
 }
 
+/* ---- Links, folders that go and come back, rename storms ---- */
+
+/* root/NAME, a folder outside the plugin folder (0700) */
+static void outside(const fixture *f, const char *name, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s/%s", f->root, name);
+    if (mkdir(buf, 0700) == 0 || errno == EEXIST) return;
+    print_error("mkdir %s: %s\n", buf, strerror(errno));
+    fail();
+}
+
+static void copy_to(const char *variant, const char *dst)
+{
+    char src[4096];
+    built(variant, src, sizeof src);
+    if (harness_copy_file(src, dst, 0755) == 0) return;
+    print_error("cannot copy %s to %s: %s\n", src, dst, strerror(errno));
+    fail();
+}
+
+/* rl.so a symlink into another folder (as the tutorial links transform.so): a new build
+ * of the target reloads it under inotify, in place (cp) or renamed over (lld); a link
+ * pointed elsewhere (ln -sf) reloads too. */
+static void Reload_symlinked_plugin_reloads_when_its_target_changes(void **state)
+{
+    fixture *f = *state;
+    char out[4096], target[4200], other[4200], link[4096], tmp[4200];
+    outside(f, "out", out, sizeof out);
+    snprintf(target, sizeof target, "%s/rl.so", out);
+    snprintf(other, sizeof other, "%s/rl-other.so", out);
+    copy_to("rl_v1", target);
+    put_copy(f, "peer_a", "a_peer.so");
+    path_in_dir(f, "rl.so", link, sizeof link);
+    assert_int_equal(symlink(target, link), 0);
+    START(f, "rl 1 first update", NULL);
+    copy_to("rl_v2", target); /* cp over the target: the same inode */
+    WAIT_LINE(f, "reload: rl 1 -> 2: same state layout, 8 components kept");
+    snprintf(tmp, sizeof tmp, "%s/.rl.so.tmp", out); /* lld: a new inode renamed over it */
+    copy_to("rl_v1", tmp);
+    assert_int_equal(rename(tmp, target), 0);
+    WAIT_LINE(f, "reload: rl 2 -> 1: same state layout, 8 components kept");
+    copy_to("rl_v2", other); /* ln -sf: the link pointed at another file */
+    snprintf(tmp, sizeof tmp, "%s/.rl.link", f->dir);
+    assert_int_equal(symlink(other, tmp), 0);
+    assert_int_equal(rename(tmp, link), 0);
+    WAIT_NTH(f, "reload: rl 1 -> 2: same state layout, 8 components kept", 2);
+    STOP(f);
+    EXPECT_ABSENT(f, "[error]");
+    EXPECT_OUT(f, "reloads: 3 done, 0 refused");
+    EXPECT_CONTINUOUS(f);
+    EXPECT_SAVED(f);
+}
+
+/* PLUGIN_DIR/dev a symlink to a build folder: watched like a subfolder, with inotify and
+ * with --poll. */
+static void Reload_symlinked_subfolder_is_watched(void **state)
+{
+    fixture *f = *state;
+    char build[4096], link[4096], target[4200], tmp[4200];
+    outside(f, "build", build, sizeof build);
+    snprintf(target, sizeof target, "%s/rl.so", build);
+    snprintf(tmp, sizeof tmp, "%s/.rl.so.tmp", build);
+    path_in_dir(f, "dev", link, sizeof link);
+    assert_int_equal(symlink(build, link), 0);
+    put_copy(f, "peer_a", "a_peer.so");
+    for (int poll = 0; poll < 2; poll++) {
+        copy_to("rl_v1", target);
+        if (poll)
+            START(f, "rl 1 first update", "--poll");
+        else
+            START(f, "rl 1 first update", NULL);
+        copy_to("rl_v2", tmp);
+        assert_int_equal(rename(tmp, target), 0);
+        WAIT_LINE(f, "reload: rl 1 -> 2: same state layout, 8 components kept");
+        WAIT_LINE(f, "rl 2 first update");
+        STOP(f);
+        EXPECT_ABSENT(f, "[error]");
+        EXPECT_OUT(f, "reloads: 1 done, 0 refused");
+        EXPECT_CONTINUOUS(f);
+    }
+}
+
+/* ln -s during --watch: a new link is complete at once (no writer to wait for). */
+static void Reload_new_symlinked_plugin_loads_at_once(void **state)
+{
+    fixture *f = *state;
+    char src[4096], link[4096];
+    put_copy(f, "peer_a", "a_peer.so");
+    START(f, "loaded peer_a", NULL);
+    built("rl_v1", src, sizeof src);
+    path_in_dir(f, "rl.so", link, sizeof link);
+    assert_int_equal(symlink(src, link), 0);
+    WAIT_LINE(f, "rl 1 first update"); /* within WAIT (10 s), not a writer timeout (60 s) */
+    STOP(f);
+    EXPECT_ABSENT(f, "[error]");
+}
+
+/* rm -rf the watched folder (or a subfolder) and build it again: watched again when it
+ * is back, the plugins reload with their components kept. */
+static void Reload_deleted_and_recreated_folder_is_watched_again(void **state)
+{
+    fixture *f = *state;
+    char sub[4200];
+    put_rl_with_peers(f, "rl_v1");
+    START(f, "rl 1 first update", NULL);
+    assert_int_equal(harness_remove_tree(f->dir), 0); /* rm -rf build */
+    let_run(f, 300);
+    assert_int_equal(mkdir(f->dir, 0700), 0); /* meson setup build; meson compile */
+    put_rl_with_peers(f, "rl_v2");
+    WAIT_LINE(f, "reload: rl 1 -> 2: same state layout, 8 components kept");
+    WAIT_LINE(f, "rl 2 first update");
+    snprintf(sub, sizeof sub, "%s/build", f->dir); /* the same for a subfolder */
+    assert_int_equal(mkdir(sub, 0700), 0);
+    put_copy(f, "rl_v1", "build/rl.so");
+    remove_in_dir(f, "rl.so");
+    WAIT_LINE(f, "plugin 'rl' moved here from rl.so");
+    WAIT_LINE(f, "reload: rl 2 -> 1: same state layout, 8 components kept");
+    assert_int_equal(harness_remove_tree(sub), 0);
+    let_run(f, 300);
+    assert_int_equal(mkdir(sub, 0700), 0);
+    put_copy(f, "rl_v2", "build/rl.so");
+    WAIT_NTH(f, "reload: rl 1 -> 2: same state layout, 8 components kept", 2);
+    STOP(f);
+    EXPECT_ABSENT(f, "[error]");
+    EXPECT_ABSENT(f, "rl 1 unload (shutdown)");
+    EXPECT_ABSENT(f, "rl 2 unload (shutdown)\n[");
+    EXPECT_CONTINUOUS(f);
+    EXPECT_SAVED(f);
+}
+
+/* 3,000 renames of one file, back and forth: the plugin is never lost; a last rename is a
+ * move, and the next build reloads it. */
+static void Reload_rename_storm_keeps_the_plugin(void **state)
+{
+    fixture *f = *state;
+    char a[4096], b[4096];
+    put_rl_with_peers(f, "rl_v1");
+    START(f, "rl 1 first update", NULL);
+    path_in_dir(f, "rl.so", a, sizeof a);
+    path_in_dir(f, "rl-b.so", b, sizeof b);
+    for (int i = 0; i < 3000; i++) assert_int_equal(rename(i % 2 ? b : a, i % 2 ? a : b), 0);
+    let_run(f, 2500); /* past the grace a deleted file gets */
+    assert_int_equal(rename(a, b), 0);
+    WAIT_LINE(f, "plugin 'rl' moved here from rl.so");
+    put_copy(f, "rl_v2", "rl-b.so");
+    WAIT_LINE(f, "reload: rl 1 -> 2: same state layout, 8 components kept");
+    WAIT_LINE(f, "rl 2 first update");
+    STOP(f);
+    EXPECT_ABSENT(f, "[error]");
+    EXPECT_ABSENT(f, "rl 1 unload (shutdown)");
+    EXPECT_CONTINUOUS(f);
+    EXPECT_SAVED(f);
+}
+
 /* ---- 1,000 reloads: nothing may grow ---- */
 
 typedef struct footprint {
@@ -1127,6 +1281,41 @@ static void Reload_1000_cycles_keep_memory_fds_maps_and_copies_flat(void **state
     EXPECT_SAVED(f);
 }
 
+/* 200 files of a plugin that is loaded already, and 100 refused ones: one line each, and
+ * none of them keeps a mapping or a private copy (16,000 exhausted the map limit). */
+static void Reload_refused_and_duplicate_files_keep_no_mapping(void **state)
+{
+    fixture *f = *state;
+    char line[4200], private_dir[4096] = "", name[64];
+    put_rl_with_peers(f, "rl_v1");
+    START(f, "rl 1 first update", NULL);
+    line_of(f->proc.result.err, "private copies in ", line, sizeof line);
+    assert_int_equal(
+        sscanf(strstr(line, "private copies in "), "private copies in %4095s", private_dir), 1);
+    footprint before = footprint_of(f->proc.pid, private_dir);
+    for (int i = 0; i < 200; i++) {
+        snprintf(name, sizeof name, "dup%03d.so", i);
+        put_copy(f, "rl_v2", name);
+    }
+    for (int i = 0; i < 100; i++) {
+        snprintf(name, sizeof name, "junk%03d.so", i);
+        write_garbage(f, name);
+    }
+    WAIT_NTH(f, "plugin name 'rl' is already loaded from rl.so: ignored", 200);
+    WAIT_NTH(f, ": refused: ", 100);
+    let_run(f, 100);
+    footprint after = footprint_of(f->proc.pid, private_dir);
+    STOP(f);
+    print_message("# before: %d maps, %d copies; after 300 refused files: %d maps, %d copies\n",
+                  before.maps, before.copies, after.maps, after.copies);
+    assert_true(after.maps <= before.maps + MAPS_SLACK);
+    assert_int_equal(after.copies, before.copies);
+    assert_int_equal(after.fds, before.fds);
+    EXPECT_COUNT(f, "already loaded from rl.so", 200);
+    EXPECT_CONTINUOUS(f);
+    EXPECT_SAVED(f);
+}
+
 /* ---- main ---- */
 
 static int check_host_exists(void **state)
@@ -1165,6 +1354,12 @@ int main(void)
         TEST(Reload_safe_crash_in_load_or_migration_keeps_the_old_version),
         TEST(Reload_transform_under_mesh_keeps_world_matrices_and_bounds),
         TEST(Reload_poll_mode_detects_a_new_build),
+        TEST(Reload_symlinked_plugin_reloads_when_its_target_changes),
+        TEST(Reload_symlinked_subfolder_is_watched),
+        TEST(Reload_new_symlinked_plugin_loads_at_once),
+        TEST(Reload_deleted_and_recreated_folder_is_watched_again),
+        TEST(Reload_rename_storm_keeps_the_plugin),
+        TEST(Reload_refused_and_duplicate_files_keep_no_mapping),
         TEST(Reload_1000_cycles_keep_memory_fds_maps_and_copies_flat),
     };
     return cmocka_run_group_tests_name("reload", tests, check_host_exists, NULL);
