@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <string.h>
 #include <limits.h>
+#include <math.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -174,6 +175,32 @@ static void load_fail(scene_load *l, const cJSON *at, const char *fmt, ...)
     host_json_error_at(l->error, sizeof l->error, l->path, l->text, l->len, l->root, at, true, msg);
 }
 
+/* The first number in v (depth first) that is not finite, or NULL. JSON has no infinity,
+ * but 1e999 reads as one: kept as it is, it could never be saved again (jwrite.h). */
+static const cJSON *non_finite_in(const cJSON *v)
+{
+    if (cJSON_IsNumber(v)) return isfinite(v->valuedouble) ? NULL : v;
+    for (const cJSON *c = v->child; c; c = c->next) {
+        const cJSON *bad = non_finite_in(c);
+        if (bad) return bad;
+    }
+    return NULL;
+}
+
+/* JSON the host keeps as it is (a component of a manager that is not loaded, a top-level
+ * key it does not know) must save again: false, with the error, where a number in it is
+ * out of a double's range. */
+static bool keepable(scene_load *l, const cJSON *v)
+{
+    const cJSON *bad = non_finite_in(v);
+    if (!bad) return true;
+    load_fail(l, bad,
+              "expected a finite number, found %s (out of a double's range; kept as it is, it "
+              "could not be saved)",
+              bad->valuedouble < 0 ? "-inf" : "inf");
+    return false;
+}
+
 /* Check the top level and every entity's id; fill items/ids and the id table. */
 static bool check_shape(scene_load *l)
 {
@@ -223,6 +250,12 @@ static bool check_shape(scene_load *l)
                              other),
                    false;
         i++;
+    }
+    const cJSON *c;
+    cJSON_ArrayForEach(c, root)
+    { /* unknown top-level keys are kept and saved again */
+        if (strcmp(c->string, "version") && strcmp(c->string, "entities") && !keepable(l, c))
+            return false;
     }
     return true;
 }
@@ -311,6 +344,7 @@ static cJSON **keep_unloaded(scene_load *l)
             for (size_t m = 0; m < l->managers && !loaded; m++) /* one that cannot load: keep */
                 loaded = l->mgrs[m]->desc.load_component && !strcmp(l->mgrs[m]->name, c->string);
             if (loaded) continue;
+            if (!keepable(l, c)) goto error;
             if (!kept[i] && !(kept[i] = cJSON_CreateObject())) goto error;
             cJSON *copy = cJSON_Duplicate(c, 1);
             if (!copy || !cJSON_AddItemToObject(kept[i], c->string, copy)) goto error;

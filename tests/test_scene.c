@@ -564,6 +564,22 @@ static void Scene_mesh_values_are_checked_where_they_are(void **state)
 }
 
 /* The error that ends a load comes late: after many entities were given components. */
+/* JSON kept as it is (a component of a manager that is not loaded, a top-level key the
+ * host does not know) comes back on save: a number out of a double's range in it could
+ * never be saved, so the load refuses it where it stands. */
+static void Scene_kept_json_with_a_number_out_of_range_is_refused(void **state)
+{
+    static const error_case cases[] = {
+        {ENTITY("\"t{}ransform\": {\"scale\": [1, 1, @-1e999]}"),
+         "entities[0].t{}ransform.scale[2]",
+         "expected a finite number, found -inf (out of a "
+         "double's range; kept as it is, it could not be saved)"},
+        {"{\"version\": 1, \"entities\": [], \"editor\": {\"zoom\": [@1e400]}}", "editor.zoom[0]",
+         "expected a finite number, found inf"},
+    };
+    EXPECT_ERRORS((scene_test *)*state, cases);
+}
+
 static void Scene_late_errors_are_reported_at_the_bad_entity(void **state)
 {
     scene_test *t = *state;
@@ -1415,6 +1431,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(Scene_mesh_values_are_checked_where_they_are, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(Scene_kept_json_with_a_number_out_of_range_is_refused,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(Scene_late_errors_are_reported_at_the_bad_entity, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(Scene_empty_missing_and_folder_files_are_refused, setup,

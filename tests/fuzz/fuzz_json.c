@@ -67,7 +67,7 @@ static bool same_tree(const cJSON *a, const cJSON *b)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *text = (const char *)data;
-    host_jparse_error e = {HOST_JPARSE_OK, 0}, e_arena = {HOST_JPARSE_OK, 0};
+    host_jparse_error e = {.status = HOST_JPARSE_OK}, e_arena = {.status = HOST_JPARSE_OK};
     host_json_arena *arena = host_json_arena_new(size);
     CHECK(arena);
     cJSON *ours = host_jparse(text, size, NULL, &e);
