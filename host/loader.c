@@ -11,6 +11,8 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -325,15 +327,53 @@ static int cmp_str(const void *a, const void *b)
 /* Like ssh's StrictModes: may users other than the owner (or root) write path? When so
  * and `allow`, warn and return false; when so and not allowed, write the reason (with the
  * fix) into why and return true. */
+/* Is gid the private group of user uid: its only member, by primary group and by the
+ * group's member list (as Debian's OpenSSH decides for group-writable files)? A user
+ * private group is what umask 002, Debian's default for users, makes every build
+ * group-writable for. The last answer is cached: a folder's files share owner and group. */
+static bool private_group_of(gid_t gid, uid_t uid)
+{
+    static struct {
+        bool valid, answer;
+        gid_t gid;
+        uid_t uid;
+    } last;
+    if (last.valid && last.gid == gid && last.uid == uid) return last.answer;
+    bool ok = false;
+    const struct group *gr = getgrgid(gid);
+    char owner[256] = "";
+    const struct passwd *pw = getpwuid(uid);
+    if (gr && pw && strlen(pw->pw_name) < sizeof owner) {
+        snprintf(owner, sizeof owner, "%s", pw->pw_name);
+        bool others = false, member = pw->pw_gid == gid;
+        for (char **m = gr->gr_mem; *m; m++) {
+            if (strcmp(*m, owner) == 0)
+                member = true;
+            else
+                others = true;
+        }
+        setpwent();
+        for (const struct passwd *p; !others && (p = getpwent());)
+            if (p->pw_gid == gid && p->pw_uid != uid) others = true;
+        endpwent();
+        ok = member && !others;
+    }
+    last.valid = true, last.gid = gid, last.uid = uid, last.answer = ok;
+    return ok;
+}
+
 bool host_plugin_insecure(const char *what, const char *path, bool allow, char *why, size_t len)
 {
     struct stat st;
     if (stat(path, &st) != 0) return false; /* reported when it is opened */
-    bool others_write = (st.st_mode & (S_IWGRP | S_IWOTH)) != 0;
+    bool others_write = (st.st_mode & S_IWOTH) != 0 ||
+                        ((st.st_mode & S_IWGRP) && !private_group_of(st.st_gid, st.st_uid));
     bool foreign = st.st_uid != geteuid() && st.st_uid != 0;
     if (!others_write && !foreign) return false;
-    const char *problem =
-        others_write ? "is writable by group or others" : "is owned by another user";
+    const char *problem = !others_write            ? "is owned by another user"
+                          : (st.st_mode & S_IWOTH) ? "is writable by others"
+                                                   : "is writable by its group, which has "
+                                                     "other members than its owner";
     unsigned mode = (unsigned)(st.st_mode & 07777);
     if (allow) {
         host_warn("loader", "%s %s %s (mode %04o): loading it anyway (--allow-insecure-plugins)",

@@ -947,6 +947,33 @@ static void Host_refuses_plugin_file_writable_by_others(void **state)
     EXPECT_EXIT(f, 1);
 }
 
+/* umask 002 (Debian's default for users) makes every build group-writable: accepted when
+ * the group is the owner's private group (its only member, as Debian's OpenSSH decides),
+ * refused when the group has another member. Needs root to give a file another group. */
+static void Host_group_writable_plugin_is_accepted_only_in_a_private_group(void **state)
+{
+    fixture *f = *state;
+    char path[4200];
+    if (geteuid() != 0) {
+        print_message("# SKIP: needs root to give a file a group with other members\n");
+        skip();
+    }
+    ADD(f, "counter", "ord_a");
+    chmod_in_dir(f, "", 0775);
+    chmod_in_dir(f, "ord_a.so", 0775); /* root:root, root's private group */
+    HOST(f, "--strict", "--frames", "2");
+    EXPECT_EXIT(f, 0);
+    EXPECT_ERR(f, "loaded ord_a");
+    EXPECT_ABSENT(f, "writable");
+    snprintf(path, sizeof path, "%s/ord_a.so", f->dir);
+    assert_int_equal(chown(path, 0, 65534), 0); /* nogroup: nobody's primary group */
+    HOST(f, "--frames", "2");
+    EXPECT_EXIT(f, 0);
+    EXPECT_ERR_LINE(f, path, "is writable by its group, which has other members than its owner");
+    EXPECT_ABSENT(f, "load ord_a");
+    EXPECT_ERR(f, "counter saw 2 frames");
+}
+
 static void Host_refuses_plugin_folder_writable_by_others(void **state)
 {
     fixture *f = *state;
@@ -1180,6 +1207,7 @@ int main(void)
         TEST(Host_missing_plugin_dir_exits_1),
         TEST(Host_file_as_plugin_dir_exits_1),
         TEST(Host_refuses_plugin_file_writable_by_others),
+        TEST(Host_group_writable_plugin_is_accepted_only_in_a_private_group),
         TEST(Host_refuses_plugin_folder_writable_by_others),
         TEST(Host_refuses_subfolder_writable_by_others),
         TEST(Host_allow_insecure_plugins_loads_them_with_a_warning),
