@@ -30,22 +30,44 @@ static ecs_status refuse(host_plugin *p, ecs_status s, const char *call, const c
     return host_api_refuse(p, s, call, what);
 }
 
+/* During load(): remember out[0..n), created by a load the host may still refuse (then
+ * they are destroyed: a refused load leaves no trace). ECS_ERR_NO_MEMORY: none kept. */
+static ecs_status note_created(host_plugin *p, const ecs_entity *out, uint32_t n)
+{
+    if (!p->in_load || n == 0) return ECS_OK;
+    if (p->pending_entity_count + n > p->pending_entity_cap) {
+        size_t cap = p->pending_entity_cap ? p->pending_entity_cap : 16;
+        while (cap < p->pending_entity_count + n) cap *= 2;
+        ecs_entity *v = realloc(p->pending_entities, cap * sizeof *v);
+        if (!v) return ECS_ERR_NO_MEMORY;
+        p->pending_entities = v;
+        p->pending_entity_cap = cap;
+    }
+    memcpy(p->pending_entities + p->pending_entity_count, out, n * sizeof *out);
+    p->pending_entity_count += n;
+    return ECS_OK;
+}
+
+static ecs_status create(host_plugin *p, ecs_entity *out, uint32_t n, const char *call)
+{
+    if (!out && n) return refuse(p, ECS_ERR_INVALID_ARGUMENT, call, "out is NULL");
+    ecs_status s = host_entity_create_many(p->world->entities, out, n);
+    if (s == ECS_OK && note_created(p, out, n) != ECS_OK) { /* untracked, they could outlive it */
+        host_entity_destroy_many(p->world->entities, out, n, NULL);
+        s = ECS_ERR_NO_MEMORY;
+    }
+    if (s != ECS_OK) refuse(p, s, call, "no entity created");
+    return s;
+}
+
 static ecs_status entity_create(const ecs_host *h, ecs_entity *out)
 {
-    host_plugin *p = plugin_of(h);
-    if (!out) return refuse(p, ECS_ERR_INVALID_ARGUMENT, "entity_create", "out is NULL");
-    ecs_status s = host_entity_create(p->world->entities, out);
-    if (s != ECS_OK) refuse(p, s, "entity_create", "no entity created");
-    return s;
+    return create(plugin_of(h), out, 1, "entity_create");
 }
 
 static ecs_status entity_create_many(const ecs_host *h, ecs_entity *out, uint32_t n)
 {
-    host_plugin *p = plugin_of(h);
-    if (!out && n) return refuse(p, ECS_ERR_INVALID_ARGUMENT, "entity_create_many", "out is NULL");
-    ecs_status s = host_entity_create_many(p->world->entities, out, n);
-    if (s != ECS_OK) refuse(p, s, "entity_create_many", "no entity created");
-    return s;
+    return create(plugin_of(h), out, n, "entity_create_many");
 }
 
 static ecs_status entity_destroy(const ecs_host *h, ecs_entity e)

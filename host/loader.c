@@ -89,6 +89,7 @@ void host_plugin_free(host_plugin *p)
     for (size_t i = 0; i < p->api_count; i++) free(p->api_names[i]);
     free(p->api_names);
     free(p->collections);
+    free(p->pending_entities);
     free(p->deps);
     free(p->name);
     free(p->version);
@@ -466,8 +467,26 @@ static ecs_status apply_manifest(host_world *w, const char *dir, bool allow_inse
 
 /* ---- loading ---- */
 
+/* The entities a refused load() created: destroyed, and the managers told. */
+static void destroy_pending_entities(host_plugin *p)
+{
+    uint32_t gone = 0;
+    if (p->pending_entity_count)
+        host_entity_destroy_many(p->world->entities, p->pending_entities,
+                                 (uint32_t)p->pending_entity_count, &gone);
+    if (gone) {
+        host_detail("loader", "%s: destroyed the %u entities its refused load() created",
+                    p->name ? p->name : p->file, gone);
+        host_world_announce_destroyed(p->world);
+    }
+    free(p->pending_entities);
+    p->pending_entities = NULL;
+    p->pending_entity_count = p->pending_entity_cap = 0;
+}
+
 void host_plugin_discard_pending(host_plugin *p)
 {
+    destroy_pending_entities(p);
     for (size_t i = 0; i < p->pending_manager_count; i++) {
         free(p->pending_managers[i]->name);
         free(p->pending_managers[i]);
@@ -575,6 +594,7 @@ static ecs_status commit(host_world *w, host_plugin *p)
     commit_collections(w, p);
     p->api_names = names;
     p->api_count = p->pending_api_count;
+    p->pending_entity_count = 0; /* the load stands: its entities stay */
     host_plugin_discard_pending(p);
     host_world_managers_changed(w);
     return ECS_OK;

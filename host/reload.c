@@ -328,6 +328,7 @@ static ecs_status commit_replace(host_world *w, host_plugin *p)
     replace_systems(w, p, sys_renewed);
     free(sys_renewed);
     replace_collections(w, p);
+    p->pending_entity_count = 0; /* the new version stands: its entities stay */
     host_plugin_discard_pending(p);
     host_world_managers_changed(w);
     return ECS_OK;

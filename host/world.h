@@ -108,6 +108,8 @@ struct host_plugin {
     char **api_names;                /* committed, for --list */
     host_system **pending_systems;
     size_t pending_system_count, system_count; /* system_count: committed */
+    ecs_entity *pending_entities; /* created during load(): destroyed if the load is refused */
+    size_t pending_entity_count, pending_entity_cap;
     /* collections it holds a reference to: taken at commit, dropped at unload */
     ecs_collection *pending_collections, *collections;
     size_t pending_collection_count, collection_count;

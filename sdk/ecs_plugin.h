@@ -541,7 +541,11 @@ typedef struct ecs_plugin_desc {
     /* [main-thread] Set up: register managers, publish APIs, find the APIs of
      * dependencies. Store the plugin's state pointer (may be NULL) in *state. On error,
      * free what was allocated and return the status: the host then drops every
-     * registration the plugin made and skips it. */
+     * registration the plugin made, destroys the entities it created, frees what is still
+     * counted to it, and skips it; unload() is not called. A refused registration
+     * (register_manager, register_system, api_publish) fails the whole load: if load()
+     * still returns ECS_OK, the host calls unload(ECS_UNLOAD_SHUTDOWN) so the state is
+     * freed, then does the same. */
     ecs_status (*load)(const ecs_host *h, const ecs_load_args *args, void **state);
     /* [main-thread] Tear down. Registrations are dropped by the host. */
     void (*unload)(const ecs_host *h, void *state, ecs_unload_reason reason);

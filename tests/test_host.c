@@ -426,6 +426,28 @@ static void Host_skips_plugin_whose_load_fails_and_drops_its_registrations(void 
     }
 }
 
+/* A refused load() leaves no trace: the entities it created are destroyed, whether it
+ * failed or returned ECS_OK after a refused registration. unload() runs only for the
+ * second (its load() said it succeeded: its state is freed there); a load that stands
+ * keeps its entities. */
+static void Host_refused_load_destroys_the_entities_it_created(void **state)
+{
+    fixture *f = *state;
+    ADD(f, "dupmgr_a", "mkents_refused", "mkents_fail", "mkents_ok");
+    HOST(f, "--stats", "-v", "--frames", "1");
+    EXPECT_EXIT(f, 0);
+    EXPECT_ERR(f, "mkents_refused created 3 entities");
+    EXPECT_ERR(f, "mkents_fail created 4 entities");
+    EXPECT_ERR(f, "mkents_ok created 2 entities");
+    EXPECT_SKIPPED(f, "mkents_refused.so", "load() went on after a refused registration");
+    EXPECT_SKIPPED(f, "mkents_fail.so", "load() failed: plugin failure");
+    EXPECT_ERR(f, "mkents_refused: destroyed the 3 entities its refused load() created");
+    EXPECT_ERR(f, "mkents_fail: destroyed the 4 entities its refused load() created");
+    EXPECT_ERR(f, "unload mkents_refused");
+    EXPECT_ABSENT(f, "unload mkents_fail");
+    assert_non_null(strstr(f->run.out, "entities alive: 2\n"));
+}
+
 static void Host_skips_second_plugin_registering_same_manager(void **state)
 {
     fixture *f = *state;
@@ -1178,6 +1200,7 @@ int main(void)
         TEST(Host_skips_plugin_built_for_newer_abi_minor),
         TEST(Host_skips_plugin_with_too_small_struct_size),
         TEST(Host_skips_plugin_whose_load_fails_and_drops_its_registrations),
+        TEST(Host_refused_load_destroys_the_entities_it_created),
         TEST(Host_skips_second_plugin_registering_same_manager),
         TEST(Host_skips_second_plugin_publishing_same_api),
         TEST(Host_skips_plugin_with_missing_dependency),

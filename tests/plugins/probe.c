@@ -15,6 +15,7 @@
  *   PROBE_SYSTEM            also register a system "NAME.sys" over its first manager (and so
  *                           a collection), when the host offers systems
  *   PROBE_FIND="a.b"        in its first update, log "found a.b" or "no a.b" (api_find)
+ *   PROBE_CREATE=n          create n entities in load(), before anything else
  *
  * Log lines, at info level: "load NAME (plugin_name P)", "config of NAME: JSON|none" in
  * load(); "first update of MANAGER" in each manager's update of frame 0; "unload NAME". */
@@ -77,6 +78,11 @@ static ecs_status probe_load(const ecs_host *h, const ecs_load_args *args, void 
     h->log(h, ECS_LOG_INFO, "load %s (plugin_name %s)", PROBE_NAME,
            h->plugin_name ? h->plugin_name : "NULL");
     probe_log_config(h);
+#ifdef PROBE_CREATE
+    ecs_entity made[PROBE_CREATE];
+    if (h->entity_create_many(h, made, PROBE_CREATE) == ECS_OK)
+        h->log(h, ECS_LOG_INFO, "%s created %d entities", PROBE_NAME, PROBE_CREATE);
+#endif
 #ifdef PROBE_MANAGER
     s = probe_register(h, &managers[0], PROBE_MANAGER);
 #else
