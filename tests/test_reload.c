@@ -1308,7 +1308,9 @@ static void Reload_refused_and_duplicate_files_keep_no_mapping(void **state)
     STOP(f);
     print_message("# before: %d maps, %d copies; after 300 refused files: %d maps, %d copies\n",
                   before.maps, before.copies, after.maps, after.copies);
-    assert_true(after.maps <= before.maps + MAPS_SLACK);
+    /* one mapping kept per file would be 200 or more (about 5 each); the allocator (ASan's
+     * most) maps a few regions of its own for 300 log lines */
+    assert_true(after.maps < before.maps + 50);
     assert_int_equal(after.copies, before.copies);
     assert_int_equal(after.fds, before.fds);
     EXPECT_COUNT(f, "already loaded from rl.so", 200);
