@@ -15,6 +15,16 @@ static host_plugin *plugin_of(const ecs_host *h)
     return (host_plugin *)(uintptr_t)h;
 }
 
+_Thread_local bool host_on_main_thread;
+
+void host_api_other_thread(const ecs_host *h, const char *call)
+{
+    host_plugin *p = plugin_of(h);
+    const char *none = NULL;
+    atomic_compare_exchange_strong(&p->thread_call, &none, call);
+    atomic_fetch_add(&p->thread_calls, 1);
+}
+
 /* Refuse a call: log it with the plugin's name and return the status. During load() the
  * first refusal is also kept as the plugin's reason, so the loader's skip line says it. */
 ecs_status host_api_refuse(host_plugin *p, ecs_status s, const char *call, const char *what)
@@ -62,16 +72,19 @@ static ecs_status create(host_plugin *p, ecs_entity *out, uint32_t n, const char
 
 static ecs_status entity_create(const ecs_host *h, ecs_entity *out)
 {
+    HOST_MAIN_THREAD_OR(h, "entity_create", ECS_ERR_WRONG_TIME);
     return create(plugin_of(h), out, 1, "entity_create");
 }
 
 static ecs_status entity_create_many(const ecs_host *h, ecs_entity *out, uint32_t n)
 {
+    HOST_MAIN_THREAD_OR(h, "entity_create_many", ECS_ERR_WRONG_TIME);
     return create(plugin_of(h), out, n, "entity_create_many");
 }
 
 static ecs_status entity_destroy(const ecs_host *h, ecs_entity e)
 {
+    HOST_MAIN_THREAD_OR(h, "entity_destroy", ECS_ERR_WRONG_TIME);
     host_plugin *p = plugin_of(h);
     ecs_status s = host_entity_destroy(p->world->entities, e);
     if (s != ECS_OK) {
@@ -84,6 +97,7 @@ static ecs_status entity_destroy(const ecs_host *h, ecs_entity e)
 
 static ecs_status entity_destroy_many(const ecs_host *h, const ecs_entity *list, uint32_t n)
 {
+    HOST_MAIN_THREAD_OR(h, "entity_destroy_many", ECS_ERR_WRONG_TIME);
     host_plugin *p = plugin_of(h);
     if (!list && n)
         return refuse(p, ECS_ERR_INVALID_ARGUMENT, "entity_destroy_many", "list is NULL");
@@ -97,6 +111,7 @@ static ecs_status entity_destroy_many(const ecs_host *h, const ecs_entity *list,
 
 static bool entity_alive(const ecs_host *h, ecs_entity e)
 {
+    HOST_MAIN_THREAD_OR(h, "entity_alive", false);
     return host_entity_alive(plugin_of(h)->world->entities, e);
 }
 
@@ -129,6 +144,7 @@ host_manager *host_manager_named(host_world *w, host_plugin *self, const char *n
 
 static ecs_status register_manager(const ecs_host *h, const ecs_manager_desc *desc)
 {
+    HOST_MAIN_THREAD_OR(h, "register_manager", ECS_ERR_WRONG_TIME);
     host_plugin *p = plugin_of(h);
     const char *call = "register_manager";
     ecs_status s = ECS_OK;
@@ -178,6 +194,7 @@ static ecs_status register_manager(const ecs_host *h, const ecs_manager_desc *de
 static ecs_status api_publish(const ecs_host *h, const char *name, uint32_t version,
                               const void *api, size_t size)
 {
+    HOST_MAIN_THREAD_OR(h, "api_publish", ECS_ERR_WRONG_TIME);
     host_plugin *p = plugin_of(h);
     const char *call = "api_publish";
     if (!p->in_load) return refuse(p, ECS_ERR_WRONG_TIME, call, "only allowed inside load()");
@@ -218,18 +235,21 @@ static ecs_status api_publish(const ecs_host *h, const char *name, uint32_t vers
 
 static const void *api_find(const ecs_host *h, const char *name, uint32_t min_version, size_t *size)
 {
+    HOST_MAIN_THREAD_OR(h, "api_find", NULL);
     if (!name) return NULL;
     return host_registry_find(&plugin_of(h)->world->registry, name, min_version, size);
 }
 
 static void plugin_logv(const ecs_host *h, ecs_log_level level, const char *fmt, va_list ap)
 {
+    HOST_MAIN_THREAD(h, "logv");
     if (!fmt) return;
     host_logv(level, plugin_of(h)->name, fmt, ap);
 }
 
 static void plugin_log(const ecs_host *h, ecs_log_level level, const char *fmt, ...)
 {
+    HOST_MAIN_THREAD(h, "log");
     va_list ap;
     va_start(ap, fmt);
     plugin_logv(h, level, fmt, ap);
@@ -238,11 +258,13 @@ static void plugin_log(const ecs_host *h, ecs_log_level level, const char *fmt, 
 
 static void *mem_alloc(const ecs_host *h, size_t size)
 {
+    HOST_MAIN_THREAD_OR(h, "alloc", NULL);
     return host_mem_alloc(&plugin_of(h)->mem, size);
 }
 
 static void *mem_realloc(const ecs_host *h, void *ptr, size_t size)
 {
+    HOST_MAIN_THREAD_OR(h, "realloc", NULL);
     host_plugin *p = plugin_of(h);
     int bad = 0;
     void *out = host_mem_realloc(&p->mem, ptr, size, &bad);
@@ -253,6 +275,7 @@ static void *mem_realloc(const ecs_host *h, void *ptr, size_t size)
 
 static void mem_free(const ecs_host *h, void *ptr)
 {
+    HOST_MAIN_THREAD(h, "free");
     if (host_mem_free(ptr) != 0)
         host_error(plugin_of(h)->name,
                    "free: %p was not allocated by the host (or freed "
@@ -262,16 +285,19 @@ static void mem_free(const ecs_host *h, void *ptr)
 
 static ecs_status scene_resolve(const ecs_host *h, const char *scene_id, ecs_entity *out)
 {
+    HOST_MAIN_THREAD_OR(h, "scene_resolve", ECS_ERR_WRONG_TIME);
     return host_scene_resolve(plugin_of(h)->world, scene_id, out);
 }
 
 static const char *scene_id_of(const ecs_host *h, ecs_entity e)
 {
+    HOST_MAIN_THREAD_OR(h, "scene_id_of", NULL);
     return host_scene_id_of(plugin_of(h)->world, e);
 }
 
 static void scene_error(const ecs_host *h, const struct cJSON *at, const char *fmt, ...)
 {
+    HOST_MAIN_THREAD(h, "scene_error");
     char msg[512] = "";
     va_list ap;
     va_start(ap, fmt);

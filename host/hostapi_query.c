@@ -52,6 +52,7 @@ static inline bool owns_bit(const host_world *w, const host_plugin *p, uint32_t 
 static ecs_status manager_index(const ecs_host *h, const char *manager,
                                 const ecs_manager_index *index)
 {
+    HOST_MAIN_THREAD_OR(h, "manager_index", ECS_ERR_WRONG_TIME);
     host_plugin *p = plugin_of(h);
     const char *call = "manager_index";
     char what[300];
@@ -81,6 +82,7 @@ static ecs_status manager_index(const ecs_host *h, const char *manager,
 
 static ecs_status signature_bit(const ecs_host *h, const char *manager, uint32_t *bit)
 {
+    HOST_MAIN_THREAD_OR(h, "signature_bit", ECS_ERR_WRONG_TIME);
     host_plugin *p = plugin_of(h);
     char what[300];
     if (!manager || !bit)
@@ -113,6 +115,7 @@ static bool report_ok(host_plugin *p, const char *call, uint32_t bit, ecs_entity
 
 static void component_added(const ecs_host *h, uint32_t bit, ecs_entity e)
 {
+    HOST_MAIN_THREAD(h, "component_added");
     host_plugin *p = plugin_of(h);
     if (p->in_unload || !report_ok(p, "component_added", bit, e, true)) return;
     if (host_sig_add(&p->world->sig, bit, e) != ECS_OK)
@@ -121,6 +124,7 @@ static void component_added(const ecs_host *h, uint32_t bit, ecs_entity e)
 
 static void component_removed(const ecs_host *h, uint32_t bit, ecs_entity e)
 {
+    HOST_MAIN_THREAD(h, "component_removed");
     host_plugin *p = plugin_of(h);
     if (p->in_unload || !report_ok(p, "component_removed", bit, e, false)) return;
     host_sig_remove(&p->world->sig, bit, e); /* a dead e: cleared at its announcement */
@@ -195,6 +199,7 @@ static void query_free(query_bits *q)
 
 static ecs_status view_init(const ecs_host *h, const ecs_query_desc *query, ecs_view *v)
 {
+    HOST_MAIN_THREAD_OR(h, "view_init", ECS_ERR_WRONG_TIME);
     host_plugin *p = plugin_of(h);
     const char *call = "view_init";
     if (!v) return host_api_refuse(p, ECS_ERR_INVALID_ARGUMENT, call, "v is NULL");
@@ -223,6 +228,7 @@ static ecs_status view_init(const ecs_host *h, const ecs_query_desc *query, ecs_
 
 static bool view_next(const ecs_host *h, ecs_view *v, ecs_entity *out)
 {
+    HOST_MAIN_THREAD_OR(h, "view_next", false);
     if (v && out) return host_view_next(v, h->alive_keys, out);
     host_api_refuse(plugin_of(h), ECS_ERR_INVALID_ARGUMENT, "view_next", "v or out is NULL");
     return false;
@@ -230,6 +236,7 @@ static bool view_next(const ecs_host *h, ecs_view *v, ecs_entity *out)
 
 static uint32_t view_next_many(const ecs_host *h, ecs_view *v, ecs_entity *out, uint32_t max)
 {
+    HOST_MAIN_THREAD_OR(h, "view_next_many", 0);
     if (v && out) return host_view_next_many(v, h->alive_keys, out, max);
     host_api_refuse(plugin_of(h), ECS_ERR_INVALID_ARGUMENT, "view_next_many", "v or out is NULL");
     return 0;
@@ -257,6 +264,7 @@ static ecs_status take_collection(host_plugin *p, const char *call, const query_
 static ecs_status collection_create(const ecs_host *h, const ecs_query_desc *query,
                                     ecs_collection *out)
 {
+    HOST_MAIN_THREAD_OR(h, "collection_create", ECS_ERR_WRONG_TIME);
     host_plugin *p = plugin_of(h);
     const char *call = "collection_create";
     if (out) *out = 0; /* none, whatever happens */
@@ -275,6 +283,7 @@ static ecs_status collection_create(const ecs_host *h, const ecs_query_desc *que
 
 static uint32_t collection_entities(const ecs_host *h, ecs_collection c, const ecs_entity **out)
 {
+    HOST_MAIN_THREAD_OR(h, "collection_entities", 0);
     host_plugin *p = plugin_of(h);
     const host_collection *col = host_collections_get(&p->world->collections, c);
     if (out && col) return *out = col->dense, col->count;
@@ -342,6 +351,7 @@ static host_system *system_new(host_plugin *p, const ecs_system_desc *desc, ecs_
 
 static ecs_status register_system(const ecs_host *h, const ecs_system_desc *desc)
 {
+    HOST_MAIN_THREAD_OR(h, "register_system", ECS_ERR_WRONG_TIME);
     host_plugin *p = plugin_of(h);
     const char *call = "register_system";
     char what[300];

@@ -81,9 +81,11 @@ static void run_frames(host_world *w, host_reloader *r, const host_options *opt)
 {
     struct timespec next;
     clock_gettime(CLOCK_MONOTONIC, &next);
+    host_world_report_thread_calls(w); /* what load() did */
     for (int64_t i = 0; !stop_requested && (opt->frames < 0 || i < opt->frames); i++) {
         if (r) host_reloader_poll(r); /* frame boundary: apply pending reloads */
         host_world_frame(w);
+        host_world_report_thread_calls(w);
         if (opt->frames < 0 || i + 1 < opt->frames) pace(&next, opt->fps);
     }
     if (stop_requested)

@@ -19,8 +19,25 @@ uint64_t host_now_ns(void)
     return host_clock_mono_ns();
 }
 
+void host_world_report_thread_calls(host_world *w)
+{
+    for (size_t i = 0; i < w->plugin_count; i++) {
+        host_plugin *p = w->plugins[i];
+        uint32_t n = atomic_load_explicit(&p->thread_calls, memory_order_relaxed);
+        if (n == p->thread_calls_reported) continue;
+        host_error(p->name ? p->name : p->file,
+                   "%u call%s to the host from a thread other than the main thread refused "
+                   "(the first: %s): plugins call the host from the thread that runs the frames",
+                   n - p->thread_calls_reported, n - p->thread_calls_reported == 1 ? "" : "s",
+                   atomic_load(&p->thread_call));
+        p->thread_calls_reported = n;
+    }
+}
+
 host_world *host_world_new(void)
 {
+    static atomic_flag claimed = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&claimed)) host_on_main_thread = true;
     host_world *w = calloc(1, sizeof *w);
     if (!w) return NULL;
     if (!(w->entities = host_entities_new()) || !(w->scene = host_scene_store_new())) {

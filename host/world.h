@@ -14,6 +14,8 @@
 #ifndef HOST_WORLD_H
 #define HOST_WORLD_H
 
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "collection.h"
@@ -110,6 +112,10 @@ struct host_plugin {
     size_t pending_system_count, system_count; /* system_count: committed */
     ecs_entity *pending_entities; /* created during load(): destroyed if the load is refused */
     size_t pending_entity_count, pending_entity_cap;
+    /* calls from another thread, refused: counted there, reported at a frame boundary */
+    _Atomic uint32_t thread_calls;
+    _Atomic(const char *) thread_call; /* the first such call's name */
+    uint32_t thread_calls_reported;
     /* collections it holds a reference to: taken at commit, dropped at unload */
     ecs_collection *pending_collections, *collections;
     size_t pending_collection_count, collection_count;
@@ -276,5 +282,35 @@ void host_world_drop_crashed(host_world *w);
 
 /* Monotonic time in nanoseconds. */
 uint64_t host_now_ns(void);
+
+/* The host table is for the thread that runs the frames: true on it. The thread that
+ * makes the first world claims it (host_world_new). */
+extern _Thread_local bool host_on_main_thread;
+
+/* A host call from another thread: counted for the plugin of h (thread-safe), reported by
+ * host_world_report_thread_calls. */
+void host_api_other_thread(const ecs_host *h, const char *call);
+
+/* First in every host table function: refuse a call from another thread, returning
+ * `refusal` (HOST_MAIN_THREAD: nothing, in a void function). One thread-local read
+ * otherwise. */
+#define HOST_MAIN_THREAD_OR(h, call, refusal)                                                      \
+    do {                                                                                           \
+        if (__builtin_expect(!host_on_main_thread, 0)) {                                           \
+            host_api_other_thread(h, call);                                                        \
+            return refusal;                                                                        \
+        }                                                                                          \
+    } while (0)
+#define HOST_MAIN_THREAD(h, call)                                                                  \
+    do {                                                                                           \
+        if (__builtin_expect(!host_on_main_thread, 0)) {                                           \
+            host_api_other_thread(h, call);                                                        \
+            return;                                                                                \
+        }                                                                                          \
+    } while (0)
+
+/* At a frame boundary, on the main thread: one error line per plugin whose code called the
+ * host from another thread since the last report (the count and the first call). */
+void host_world_report_thread_calls(host_world *w);
 
 #endif

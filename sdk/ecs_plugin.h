@@ -9,8 +9,10 @@
  * Conventions used throughout this header:
  *
  * - Threading. The host calls every plugin function from one thread, the main thread,
- *   and every host function must be called from that thread. Tags on each callback and
- *   function say when it may be called:
+ *   and every host function must be called from that thread: a call from another thread
+ *   is refused (ECS_ERR_WRONG_TIME, NULL, false or nothing done; log() prints nothing)
+ *   and the host reports the count in one error line at the next frame boundary. Tags
+ *   on each callback and function say when it may be called:
  *     [main-thread]          any time from the main thread while the plugin is loaded;
  *     [load]                 only inside the plugin's load();
  *     [frame]                during a frame: inside an update or a destroyed callback;

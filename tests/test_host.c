@@ -448,6 +448,28 @@ static void Host_refused_load_destroys_the_entities_it_created(void **state)
     assert_non_null(strstr(f->run.out, "entities alive: 2\n"));
 }
 
+/* The host table is for the thread that runs the frames: calls from a plugin's own thread
+ * are refused (ECS_ERR_WRONG_TIME, NULL, false; a log call says nothing) and reported in
+ * one line per frame boundary, with the count and the first call. */
+static void Host_calls_from_another_thread_are_refused_and_reported(void **state)
+{
+    fixture *f = *state;
+    ADD(f, "counter", "threaded");
+    HOST(f, "--stats", "--frames", "3");
+    EXPECT_EXIT(f, 0);
+    EXPECT_ERR(f, "[info] threaded: entity_create from a thread: not allowed at this point; "
+                  "alloc: NULL");
+    EXPECT_ERR(f, "[error] threaded: 3 calls to the host from a thread other than the main "
+                  "thread refused (the first: entity_create): plugins call the host from the "
+                  "thread that runs the frames");
+    EXPECT_ERR(f, "[info] threaded: entity_alive from a thread: false");
+    EXPECT_ERR(f, "[error] threaded: 1 call to the host from a thread other than the main "
+                  "thread refused (the first: entity_create)");
+    EXPECT_ABSENT(f, "this line must not appear");
+    EXPECT_ERR(f, "counter saw 3 frames");
+    assert_non_null(strstr(f->run.out, "entities alive: 0\n"));
+}
+
 static void Host_skips_second_plugin_registering_same_manager(void **state)
 {
     fixture *f = *state;
@@ -1201,6 +1223,7 @@ int main(void)
         TEST(Host_skips_plugin_with_too_small_struct_size),
         TEST(Host_skips_plugin_whose_load_fails_and_drops_its_registrations),
         TEST(Host_refused_load_destroys_the_entities_it_created),
+        TEST(Host_calls_from_another_thread_are_refused_and_reported),
         TEST(Host_skips_second_plugin_registering_same_manager),
         TEST(Host_skips_second_plugin_publishing_same_api),
         TEST(Host_skips_plugin_with_missing_dependency),
