@@ -388,6 +388,38 @@ bool host_plugin_insecure(const char *what, const char *path, bool allow, char *
     return true;
 }
 
+/* A folder on the way to a plugin file: false, or true with "its folder F: why". */
+static bool folder_insecure(const char *what, const char *folder, bool allow, char *why, size_t len)
+{
+    char folder_why[sizeof((host_plugin *)0)->reason];
+    if (!host_plugin_insecure("plugin folder", folder, allow, folder_why, sizeof folder_why))
+        return false;
+    host_format(why, len, "%s %s %s", what, folder, folder_why);
+    return true;
+}
+
+bool host_plugin_path_insecure(const char *dir, const char *file, bool check_dir, bool allow,
+                               char *why, size_t len)
+{
+    char path[PATH_MAX], here[PATH_MAX], target[PATH_MAX], real_here[PATH_MAX];
+    *why = '\0';
+    const char *slash = strrchr(file, '/');
+    if (slash)
+        snprintf(here, sizeof here, "%s/%.*s", dir, (int)(slash - file), file);
+    else
+        snprintf(here, sizeof here, "%s", dir);
+    if (check_dir && folder_insecure("its folder", dir, allow, why, len)) return true;
+    if (slash && folder_insecure("its folder", here, allow, why, len)) return true;
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    if (host_plugin_insecure("plugin file", path, allow, why, len)) return true;
+    /* a symlink (or a file in a symlinked subfolder): the folder that really holds it */
+    char *end;
+    if (!realpath(path, target) || !(end = strrchr(target, '/'))) return false;
+    *end = '\0';
+    if (realpath(here, real_here) && strcmp(real_here, target) == 0) return false; /* no link */
+    return folder_insecure("its target's folder", *target ? target : "/", allow, why, len);
+}
+
 /* ---- manifest ---- */
 
 static host_plugin *plugin_named(host_world *w, const char *name)
@@ -741,17 +773,7 @@ static ecs_status open_all(host_world *w, const char *dir, const host_load_optio
         char full[PATH_MAX];
         snprintf(full, sizeof full, "%s/%s", dir, files.v[i]);
         char why[sizeof((host_plugin *)0)->reason] = "";
-        char *slash = strchr(files.v[i], '/');
-        if (slash) { /* the subfolder must be safe too */
-            char sub[PATH_MAX];
-            snprintf(sub, sizeof sub, "%s/%.*s", dir, (int)(slash - files.v[i]), files.v[i]);
-            if (host_plugin_insecure("plugin folder", sub, opt->allow_insecure, why, sizeof why)) {
-                char folder_why[sizeof why];
-                host_format(folder_why, sizeof folder_why, "its folder %s %s", sub, why);
-                memcpy(why, folder_why, sizeof why);
-            }
-        }
-        if (!*why) host_plugin_insecure("plugin file", full, opt->allow_insecure, why, sizeof why);
+        host_plugin_path_insecure(dir, files.v[i], false, opt->allow_insecure, why, sizeof why);
         host_plugin *p =
             *why ? new_record(w, full, files.v[i]) : host_plugin_open(w, full, files.v[i]);
         if (p && *why) skip(w, p, "%s", why); /* listed by --list, never opened */

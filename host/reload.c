@@ -709,8 +709,8 @@ static void apply(host_reloader *r, const char *file, uint64_t changed_at)
                       file, p->name, p->version, p->name, MANIFEST_FILE);
         return;
     }
-    if (host_plugin_insecure("plugin file", path, r->opt.allow_insecure, why, sizeof why)) {
-        host_error("reload", "%s %s", path, why);
+    if (host_plugin_path_insecure(r->dir, file, true, r->opt.allow_insecure, why, sizeof why)) {
+        host_error("reload", "%s: refused: %s", path, why);
         r->failed++;
         return;
     }

@@ -266,6 +266,12 @@ host_plugin *host_world_plugin_named(host_world *w, const char *name);
 
 /* May users other than the owner (or root) write path? True (with the reason and the fix
  * in why) when so and not allowed; with allow, warns and returns false. */
+/* host_plugin_insecure for file (relative to the plugin folder dir) and every folder on
+ * its way: dir itself when check_dir, its subfolder, and for a symlink (or a file in a
+ * symlinked subfolder) the folder that really holds the file. why: "" when safe. */
+bool host_plugin_path_insecure(const char *dir, const char *file, bool check_dir, bool allow,
+                               char *why, size_t len);
+
 bool host_plugin_insecure(const char *what, const char *path, bool allow, char *why, size_t len);
 
 /* Write e for a log line into buf: "name#index.gen" through the debug_name plugin's API

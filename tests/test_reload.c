@@ -1132,6 +1132,44 @@ static void Reload_new_symlinked_plugin_loads_at_once(void **state)
     EXPECT_ABSENT(f, "[error]");
 }
 
+/* Folders and files that appear or change during --watch pass the checks of the start:
+ * a new subfolder others may write, the plugin folder made writable, a symlink whose
+ * target lies in a folder others may write. The running version goes on; fixed, the next
+ * build loads. */
+static void Reload_new_folders_and_links_pass_the_permission_checks(void **state)
+{
+    fixture *f = *state;
+    char sub[4200], shared[4096], target[4200], link[4096], want[8400];
+    put_rl_with_peers(f, "rl_v1");
+    START(f, "rl 1 first update", NULL);
+    snprintf(sub, sizeof sub, "%s/open", f->dir);
+    assert_int_equal(mkdir(sub, 0700), 0);
+    assert_int_equal(chmod(sub, 0777), 0);
+    put_copy(f, "rl_v2", "open/rl.so");
+    snprintf(want, sizeof want, "open/rl.so: refused: its folder %s is writable by others", sub);
+    WAIT_LINE(f, want);
+    assert_int_equal(chmod(f->dir, 0777), 0);
+    put_rename(f, "rl_v2", "rl.so");
+    snprintf(want, sizeof want, "rl.so: refused: its folder %s is writable by others", f->dir);
+    WAIT_LINE(f, want);
+    outside(f, "shared", shared, sizeof shared);
+    assert_int_equal(chmod(shared, 0777), 0);
+    snprintf(target, sizeof target, "%s/rl.so", shared);
+    copy_to("rl_v2", target);
+    assert_int_equal(chmod(f->dir, 0700), 0);
+    path_in_dir(f, "linked.so", link, sizeof link);
+    assert_int_equal(symlink(target, link), 0);
+    snprintf(want, sizeof want, "linked.so: refused: its target's folder %s is writable by others",
+             shared);
+    WAIT_LINE(f, want);
+    put_rename(f, "rl_v2", "rl.so"); /* all fixed but the two: the build loads */
+    WAIT_LINE(f, "reload: rl 1 -> 2: same state layout, 8 components kept");
+    STOP(f);
+    EXPECT_ABSENT(f, "already loaded");
+    EXPECT_CONTINUOUS(f);
+    EXPECT_SAVED(f);
+}
+
 /* rm -rf the watched folder (or a subfolder) and build it again: watched again when it
  * is back, the plugins reload with their components kept. */
 static void Reload_deleted_and_recreated_folder_is_watched_again(void **state)
@@ -1359,6 +1397,7 @@ int main(void)
         TEST(Reload_symlinked_plugin_reloads_when_its_target_changes),
         TEST(Reload_symlinked_subfolder_is_watched),
         TEST(Reload_new_symlinked_plugin_loads_at_once),
+        TEST(Reload_new_folders_and_links_pass_the_permission_checks),
         TEST(Reload_deleted_and_recreated_folder_is_watched_again),
         TEST(Reload_rename_storm_keeps_the_plugin),
         TEST(Reload_refused_and_duplicate_files_keep_no_mapping),
