@@ -152,11 +152,14 @@ static host_plugin *new_record(host_world *w, const char *path, const char *file
 static char *private_copy(host_world *w, const char *path, const char *file, char *why, size_t len)
 {
     const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
-    char dst[PATH_MAX];
-    snprintf(dst, sizeof dst, "%s/%u-%s", w->private_dir, ++w->copies, base);
+    char name[NAME_MAX + 16], dst[PATH_MAX];
+    snprintf(name, sizeof name, "%u-%s", ++w->copies, base);
+    snprintf(dst, sizeof dst, "%s/%s", w->private_at, name); /* by the descriptor */
+    if (!host_reload_private_ok(w, why, len)) return NULL;
     int in = host_open_regular(path, why, len); /* never blocks on a FIFO */
     if (in < 0) return NULL;
-    int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0500);
+    int out =
+        openat(w->private_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0500);
     bool ok = out >= 0;
     char buf[65536];
     ssize_t n = 0;

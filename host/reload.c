@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -40,23 +41,64 @@ struct host_reloader {
     uint64_t manifest_checked_ns;   /* when its mtime was last looked at */
 };
 
-/* Remove the private folders of hosts that died without cleaning up (named by pid). */
+/* Is the folder open at fd private to this user: a folder, its owner, mode 0700, still
+ * linked? Else false with the reason. */
+static bool folder_is_private(int fd, char *why, size_t len)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0) return host_format(why, len, "%s", strerror(errno)), false;
+    if (!S_ISDIR(st.st_mode)) return host_format(why, len, "not a folder"), false;
+    if (st.st_uid != geteuid())
+        return host_format(why, len, "owned by uid %u, not by this user", (unsigned)st.st_uid),
+               false;
+    if ((st.st_mode & 07777) != 0700)
+        return host_format(why, len, "mode %04o, not 0700", (unsigned)(st.st_mode & 07777)), false;
+    if (st.st_nlink == 0) return host_format(why, len, "it was removed"), false;
+    return true;
+}
+
+/* Empty the folder open at fd (files and links are removed, never followed) and remove
+ * it by name from the folder at base_fd, if the name still means that folder. */
+static void remove_private_folder(int base_fd, const char *name, int fd, const char *shown)
+{
+    int it = dup(fd);
+    DIR *d = it >= 0 ? fdopendir(it) : NULL;
+    if (!d && it >= 0) close(it);
+    struct dirent *de;
+    while (d && (de = readdir(d)))
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) unlinkat(fd, de->d_name, 0);
+    if (d) closedir(d);
+    struct stat a, b;
+    if (fstat(fd, &a) != 0 || fstatat(base_fd, name, &b, AT_SYMLINK_NOFOLLOW) != 0 ||
+        a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+        host_warn("reload", "%s was moved or replaced: not removed by name", shown);
+        return;
+    }
+    if (unlinkat(base_fd, name, AT_REMOVEDIR) != 0)
+        host_warn("reload", "could not remove %s: %s", shown, strerror(errno));
+}
+
+/* Remove the private folders of hosts that died without cleaning up (named by pid): only
+ * real folders of this user, mode 0700 (never a symlink someone planted, never followed). */
 static void sweep_stale(const char *base)
 {
     DIR *d = opendir(base);
     struct dirent *de;
     while (d && (de = readdir(d))) {
         int pid = 0;
-        char rest[64];
+        char rest[64], path[PATH_MAX], why[200];
         if (sscanf(de->d_name, "ecs-host-%d-%63s", &pid, rest) != 2 || pid <= 0) continue;
         if (kill(pid, 0) == 0 || errno != ESRCH) continue; /* alive, or not ours to judge */
-        char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/%s", base, de->d_name);
-        host_world tmp = {.private_dir = strdup(path)};
-        if (tmp.private_dir) {
-            host_info("reload", "removing %s, left by a host that died (pid %d)", path, pid);
-            host_reloader_cleanup(&tmp);
+        int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 || !folder_is_private(fd, why, sizeof why)) {
+            host_detail("reload", "%s: left alone: %s", path, fd < 0 ? strerror(errno) : why);
+            if (fd >= 0) close(fd);
+            continue;
         }
+        host_info("reload", "removing %s, left by a host that died (pid %d)", path, pid);
+        remove_private_folder(dirfd(d), de->d_name, fd, path);
+        close(fd);
     }
     if (d) closedir(d);
 }
@@ -69,13 +111,21 @@ host_reloader *host_reloader_new(host_world *w, const char *dir, const host_relo
     char tmpl[PATH_MAX];
     snprintf(tmpl, sizeof tmpl, "%s/ecs-host-%d-XXXXXX", base, (int)getpid());
     host_reloader *r = calloc(1, sizeof *r);
-    if (!r || !mkdtemp(tmpl) || !(w->private_dir = strdup(tmpl)) || !(r->dir = strdup(dir))) {
+    char at[64], why[200] = "";
+    int fd = -1;
+    if (!r || !mkdtemp(tmpl) || !(w->private_dir = strdup(tmpl)) || !(r->dir = strdup(dir)) ||
+        (fd = open(tmpl, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+        !folder_is_private(fd, why, sizeof why) ||
+        (snprintf(at, sizeof at, "/proc/%d/fd/%d", (int)getpid(), fd),
+         !(w->private_at = strdup(at)))) {
         host_error("reload", "cannot create the private plugin folder %s: %s", tmpl,
-                   strerror(errno));
+                   *why ? why : strerror(errno));
+        if (fd >= 0) close(fd);
         if (r) free(r->dir);
         free(r);
         return NULL;
     }
+    w->private_fd = fd;
     r->w = w;
     r->opt = *opt;
     r->watch = host_watch_new(dir, opt->poll, opt->quiet_ns, opt->poll_ns);
@@ -103,19 +153,22 @@ void host_reloader_free(host_reloader *r)
 void host_reloader_cleanup(host_world *w)
 {
     if (!w->private_dir) return;
-    DIR *d = opendir(w->private_dir);
-    struct dirent *de;
-    while (d && (de = readdir(d))) {
-        if (de->d_name[0] == '.') continue;
-        char path[PATH_MAX];
-        snprintf(path, sizeof path, "%s/%s", w->private_dir, de->d_name);
-        unlink(path);
+    if (w->private_at) {
+        remove_private_folder(AT_FDCWD, w->private_dir, w->private_fd, w->private_dir);
+        close(w->private_fd);
     }
-    if (d) closedir(d);
-    if (rmdir(w->private_dir) != 0)
-        host_warn("reload", "could not remove %s: %s", w->private_dir, strerror(errno));
     free(w->private_dir);
-    w->private_dir = NULL;
+    free(w->private_at);
+    w->private_dir = w->private_at = NULL;
+}
+
+bool host_reload_private_ok(const host_world *w, char *why, size_t len)
+{
+    char reason[200];
+    if (folder_is_private(w->private_fd, reason, sizeof reason)) return true;
+    host_format(why, len, "the private folder %s is not private any more (%s)", w->private_dir,
+                reason);
+    return false;
 }
 
 void host_reloader_counts(const host_reloader *r, unsigned *done, unsigned *failed)

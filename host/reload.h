@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stddef.h>
 
 typedef struct host_world host_world;
 struct host_plugin;
@@ -51,5 +52,9 @@ void host_reloader_free(host_reloader *r);
 
 /* Remove the private folder and whatever is left in it. */
 void host_reloader_cleanup(host_world *w);
+
+/* Is the private folder still this user's own, mode 0700? Checked before every copy; else
+ * false with the reason. */
+bool host_reload_private_ok(const host_world *w, char *why, size_t len);
 
 #endif

@@ -40,6 +40,7 @@ host_world *host_world_new(void)
     if (!atomic_flag_test_and_set(&claimed)) host_on_main_thread = true;
     host_world *w = calloc(1, sizeof *w);
     if (!w) return NULL;
+    w->private_fd = -1;
     if (!(w->entities = host_entities_new()) || !(w->scene = host_scene_store_new())) {
         host_entities_free(w->entities);
         free(w);

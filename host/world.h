@@ -148,9 +148,11 @@ struct host_world {
     struct scene_save *scene_save;  /* the scene save under way, or NULL */
     bool safe;                      /* --safe: plugin calls run under the crash guard */
     bool quiet_skips;               /* the reloader reports bad builds itself */
-    char *private_dir;              /* where plugins are copied before dlopen, or NULL */
-    host_probe_config probe;        /* new plugin files run first in a child (probe.h) */
-    unsigned copies;                /* copies made so far: unique names */
+    char *private_dir;              /* where plugins are copied before dlopen (its name), or NULL */
+    int private_fd;                 /* that folder, opened once when made: copies go through it */
+    char *private_at;        /* "/proc/PID/fd/N": the folder by its descriptor, never by name */
+    host_probe_config probe; /* new plugin files run first in a child (probe.h) */
+    unsigned copies;         /* copies made so far: unique names */
     /* views, collections, systems (seeds 002-004) */
     host_system **systems; /* registration order */
     size_t system_count, system_cap;

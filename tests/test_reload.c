@@ -1356,6 +1356,104 @@ static void Reload_refused_and_duplicate_files_keep_no_mapping(void **state)
     EXPECT_SAVED(f);
 }
 
+/* ---- The private folder ---- */
+
+/* The private folder of the host started last (from its log line). */
+static void private_dir_of(const fixture *f, char *buf, size_t size)
+{
+    char line[4200];
+    assert_non_null(line_of(f->proc.result.err, "private copies in ", line, sizeof line));
+    char fmt[32];
+    snprintf(fmt, sizeof fmt, "private copies in %%%zus", size - 1);
+    assert_int_equal(sscanf(strstr(line, "private copies in "), fmt, buf), 1);
+}
+
+/* Copies go through the descriptor of the folder the host made, never its name: moved
+ * away and a symlink to another user's folder put in its place, the copies still land in
+ * the host's own folder. Made readable by others (not 0700), it is refused before a copy,
+ * and the running version goes on. */
+static void Reload_private_folder_is_used_by_descriptor_and_checked_before_each_copy(void **state)
+{
+    fixture *f = *state;
+    char run[4096], priv[4096], moved[4200], attacker[4096];
+    outside(f, "run", run, sizeof run);
+    setenv("XDG_RUNTIME_DIR", run, 1);
+    put_rl_with_peers(f, "rl_v1");
+    START(f, "rl 1 first update", NULL);
+    unsetenv("XDG_RUNTIME_DIR");
+    private_dir_of(f, priv, sizeof priv);
+    assert_int_equal(strncmp(priv, run, strlen(run)), 0); /* under $XDG_RUNTIME_DIR */
+    snprintf(moved, sizeof moved, "%s.moved", priv);
+    outside(f, "attacker", attacker, sizeof attacker);
+    assert_int_equal(rename(priv, moved), 0);
+    assert_int_equal(symlink(attacker, priv), 0);
+    int copies = entries_of(moved);
+    put_rename(f, "rl_v2", "rl.so");
+    WAIT_LINE(f, "reload: rl 1 -> 2: same state layout, 8 components kept");
+    assert_int_equal(entries_of(attacker), 0);
+    assert_true(entries_of(moved) >= copies);
+    assert_int_equal(chmod(moved, 0755), 0);
+    put_rename(f, "rl_v1", "rl.so");
+    WAIT_LINE(f, "rl: new build refused, version 2 keeps running: the private folder");
+    WAIT_LINE(f, "is not private any more (mode 0755, not 0700)");
+    assert_int_equal(chmod(moved, 0700), 0);
+    put_rename(f, "rl_v1", "rl.so");
+    WAIT_LINE(f, "reload: rl 2 -> 1: same state layout, 8 components kept");
+    STOP(f);
+    assert_int_equal(entries_of(attacker), 0);
+    EXPECT_ONCE(f, "was moved or replaced: not removed by name");
+    EXPECT_CONTINUOUS(f);
+    EXPECT_SAVED(f);
+}
+
+static void make_folder_with_file(const char *dir, mode_t mode)
+{
+    char file[4200];
+    assert_int_equal(mkdir(dir, 0700), 0);
+    snprintf(file, sizeof file, "%s/keep.so", dir);
+    assert_int_equal(harness_write_file(file, "keep", 0600), 0);
+    assert_int_equal(chmod(dir, mode), 0);
+}
+
+/* The sweep of folders left by dead hosts removes only real folders of this user, mode
+ * 0700: never a planted symlink (nor what it points to), another user's folder, or a
+ * folder others may read. */
+static void Reload_sweep_of_stale_private_folders_never_follows_a_link(void **state)
+{
+    fixture *f = *state;
+    char run[4096], victim[4096], path[4200], link[4200], ours[4200], open_one[4200], foreign[4200];
+    outside(f, "run", run, sizeof run);
+    outside(f, "victim", victim, sizeof victim);
+    snprintf(path, sizeof path, "%s/keep.so", victim);
+    assert_int_equal(harness_write_file(path, "keep", 0600), 0);
+    snprintf(link, sizeof link, "%s/ecs-host-999999999-AAAAAA", run); /* no such pid */
+    assert_int_equal(symlink(victim, link), 0);
+    snprintf(ours, sizeof ours, "%s/ecs-host-999999998-BBBBBB", run);
+    make_folder_with_file(ours, 0700);
+    snprintf(open_one, sizeof open_one, "%s/ecs-host-999999997-CCCCCC", run);
+    make_folder_with_file(open_one, 0755);
+    snprintf(foreign, sizeof foreign, "%s/ecs-host-999999996-DDDDDD", run);
+    make_folder_with_file(foreign, 0700);
+    bool root = geteuid() == 0;
+    if (root) assert_int_equal(chown(foreign, 65534, 65534), 0); /* nobody's */
+    setenv("XDG_RUNTIME_DIR", run, 1);
+    put_rl_with_peers(f, "rl_v1");
+    START(f, "rl 1 first update", "-v");
+    unsetenv("XDG_RUNTIME_DIR");
+    STOP(f);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);      /* the link's target untouched */
+    assert_int_equal(lstat(link, &st), 0);     /* the link itself left */
+    assert_int_not_equal(lstat(ours, &st), 0); /* a stale folder of ours: removed */
+    assert_int_equal(entries_of(open_one), 1); /* not 0700: left alone */
+    assert_int_equal(entries_of(foreign), 1);  /* another user's: left alone */
+    EXPECT_ONCE(f, "removing ");
+    EXPECT_ONCE(f, "ecs-host-999999998-BBBBBB, left by a host that died");
+    EXPECT_ONCE(f, "ecs-host-999999997-CCCCCC: left alone: mode 0755, not 0700");
+    if (root) EXPECT_ONCE(f, "ecs-host-999999996-DDDDDD: left alone: owned by uid 65534");
+    EXPECT_ONCE(f, "ecs-host-999999999-AAAAAA: left alone: ");
+}
+
 /* ---- main ---- */
 
 static int check_host_exists(void **state)
@@ -1401,6 +1499,8 @@ int main(void)
         TEST(Reload_deleted_and_recreated_folder_is_watched_again),
         TEST(Reload_rename_storm_keeps_the_plugin),
         TEST(Reload_refused_and_duplicate_files_keep_no_mapping),
+        TEST(Reload_private_folder_is_used_by_descriptor_and_checked_before_each_copy),
+        TEST(Reload_sweep_of_stale_private_folders_never_follows_a_link),
         TEST(Reload_1000_cycles_keep_memory_fds_maps_and_copies_flat),
     };
     return cmocka_run_group_tests_name("reload", tests, check_host_exists, NULL);
