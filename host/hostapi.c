@@ -233,11 +233,30 @@ static ecs_status api_publish(const ecs_host *h, const char *name, uint32_t vers
     return ECS_OK;
 }
 
+/* p found API name (min_version): remember it, p depends on its provider from now on. */
+static void note_use(host_plugin *p, const char *name, uint32_t min_version)
+{
+    for (size_t i = 0; i < p->use_count; i++) {
+        if (strcmp(p->uses[i].name, name) != 0) continue;
+        if (min_version > p->uses[i].min_version) p->uses[i].min_version = min_version;
+        return;
+    }
+    host_api_use *v = realloc(p->uses, (p->use_count + 1) * sizeof *v);
+    char *copy = v ? strdup(name) : NULL;
+    if (v) p->uses = v;
+    if (!copy) return; /* not known: it is not parked before its provider goes */
+    p->uses[p->use_count++] = (host_api_use){copy, min_version};
+}
+
 static const void *api_find(const ecs_host *h, const char *name, uint32_t min_version, size_t *size)
 {
     HOST_MAIN_THREAD_OR(h, "api_find", NULL);
     if (!name) return NULL;
-    return host_registry_find(&plugin_of(h)->world->registry, name, min_version, size);
+    host_plugin *p = plugin_of(h);
+    const void *api = host_registry_find(&p->world->registry, name, min_version, size);
+    const host_api_entry *e = api ? host_registry_entry(&p->world->registry, name) : NULL;
+    if (e && e->owner != p) note_use(p, name, min_version);
+    return api;
 }
 
 static void plugin_logv(const ecs_host *h, ecs_log_level level, const char *fmt, va_list ap)

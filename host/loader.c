@@ -90,6 +90,8 @@ void host_plugin_free(host_plugin *p)
     free(p->api_names);
     free(p->collections);
     free(p->pending_entities);
+    for (size_t i = 0; i < p->use_count; i++) free(p->uses[i].name);
+    free(p->uses);
     free(p->deps);
     free(p->name);
     free(p->version);
@@ -974,13 +976,46 @@ static void call_keep(void *arg)
     c->kept = host_scene_keep_plugin(c->w, c->p);
 }
 
+bool host_plugin_depends_on(const host_world *w, const host_plugin *q, const host_plugin *p)
+{
+    if (q == p || q->status != HOST_PLUGIN_LOADED || !p->name) return false;
+    for (char **d = q->deps; d && *d; d++)
+        if (strcmp(*d, p->name) == 0) return true;
+    for (size_t i = 0; i < q->use_count; i++) {
+        const host_api_entry *e = host_registry_entry(&w->registry, q->uses[i].name);
+        if (e && e->owner == p) return true;
+    }
+    return false;
+}
+
+void host_world_park_dependents(host_world *w, host_plugin *p, const char *why)
+{
+    for (size_t i = w->plugin_count; i-- > 0;) { /* dependents were loaded after providers */
+        host_plugin *q = w->plugins[i];
+        if (!host_plugin_depends_on(w, q, p)) continue;
+        host_world_park_dependents(w, q, why);
+        keep_call c = {w, q, false};
+        if (host_guard_run(call_keep, &c) != 0) c.kept = false;
+        host_warn("loader", "plugin '%s' parked: it depends on plugin '%s', which %s; %s%s%s",
+                  q->name, p->name, why,
+                  c.kept ? "its components are kept, and it comes back when '" : "",
+                  c.kept ? p->name : "its components could not be kept", c.kept ? "' does" : "");
+        host_plugin_unload(w, q, ECS_UNLOAD_SHUTDOWN);
+        host_reload_forget_previous(q);
+        host_plugin_release(q);
+        host_format(q->reason, sizeof q->reason, "parked: it needs plugin '%s'", p->name);
+        q->status = HOST_PLUGIN_PARKED;
+    }
+}
+
 void host_world_drop_crashed(host_world *w)
 {
     for (size_t i = 0; i < w->plugin_count; i++) {
         host_plugin *p = w->plugins[i];
         if (!p->crashed || p->status != HOST_PLUGIN_LOADED) continue;
         if (host_reload_rollback(w, p)) continue; /* the last good version runs again */
-        keep_call c = {w, p, false};              /* its save code may crash too: guarded */
+        host_world_park_dependents(w, p, "crashed");
+        keep_call c = {w, p, false}; /* its save code may crash too: guarded */
         if (host_guard_run(call_keep, &c) != 0) c.kept = false;
         host_warn("guard", "plugin '%s' unloaded after its crash%s", p->name,
                   c.kept ? "; its components are kept and come back with its next build"

@@ -199,14 +199,27 @@ static uint32_t components_of(host_world *w, const host_plugin *p)
     return n;
 }
 
-/* A loaded plugin other than p that depends on p, or NULL. */
-static host_plugin *dependent_of(host_world *w, const host_plugin *p)
+/* A loaded plugin that uses an API p publishes now which p's new version (its pending
+ * APIs) would withdraw or offer below the version it asked for: that plugin, the API in
+ * *api and the version in *version. NULL when there is none. */
+static host_plugin *user_of_withdrawn(host_world *w, const host_plugin *p, const char **api,
+                                      uint32_t *version)
 {
     for (size_t i = 0; i < w->plugin_count; i++) {
         host_plugin *q = w->plugins[i];
         if (q == p || q->status != HOST_PLUGIN_LOADED) continue;
-        for (char **d = q->deps; d && *d; d++)
-            if (strcmp(*d, p->name) == 0) return q;
+        for (size_t u = 0; u < q->use_count; u++) {
+            const host_api_entry *e = host_registry_entry(&w->registry, q->uses[u].name);
+            if (!e || e->owner != p) continue;
+            bool kept = false;
+            for (size_t a = 0; a < p->pending_api_count && !kept; a++)
+                kept = strcmp(p->pending_apis[a].name, q->uses[u].name) == 0 &&
+                       p->pending_apis[a].version >= q->uses[u].min_version;
+            if (kept) continue;
+            *api = q->uses[u].name;
+            *version = q->uses[u].min_version;
+            return q;
+        }
     }
     return NULL;
 }
@@ -567,7 +580,9 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
     bool same = n->state_version == p->state_version;
     size_t count = 0;
     host_manager **old = managers_of(w, p, &count);
-    const char *why = NULL;
+    const char *why = NULL, *api = NULL;
+    host_plugin *user = NULL;
+    uint32_t api_version = 0;
     cJSON *doc = NULL;
     ecs_entity *ents = NULL;
     uint32_t n_ents = 0;
@@ -612,6 +627,11 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
     } else if (!same && c.status != ECS_OK) {
         host_plugin_call_unload(p, n->desc, state, undo);
         refuse(r, p, "the new version could not load the components (see above)");
+    } else if ((user = user_of_withdrawn(w, p, &api, &api_version)) != NULL) {
+        host_plugin_call_unload(p, n->desc, state, undo);
+        refuse(r, p,
+               "it no longer publishes API '%s' (version %u or later), which plugin '%s' uses", api,
+               api_version, user->name);
     } else if (commit_replace(w, p) != ECS_OK) {
         host_plugin_call_unload(p, n->desc, state, undo);
         refuse(r, p, "out of memory");
@@ -648,12 +668,7 @@ done:
 static void remove_plugin(host_reloader *r, host_plugin *p)
 {
     host_world *w = r->w;
-    host_plugin *q = dependent_of(w, p);
-    if (q) {
-        host_warn("reload", "%s: disabled, but plugin '%s' depends on it: it stays loaded", p->file,
-                  q->name);
-        return;
-    }
+    host_world_park_dependents(w, p, "is disabled by " MANIFEST_FILE);
     bool kept = host_scene_keep_plugin(w, p);
     host_info("reload", "%s: disabled by %s: plugin '%s' unloaded%s", p->file, MANIFEST_FILE,
               p->name,
@@ -867,10 +882,55 @@ static void check_manifest(host_reloader *r, uint64_t now)
     apply_manifest_change(r);
 }
 
+/* Can parked plugin q come back: is every plugin it declares loaded, every API it found
+ * published again (at the version it asked for)? */
+static bool can_come_back(host_world *w, const host_plugin *q)
+{
+    if (missing_dependency(w, q)) return false;
+    for (size_t u = 0; u < q->use_count; u++)
+        if (!host_registry_find(&w->registry, q->uses[u].name, q->uses[u].min_version, NULL))
+            return false;
+    return true;
+}
+
+/* Bring back the parked plugins whose providers are back: loaded again from their files,
+ * components restored, in load order (providers first; a chain comes back one link per
+ * frame). One try each: one that cannot come back is left unloaded, saying why. */
+static void unpark(host_reloader *r)
+{
+    host_world *w = r->w;
+    size_t n = 0;
+    char **files = NULL;
+    for (size_t i = 0; i < w->plugin_count; i++) {
+        host_plugin *q = w->plugins[i];
+        if (q->status != HOST_PLUGIN_PARKED || !can_come_back(w, q)) continue;
+        char **v = realloc(files, (n + 1) * sizeof *v);
+        if (!v || !(v[n] = strdup(q->file))) {
+            files = v ? v : files;
+            break;
+        }
+        files = v;
+        n++;
+        host_info("reload", "plugin '%s' comes back: what it needs is there again", q->name);
+    }
+    for (size_t i = 0; i < n; i++) {
+        apply(r, files[i], host_now_ns()); /* replaces the parked record */
+        host_plugin *q = record_of(w, files[i]);
+        if (q && q->status == HOST_PLUGIN_PARKED) {
+            host_warn("reload", "%s: plugin '%s' could not come back (see above): unloaded",
+                      files[i], q->name);
+            q->status = HOST_PLUGIN_UNLOADED;
+        }
+        free(files[i]);
+    }
+    free(files);
+}
+
 void host_reloader_poll(host_reloader *r)
 {
     uint64_t changed_at = 0, now = host_now_ns();
     const char *const *files = host_watch_poll(r->watch, now, &changed_at);
     for (size_t i = 0; files[i]; i++) apply(r, files[i], changed_at);
     check_manifest(r, now);
+    unpark(r);
 }

@@ -58,6 +58,12 @@ typedef struct host_system {
     uint64_t seq;
 } host_system;
 
+/* An API a plugin found (api_find): it depends on the API's provider from then on. */
+typedef struct host_api_use {
+    char *name;
+    uint32_t min_version; /* the highest it asked for */
+} host_api_use;
+
 typedef struct host_pending_api {
     char *name;
     uint32_t version;
@@ -70,7 +76,8 @@ typedef enum host_plugin_status {
     HOST_PLUGIN_LOADED,
     HOST_PLUGIN_SKIPPED,  /* bad: reason says why */
     HOST_PLUGIN_DISABLED, /* the manifest disables it */
-    HOST_PLUGIN_UNLOADED
+    HOST_PLUGIN_UNLOADED,
+    HOST_PLUGIN_PARKED /* unloaded while a plugin it depends on is away: back when it is */
 } host_plugin_status;
 
 struct host_plugin {
@@ -110,6 +117,8 @@ struct host_plugin {
     char **api_names;                /* committed, for --list */
     host_system **pending_systems;
     size_t pending_system_count, system_count; /* system_count: committed */
+    host_api_use *uses;                        /* the APIs it found, so the plugins it depends on */
+    size_t use_count;
     ecs_entity *pending_entities; /* created during load(): destroyed if the load is refused */
     size_t pending_entity_count, pending_entity_cap;
     /* calls from another thread, refused: counted there, reported at a frame boundary */
@@ -283,6 +292,15 @@ const char *host_world_entity_text(const host_world *w, ecs_entity e, char *buf,
 /* Note that p's code crashed (signal sig, in `what`): it is skipped from now on and
  * dropped at the end of the frame (host_world_drop_crashed). */
 void host_plugin_crashed(host_world *w, host_plugin *p, int sig, const char *what);
+
+/* Does loaded plugin q depend on p: does it declare p, or use an API p publishes now? */
+bool host_plugin_depends_on(const host_world *w, const host_plugin *q, const host_plugin *p);
+
+/* Before p goes (crashed with nothing to roll back to, disabled): park every loaded plugin
+ * that depends on it, dependents of dependents first, each with its components kept as
+ * JSON (as on a reload), its unload() called, its file closed; status PARKED. `why` says
+ * why p goes. host_reloader_poll brings them back once what they need is there. */
+void host_world_park_dependents(host_world *w, host_plugin *p, const char *why);
 
 /* Unload every plugin that crashed, without calling into it again except to keep its
  * components as JSON (itself guarded). */

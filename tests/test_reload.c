@@ -980,6 +980,75 @@ static void Reload_safe_crash_without_earlier_version_unloads_and_the_next_resto
     EXPECT_UPDATE_ORDER(f, "peer_a", "peer_z", "rl");
 }
 
+/* ---- Dependencies known to the host ---- */
+
+/* rluser uses rl's API through api_find without declaring it: a build of rl that no
+ * longer publishes the API is refused naming rluser; rl 1 and rluser go on. */
+static void Reload_provider_build_withdrawing_a_used_api_is_refused(void **state)
+{
+    fixture *f = *state;
+    put_rl_with_peers(f, "rl_v1");
+    put_copy(f, "rluser", "rluser.so");
+    START(f, "rluser first update: 8 rl components", NULL);
+    put_rename(f, "rl_noapi", "rl.so");
+    WAIT_LINE(f, "rl: new build refused, version 1 keeps running: it no longer publishes API "
+                 "'test.reloadee' (version 1 or later), which plugin 'rluser' uses");
+    let_run(f, 200);
+    STOP(f);
+    EXPECT_ONCE(f, "rluser unload"); /* at exit only */
+    EXPECT_OUT(f, "reloads: 0 done, 1 refused");
+    EXPECT_CONTINUOUS(f);
+    EXPECT_SAVED(f);
+}
+
+/* --safe: rl crashes in its first update with no earlier build to roll back to. rluser,
+ * which uses rl's API, is parked first (components kept, unload() called), rl is
+ * unloaded; the next rl build brings rl back and then rluser. */
+static void Reload_safe_provider_crash_parks_its_users_until_it_is_back(void **state)
+{
+    fixture *f = *state;
+    put_rl_with_peers(f, "rl_crash");
+    put_copy(f, "rluser", "rluser.so");
+    START(f, "[error] guard: plugin 'rl' (rl.so) crashed with SIGSEGV in rl", "--safe");
+    WAIT_LINE(f, "[warn] loader: plugin 'rluser' parked: it depends on plugin 'rl', which "
+                 "crashed; "); /* rluser saves no components: nothing to keep */
+    WAIT_LINE(f, "[warn] guard: plugin 'rl' unloaded after its crash");
+    let_run(f, 100);
+    put_rename(f, "rl_v2", "rl.so");
+    WAIT_LINE(f, "restored the kept components of 8 entities");
+    WAIT_LINE(f, "plugin 'rluser' comes back: what it needs is there again");
+    WAIT_NTH(f, "rluser first update: 8 rl components", 2);
+    STOP(f);
+    EXPECT_ONCE(f, "crashed with");
+    EXPECT_COUNT(f, "rluser unload", 2); /* parked, and at exit */
+    EXPECT_UPDATE_ORDER(f, "peer_a", "peer_z", "rl", "rluser");
+}
+
+/* "disabled": true for rl in the manifest parks rluser first; enabling rl brings both back. */
+static void Reload_manifest_disabling_a_provider_parks_its_users(void **state)
+{
+    fixture *f = *state;
+    char manifest[4096];
+    put_rl_with_peers(f, "rl_v1");
+    put_copy(f, "rluser", "rluser.so");
+    START(f, "rluser first update: 8 rl components", NULL);
+    path_in_dir(f, "manifest.json", manifest, sizeof manifest);
+    assert_int_equal(harness_write_file(manifest,
+                                        "{\"plugins\": [{\"name\": \"rl\", \"disabled\": true}]}\n",
+                                        0644),
+                     0);
+    WAIT_LINE(f, "plugin 'rluser' parked: it depends on plugin 'rl', which is disabled by "
+                 "manifest.json");
+    WAIT_LINE(f, "disabled by manifest.json: plugin 'rl' unloaded");
+    let_run(f, 100);
+    assert_int_equal(harness_write_file(manifest, "{\"plugins\": []}\n", 0644), 0);
+    WAIT_LINE(f, "plugin 'rluser' comes back");
+    WAIT_NTH(f, "rluser first update: 8 rl components", 2);
+    STOP(f);
+    EXPECT_ABSENT(f, "[error]");
+    EXPECT_SAVED(f);
+}
+
 /* ---- A dependency reloaded under its user ---- */
 
 /* Reload the real transform.so (the same file copied over it) under the real mesh.so and
@@ -1490,6 +1559,9 @@ int main(void)
         TEST(Reload_safe_crash_after_reload_rolls_back_to_the_last_good_version),
         TEST(Reload_safe_crash_without_earlier_version_unloads_and_the_next_restores),
         TEST(Reload_safe_crash_in_load_or_migration_keeps_the_old_version),
+        TEST(Reload_provider_build_withdrawing_a_used_api_is_refused),
+        TEST(Reload_safe_provider_crash_parks_its_users_until_it_is_back),
+        TEST(Reload_manifest_disabling_a_provider_parks_its_users),
         TEST(Reload_transform_under_mesh_keeps_world_matrices_and_bounds),
         TEST(Reload_poll_mode_detects_a_new_build),
         TEST(Reload_symlinked_plugin_reloads_when_its_target_changes),
