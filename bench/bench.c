@@ -28,6 +28,7 @@ const bench_workload *const bench_workloads[] = {
     &bench_views_workload,     /* V1 */
     &bench_scale_workload,     /* W8 */
     &bench_probe_workload,     /* P1 */
+    &bench_latency_workload,   /* R1: build end -> running */
     NULL,
 };
 

@@ -36,7 +36,7 @@ static const char usage[] =
     "  --safe                     catch a crash in plugin code (SIGSEGV, SIGBUS, SIGFPE,\n"
     "                             SIGILL, abort): keep the old build, or unload the plugin\n"
     "                             (a second SIGINT/SIGTERM abandons a call that hangs)\n"
-    "  --reload-quiet MS          with --watch: wait MS after a file's last change (200)\n"
+    "  --reload-quiet MS          with --watch: wait MS after a file's last change (50)\n"
     "  --probe-timeout S          new plugin code runs first in a child process, which\n"
     "                             must finish within S seconds (2; 0: no child process)\n"
     "  --frames N                 run N frames, then exit (0: load, unload and exit);\n"
@@ -139,7 +139,7 @@ static int fail(FILE *err, int *code, const char *fmt, const char *arg)
 int host_cli_parse(int argc, char **argv, host_options *opt, FILE *out, FILE *err, int *exit_code)
 {
     *opt = (host_options){
-        .frames = -1, .fps = 60.0, .reload_quiet_ms = 200.0, .colour = -1, .probe_timeout_s = 2.0};
+        .frames = -1, .fps = 60.0, .reload_quiet_ms = 50.0, .colour = -1, .probe_timeout_s = 2.0};
     *exit_code = HOST_EXIT_OK;
     optind = 1;
     opterr = 0;
