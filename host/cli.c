@@ -42,6 +42,10 @@ static const char usage[] =
     "  --frames N                 run N frames, then exit (0: load, unload and exit);\n"
     "                             default: run until SIGINT or SIGTERM\n"
     "  --fps HZ                   frames per second (0: as fast as possible; default 60)\n"
+    "  --inspect [ADDR:]PORT      serve a live page of the world and a JSON API at\n"
+    "                             http://127.0.0.1:PORT/ (0: a free port); the log names\n"
+    "                             the URL with its access token (docs/inspector.md)\n"
+    "  --inspect-read-only        the inspector shows, never changes, the world\n"
     "  --stats                    print each manager's update time at exit\n"
     "  --trace FILE               write a Chrome trace-event JSON file (Perfetto opens it)\n"
     "  --no-timing                do not time each manager's update (saves ~25 ns per\n"
@@ -79,7 +83,9 @@ enum {
     OPT_INSECURE,
     OPT_VERSION,
     OPT_LOG_TIME,
-    OPT_COLOR
+    OPT_COLOR,
+    OPT_INSPECT,
+    OPT_INSPECT_RO
 };
 
 static const struct option long_options[] = {
@@ -102,6 +108,8 @@ static const struct option long_options[] = {
     {"log-time", no_argument, NULL, OPT_LOG_TIME},
     {"color", required_argument, NULL, OPT_COLOR},
     {"quiet", no_argument, NULL, 'q'},
+    {"inspect", required_argument, NULL, OPT_INSPECT},
+    {"inspect-read-only", no_argument, NULL, OPT_INSPECT_RO},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
@@ -168,6 +176,12 @@ int host_cli_parse(int argc, char **argv, host_options *opt, FILE *out, FILE *er
             break;
         case OPT_SAFE:
             opt->safe = true;
+            break;
+        case OPT_INSPECT:
+            opt->inspect = optarg;
+            break;
+        case OPT_INSPECT_RO:
+            opt->inspect_read_only = true;
             break;
         case OPT_POLL:
             opt->poll = true;

@@ -25,6 +25,8 @@ typedef struct host_options {
     bool log_time;          /* --log-time: milliseconds since start on every line */
     int colour;             /* --color: 1 always, 0 never, -1 auto (a terminal, no NO_COLOR) */
     double probe_timeout_s; /* limit of the child-process probe of new code; 0: no probe */
+    const char *inspect;    /* --inspect [ADDR:]PORT: serve the inspector page and API */
+    bool inspect_read_only; /* --inspect-read-only: every write answers 403 */
     bool help, version;
 } host_options;
 

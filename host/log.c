@@ -112,6 +112,16 @@ size_t host_log_escape(char *out, size_t size, const char *in)
     return used;
 }
 
+static void (*listener)(void *ctx, int level, const char *who, const char *msg);
+static void *listener_ctx;
+
+void host_log_set_listener(void (*fn)(void *ctx, int level, const char *who, const char *msg),
+                           void *ctx)
+{
+    listener = fn;
+    listener_ctx = ctx;
+}
+
 /* Write one line at rank (0..4). */
 static void emit(int rank, const char *who, const char *fmt, va_list ap)
 {
@@ -135,6 +145,9 @@ static void emit(int rank, const char *who, const char *fmt, va_list ap)
         fprintf(out, "%s%s[%s]\033[0m %s: %s\n", stamp, colours[rank], names[rank], name, msg);
     else
         fprintf(out, "%s[%s] %s: %s\n", stamp, names[rank], name, msg);
+    static const int levels[] = {ECS_LOG_ERROR, ECS_LOG_WARN, ECS_LOG_INFO, ECS_LOG_INFO,
+                                 ECS_LOG_DEBUG};
+    if (listener) listener(listener_ctx, levels[rank], name, msg);
 }
 
 void host_logv(ecs_log_level level, const char *who, const char *fmt, va_list ap)

@@ -28,6 +28,11 @@ bool host_log_detail_on(void);
  * NO_COLOR is not set to something (no-color.org: an explicit option overrides it). */
 void host_log_configure(FILE *stream, bool time, int colour);
 
+/* Also hand every line that is shown to fn (the inspector's log ring): its level as an
+ * ecs_log_level (a detail line counts as info), who and the escaped message. NULL: none. */
+void host_log_set_listener(void (*fn)(void *ctx, int level, const char *who, const char *msg),
+                           void *ctx);
+
 /* in escaped into out (size bytes with the NUL): printable ASCII and valid UTF-8 as they
  * are, \n, \t, and \xNN for every other byte; cut at a whole escape. Returns the length. */
 size_t host_log_escape(char *out, size_t size, const char *in);

@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "guard.h"
+#include "inspect.h"
 #include "log.h"
 #include "mem.h"
 #include "probe.h"
@@ -62,8 +63,9 @@ static void install_signals(void)
     signal(SIGCHLD, SIG_DFL); /* ignored (inherited), the probe's child could not be reaped */
 }
 
-/* Sleep until *next (absolute, monotonic), then move it one period on. */
-static void pace(struct timespec *next, double fps)
+/* Wait until *next (absolute, monotonic), answering the inspector's requests meanwhile,
+ * then move it one period on. */
+static void pace(struct timespec *next, double fps, host_inspector *in)
 {
     if (fps <= 0) return;
     uint64_t period = (uint64_t)(1e9 / fps);
@@ -72,12 +74,16 @@ static void pace(struct timespec *next, double fps)
     if (t < now) t = now; /* fell behind: do not try to catch up in a burst */
     next->tv_sec = (time_t)(t / 1000000000ull);
     next->tv_nsec = (long)(t % 1000000000ull);
+    if (in) {
+        host_inspector_wait(in, t, &stop_requested);
+        return;
+    }
     while (!stop_requested &&
            clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, next, NULL) == EINTR) {
     }
 }
 
-static void run_frames(host_world *w, host_reloader *r, const host_options *opt)
+static void run_frames(host_world *w, host_reloader *r, host_inspector *in, const host_options *opt)
 {
     struct timespec next;
     clock_gettime(CLOCK_MONOTONIC, &next);
@@ -86,7 +92,8 @@ static void run_frames(host_world *w, host_reloader *r, const host_options *opt)
         if (r) host_reloader_poll(r); /* frame boundary: apply pending reloads */
         host_world_frame(w);
         host_world_report_thread_calls(w);
-        if (opt->frames < 0 || i + 1 < opt->frames) pace(&next, opt->fps);
+        if (in) host_inspector_poll(in); /* frame boundary: what the page asked */
+        if (opt->frames < 0 || i + 1 < opt->frames) pace(&next, opt->fps, in);
     }
     if (stop_requested)
         host_info(NULL, "stopping after %llu frames (signal)", (unsigned long long)w->frame.frame);
@@ -187,6 +194,7 @@ int main(int argc, char **argv)
     host_reload_options ro = {opt.poll, (uint64_t)(opt.reload_quiet_ms * 1e6), 250000000u,
                               opt.allow_insecure};
     host_reloader *r = NULL;
+    host_inspector *in = NULL;
     if (opt.watch && !opt.list && !(r = host_reloader_new(w, opt.plugin_dir, &ro))) {
         code = HOST_EXIT_FAILURE;
     } else if (opt.trace_path && host_world_trace_open(w, opt.trace_path) != ECS_OK) {
@@ -199,10 +207,13 @@ int main(int argc, char **argv)
         host_world_print_list(w, stdout);
     } else if (opt.scene_path && host_scene_load(w, opt.scene_path) != ECS_OK) {
         code = HOST_EXIT_FAILURE;
+    } else if (opt.inspect && !(in = host_inspector_new(w, opt.inspect, opt.inspect_read_only))) {
+        code = HOST_EXIT_FAILURE;
     } else {
-        run_frames(w, r, &opt);
+        run_frames(w, r, in, &opt);
         if (opt.save_path && host_scene_save(w, opt.save_path) != ECS_OK) code = HOST_EXIT_FAILURE;
     }
+    host_inspector_free(in);
     if (opt.strict && w->bad_plugins > 0) {
         host_error(NULL, "--strict: %d bad plugin(s)", w->bad_plugins);
         code = HOST_EXIT_FAILURE;

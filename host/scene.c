@@ -157,6 +157,7 @@ typedef struct scene_load {
     const cJSON *current_json; /* the value it was given: where reference errors point */
     int depth;
     bool failed;
+    bool edit; /* host_scene_edit: references name live entities (scene id or e<index>) */
     char error[768];
     char fallback[300]; /* a reference error, used if the plugin does not say more */
 } scene_load;
@@ -296,12 +297,38 @@ static ecs_status load_one(scene_load *l, uint32_t i, size_t m)
     return s;
 }
 
+/* The live entity with scene id `id` (from a scene), or named e<index>; null if none. */
+static ecs_entity live_entity_named(host_world *w, const char *id)
+{
+    host_scene_store *s = w->scene;
+    for (uint32_t i = 0; i < s->cap; i++) {
+        ecs_entity e = {s->entry[i].entity};
+        if (s->entry[i].id && !strcmp(s->entry[i].id, id) && host_entity_alive(w->entities, e))
+            return e;
+    }
+    char *end;
+    if (id[0] != 'e' || id[1] < '0' || id[1] > '9') return ecs_entity_null();
+    unsigned long idx = strtoul(id + 1, &end, 10);
+    if (*end || idx > ECS_ENTITY_MAX_INDEX) return ecs_entity_null();
+    ecs_entity e;
+    if (!host_entities_next_live(w->entities, (uint32_t)idx, &e) || ecs_entity_index(e) != idx)
+        return ecs_entity_null();
+    store_entry *se = entry_of(s, e);
+    return se && se->id ? ecs_entity_null() : e; /* it has a scene id: that is its name */
+}
+
 ecs_status host_scene_resolve(host_world *w, const char *scene_id, ecs_entity *out)
 {
     scene_load *l = w->scene_load;
     if (out) *out = ecs_entity_null();
     if (!l) return ECS_ERR_WRONG_TIME;
     if (!scene_id || !out) return ECS_ERR_INVALID_ARGUMENT;
+    if (l->edit) { /* an edit of one live entity: references name live entities */
+        *out = live_entity_named(w, scene_id);
+        if (!ecs_entity_is_null(*out)) return ECS_OK;
+        host_format(l->fallback, sizeof l->fallback, "reference to an unknown id '%s'", scene_id);
+        return ECS_ERR_NOT_FOUND;
+    }
     long j = table_find(&l->table, l->ids, scene_id, -1);
     if (j < 0) { /* the plugin may point at the exact value: this is the fallback */
         host_format(l->fallback, sizeof l->fallback, "reference to an unknown id '%s'", scene_id);
@@ -459,13 +486,21 @@ static bool has_suffix(const char *s, const char *suffix)
     return a >= b && strcasecmp(s + a - b, suffix) == 0;
 }
 
-ecs_status host_scene_load(host_world *w, const char *path)
+/* Load a scene file, or (text != NULL) the document text[0..len) named path: the error in
+ * error (logged when log), the first entity made in *first (may be NULL). */
+static ecs_status load_scene(host_world *w, const char *path, const char *given, size_t len,
+                             bool log, ecs_entity *first, char *error, size_t errlen)
 {
     scene_load l = {.w = w, .path = path};
     char *text = NULL;
     host_json_arena *arena = NULL;
     ecs_status s;
-    if (has_suffix(path, ".gltf") || has_suffix(path, ".glb")) {
+    if (given) { /* the inspector's: references name live entities too */
+        l.text = given;
+        l.len = len;
+        l.edit = true;
+        l.root = host_json_parse_arena(path, given, len, &arena, l.error, sizeof l.error);
+    } else if (has_suffix(path, ".gltf") || has_suffix(path, ".glb")) {
         l.root = host_gltf_import(path, l.error, sizeof l.error);
     } else if ((text = host_json_read_text(path, &l.len, l.error, sizeof l.error))) {
         l.text = text; /* the tree lives in an arena: one free, nothing kept points in it */
@@ -475,10 +510,12 @@ ecs_status host_scene_load(host_world *w, const char *path)
         s = ECS_ERR_BAD_VALUE;
     else
         s = run_load(&l);
-    if (s != ECS_OK)
+    if (s != ECS_OK && log)
         host_error("scene", "%s", l.error);
-    else
+    else if (s == ECS_OK)
         host_info("scene", "loaded %u entities from %s", l.n, path);
+    if (s != ECS_OK && error) host_format(error, errlen, "%s", l.error);
+    if (s == ECS_OK && first && l.n) *first = l.ents[0];
     if (arena)
         host_json_arena_free(arena);
     else
@@ -486,6 +523,17 @@ ecs_status host_scene_load(host_world *w, const char *path)
     free(text);
     load_free(&l);
     return s;
+}
+
+ecs_status host_scene_load(host_world *w, const char *path)
+{
+    return load_scene(w, path, NULL, 0, true, NULL, NULL, 0);
+}
+
+ecs_status host_scene_load_text(host_world *w, const char *name, const char *text, size_t len,
+                                ecs_entity *first, char *error, size_t errlen)
+{
+    return load_scene(w, name, text, len, false, first, error, errlen);
 }
 
 /* ---- saving ---- */
@@ -1214,6 +1262,149 @@ ecs_status host_scene_restore(host_world *w, const struct cJSON *doc, const ecs_
     if (crashed) *crashed = sig;
     load_free(&l);
     return s;
+}
+
+/* ---- the inspector: a few entities as JSON, an edit of one component ---- */
+
+char *host_scene_entities_text(host_world *w, const ecs_entity *list, uint32_t n, size_t *len)
+{
+    scene_save v = {.w = w};
+    capture c = {0};
+    host_jw_init(&c.jw);
+    c.jw.id_of = id_of_for_writer;
+    c.jw.ctx = w;
+    c.wrote = calloc(w->manager_count + 1, 1);
+    bool error = !c.wrote || table_init(&v.table, 64) != 0;
+    w->scene_save = &v;
+    for (uint32_t i = 0; !error && i < n; i++) {
+        if (!host_entity_alive(w->entities, list[i])) continue;
+        size_t before = c.jw.len;
+        error = !save_entity(&v, &c, w->managers, w->manager_count, true, list[i]);
+        if (!error && c.jw.len == before) { /* nothing to save: the id alone */
+            char guess[300];
+            host_jw_raw(&c.jw, ", {", 3);
+            host_jw_key(&c.jw, false, ENTITY_TABS, "id");
+            host_jw_quoted(&c.jw, guess_id(&v, list[i], guess, sizeof guess));
+            host_jw_raw(&c.jw, "}", 1);
+        }
+    }
+    w->scene_save = NULL;
+    error = error || v.failed || c.jw.no_memory;
+    char *text = error ? NULL : malloc(c.jw.len + 3);
+    if (text) { /* "[" + the objects without the first ", " + "]" */
+        size_t skip = c.jw.len >= 2 ? 2 : 0;
+        text[0] = '[';
+        memcpy(text + 1, c.jw.buf + skip, c.jw.len - skip);
+        text[1 + c.jw.len - skip] = ']';
+        text[2 + c.jw.len - skip] = '\0';
+        if (len) *len = 2 + c.jw.len - skip;
+    }
+    save_free(&v, &c);
+    return text;
+}
+
+/* Load value as e's component of manager m, an edit: l is set up around one entity. */
+static ecs_status edit_load(host_world *w, ecs_entity e, host_manager *m, cJSON *doc,
+                            const char *text, size_t len, char *error, size_t errlen)
+{
+    scene_load l = {.w = w, .path = "edit", .root = doc, .text = text, .len = text ? len : 0};
+    ecs_status s = ECS_ERR_BAD_VALUE;
+    int sig = 0;
+    host_manager *mgrs[1] = {m};
+    if (check_shape(&l)) {
+        l.ents[0] = e;
+        l.mgrs = mgrs;
+        l.managers = 1;
+        l.edit = true;
+        s = load_components(&l, &sig);
+        if (sig) host_plugin_crashed(w, m->owner, sig, "load_component");
+    }
+    if (s != ECS_OK) host_format(error, errlen, "%s", l.error);
+    load_free(&l);
+    return s;
+}
+
+ecs_status host_scene_edit(host_world *w, ecs_entity e, const char *manager, const char *text,
+                           size_t len, char *error, size_t errlen)
+{
+    host_manager *m = NULL;
+    for (size_t i = 0; i < w->manager_count && !m; i++)
+        if (!strcmp(w->managers[i]->name, manager)) m = w->managers[i];
+    if (!host_entity_alive(w->entities, e))
+        return host_format(error, errlen, "entity %u.%u is not alive", ecs_entity_index(e),
+                           ecs_entity_generation(e)),
+               ECS_ERR_STALE_ENTITY;
+    if (!m)
+        return host_format(error, errlen, "no manager '%s' is loaded", manager), ECS_ERR_NOT_FOUND;
+    if (!m->desc.load_component)
+        return host_format(error, errlen, "manager '%s' cannot load components", manager),
+               ECS_ERR_UNSUPPORTED;
+    size_t old_len = 0; /* what it has now: back if the edit fails */
+    char *old_text = host_scene_entities_text(w, &e, 1, &old_len);
+    cJSON *old_doc = old_text ? cJSON_ParseWithLength(old_text, old_len) : NULL;
+    cJSON *old_entity = cJSON_GetArrayItem(old_doc, 0);
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(old_entity, "id");
+    free(old_text);
+    /* the edit as a scene of one entity, {"version": 1, "entities": [{"id": ID, "M": value}]}:
+     * the value's own syntax errors point into the text the client sent */
+    char err[768];
+    cJSON *value = host_json_parse("body", text, len, err, sizeof err);
+    if (!value) {
+        cJSON_Delete(old_doc);
+        host_format(error, errlen, "%s", err);
+        return ECS_ERR_BAD_VALUE;
+    }
+    cJSON_Delete(value);
+    cJSON *key = cJSON_CreateString(manager);
+    char *id_json = cJSON_PrintUnformatted(id ? id : key), *key_json = cJSON_PrintUnformatted(key);
+    cJSON_Delete(key);
+    size_t cap = len + (id_json ? strlen(id_json) : 0) + (key_json ? strlen(key_json) : 0) + 64;
+    char *doc_text = id_json && key_json ? malloc(cap) : NULL;
+    int n = doc_text ? snprintf(doc_text, cap,
+                                "{\"version\": 1, \"entities\": [{\"id\": %s, %s: %.*s}]}", id_json,
+                                key_json, (int)len, text)
+                     : 0;
+    free(id_json);
+    free(key_json);
+    host_json_arena *arena = NULL;
+    cJSON *doc = doc_text
+                     ? host_json_parse_arena("edit", doc_text, (size_t)n, &arena, err, sizeof err)
+                     : NULL;
+    if (!doc) {
+        cJSON_Delete(old_doc);
+        free(doc_text);
+        host_format(error, errlen, "%s", doc_text ? err : "out of memory");
+        return doc_text ? ECS_ERR_BAD_VALUE : ECS_ERR_NO_MEMORY;
+    }
+    ecs_status s = edit_load(w, e, m, doc, doc_text, (size_t)n, error, errlen);
+    if (s != ECS_OK) { /* put the old value back (or none: the manager removed its own) */
+        const cJSON *old = cJSON_GetObjectItemCaseSensitive(old_entity, manager);
+        if (old) {
+            cJSON *back = cJSON_CreateObject(), *bl = cJSON_AddArrayToObject(back, "entities");
+            cJSON *be = cJSON_Duplicate(old_entity, 1);
+            cJSON_AddNumberToObject(back, "version", HOST_SCENE_VERSION);
+            for (cJSON *c = be ? be->child : NULL, *next; c; c = next) {
+                next = c->next;
+                if (strcmp(c->string, "id") && strcmp(c->string, manager))
+                    cJSON_Delete(cJSON_DetachItemViaPointer(be, c));
+            }
+            cJSON_AddItemToArray(bl, be);
+            char ignored[768];
+            if (edit_load(w, e, m, back, NULL, 0, ignored, sizeof ignored) != ECS_OK)
+                host_error("inspect", "entity %u.%u: its old %s could not be put back: %s",
+                           ecs_entity_index(e), ecs_entity_generation(e), manager, ignored);
+            cJSON_Delete(back);
+        }
+    }
+    host_json_arena_free(arena);
+    free(doc_text);
+    cJSON_Delete(old_doc);
+    return s;
+}
+
+ecs_entity host_scene_entity_named(host_world *w, const char *id)
+{
+    return live_entity_named(w, id);
 }
 
 /* ---- a plugin removed and added back: its components wait in the store ---- */

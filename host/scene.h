@@ -32,6 +32,11 @@ void host_scene_forget(host_scene_store *s, const ecs_entity *list, uint32_t n);
  * load created is destroyed and announced). Returns ECS_OK or the error. */
 ecs_status host_scene_load(host_world *w, const char *path);
 
+/* Load the scene document text[0..len) (named `name` in errors), like host_scene_load:
+ * the error goes to error (not the log), the first entity made to *first (may be NULL). */
+ecs_status host_scene_load_text(host_world *w, const char *name, const char *text, size_t len,
+                                ecs_entity *first, char *error, size_t errlen);
+
 /* Save every live entity that has a component (or was loaded from a scene) to path, in
  * index order, keys in a stable order: writes path.tmp-XXXXXX in the same folder, then
  * renames it over path, so a failure never leaves a half-written scene. */
@@ -69,6 +74,21 @@ bool host_scene_keep_plugin(host_world *w, const host_plugin *p);
 /* Give the kept components of mgrs (a plugin loaded again) back to their entities and
  * drop them from the store. Nothing kept: ECS_OK. */
 ecs_status host_scene_restore_kept(host_world *w, host_manager *const *mgrs, size_t count);
+
+/* The inspector's view of entities list[0..n) (dead ones left out): a JSON array of
+ * entity objects as a save writes them ("id" first, then each manager's component, kept
+ * ones too), in *len bytes. NULL when a manager failed or memory ran out. free() it. */
+char *host_scene_entities_text(host_world *w, const ecs_entity *list, uint32_t n, size_t *len);
+
+/* The inspector's edit: replace e's component of `manager` by the JSON text[0..len),
+ * through the manager's load_component with the checks of a scene load (references name
+ * live entities by scene id or e<index>). On error e keeps its old value and error holds
+ * the message with its JSON path. */
+ecs_status host_scene_edit(host_world *w, ecs_entity e, const char *manager, const char *text,
+                           size_t len, char *error, size_t errlen);
+
+/* The live entity with scene id `id`, or named e<index>; null when there is none. */
+ecs_entity host_scene_entity_named(host_world *w, const char *id);
 
 /* For hostapi.c: the calls of the ecs_host table, valid during a load or save only. */
 ecs_status host_scene_resolve(host_world *w, const char *scene_id, ecs_entity *out);

@@ -18,8 +18,10 @@ ECS_BUILD="${ECS_BUILD:-$ECS_ROOT/build}"
 #   assimp-testmodels  real glTF 2.0 files (.gltf, .glb) tests/test_gltf.c imports
 #   libassimp-dev   tests/test_gltf.c checks the import's mesh bounds against libassimp's
 #                   vertices on those files
+#   libmicrohttpd-dev  the inspector's HTTP server (--inspect), run from the frame loop
 ECS_PACKAGES=(meson ninja-build pkg-config gcc g++ libcjson-dev libcmocka-dev python3
-    assimp-testmodels libassimp-dev libdragonbox-dev libfast-float-dev cmake)
+    assimp-testmodels libassimp-dev libdragonbox-dev libfast-float-dev cmake
+    libmicrohttpd-dev)
 
 ecs_install_missing() {
     local missing=() p

@@ -265,8 +265,10 @@ typedef struct ecs_manager_desc {
      * *out = NULL (and return ECS_OK) when e has none. Optional. */
     ecs_status (*save_component)(void *state, ecs_entity e, struct cJSON **out);
 
-    /* [scene-load] Give entity e the component(s) described by json (not owned). On
-     * error the manager must leave e without a component of its own. Optional. */
+    /* [scene-load] Give entity e the component(s) described by json (not owned),
+     * replacing what it has (the inspector edits a component this way). On error the
+     * manager must leave e without a component of its own (the host puts the old value
+     * back). Optional. */
     ecs_status (*load_component)(void *state, ecs_entity e, const struct cJSON *json);
 
     /* [scene-save] Write entity e's component(s) as one JSON value through w, or write

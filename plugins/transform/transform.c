@@ -971,12 +971,7 @@ static ecs_status mgr_load(void *state, ecs_entity e, const cJSON *json)
     uint32_t i, p;
     if (!json) return ECS_ERR_INVALID_ARGUMENT;
     if (!ecs_alive(t->host, e)) return ECS_ERR_STALE_ENTITY;
-    i = lookup(t, e);
-    if (i != NONE && !(flags(t)[i] & FLAG_IMPLICIT)) {
-        t->host->scene_error(t->host, json, "the entity has a transform already");
-        return ECS_ERR_EXISTS;
-    }
-    if (!cJSON_IsObject(json)) {
+    if (!cJSON_IsObject(json)) { /* a transform it has already is replaced (an edit) */
         t->host->scene_error(t->host, json,
                              "expected an object {\"position\": [x, y, z], \"rotation\": "
                              "[x, y, z, w], \"scale\": [x, y, z], \"parent\": \"id\"}, found %s",

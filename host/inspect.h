@@ -1,0 +1,35 @@
+/* inspect.h: the inspector (--inspect): a page and a JSON API served from inside the host.
+ *
+ * libmicrohttpd without a thread of its own: the frame loop calls host_inspector_poll at
+ * every frame boundary and host_inspector_wait while it waits for the next frame, so a
+ * request is answered on the main thread, between frames, never while plugin code runs,
+ * and nothing needs a lock. Every /api/ request carries the token the start line prints
+ * (Authorization: Bearer TOKEN); the Host header must name the bound address or
+ * localhost (DNS rebinding). docs/inspector.md has every endpoint.
+ */
+#ifndef HOST_INSPECT_H
+#define HOST_INSPECT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct host_world host_world;
+typedef struct host_inspector host_inspector;
+
+/* Serve the world at spec ("PORT" or "ADDR:PORT"; port 0: a free one). Logs the URL to
+ * open (with the token). read_only: every write answers 403. NULL with the reason logged
+ * when the address cannot be used. */
+host_inspector *host_inspector_new(host_world *w, const char *spec, bool read_only);
+void host_inspector_free(host_inspector *in);
+
+/* At a frame boundary: note the frame (timings for the page) and answer what waits. */
+void host_inspector_poll(host_inspector *in);
+
+/* Until deadline_ns (monotonic, host_now_ns) or a signal: answer requests as they come.
+ * Returns at the deadline. */
+void host_inspector_wait(host_inspector *in, uint64_t deadline_ns, volatile int *stop);
+
+/* The port it listens on (after port 0 picked one). */
+unsigned host_inspector_port(const host_inspector *in);
+
+#endif
