@@ -200,14 +200,15 @@ int main(int argc, char **argv)
     } else if (opt.trace_path && host_world_trace_open(w, opt.trace_path) != ECS_OK) {
         host_error(NULL, "%s: cannot write the trace file: %s", opt.trace_path, strerror(errno));
         code = HOST_EXIT_FAILURE;
+    } else if (opt.inspect && !opt.list &&
+               !(in = host_inspector_new(w, opt.inspect, opt.inspect_read_only))) {
+        code = HOST_EXIT_FAILURE; /* before loading: its log ring sees every line */
     } else if (default_dir_missing(&opt, argc, argv) ||
                host_world_load_dir(w, opt.plugin_dir, &lo) != ECS_OK) {
         code = HOST_EXIT_FAILURE;
     } else if (opt.list) {
         host_world_print_list(w, stdout);
     } else if (opt.scene_path && host_scene_load(w, opt.scene_path) != ECS_OK) {
-        code = HOST_EXIT_FAILURE;
-    } else if (opt.inspect && !(in = host_inspector_new(w, opt.inspect, opt.inspect_read_only))) {
         code = HOST_EXIT_FAILURE;
     } else {
         run_frames(w, r, in, &opt);

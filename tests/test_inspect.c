@@ -1,0 +1,577 @@
+/* test_inspect.c: the inspector's API against the real ecs-host (--inspect 0) running the
+ * demo scene, spoken to over plain sockets: every endpoint, every error, the token and
+ * Host checks, slow and vanishing clients while the frames go on. */
+#include <arpa/inet.h>
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+
+#ifndef PLUGIN_DIR
+#error "tests/meson.build defines PLUGIN_DIR and DEMO_SCENE"
+#endif
+
+typedef struct fixture {
+    harness_proc proc;
+    char *dir, *save;
+    unsigned port;
+    char token[64];
+} fixture;
+
+typedef struct reply {
+    int status;
+    char *body; /* NUL-terminated */
+    cJSON *json;
+} reply;
+
+static void reply_free(reply *r)
+{
+    free(r->body);
+    cJSON_Delete(r->json);
+    memset(r, 0, sizeof *r);
+}
+
+/* Start ecs-host --inspect 0 on the demo (extra: more options, NULL-terminated). */
+static void start(fixture *f, const char *const *extra)
+{
+    const char *argv[24] = {ECS_HOST_PATH, "--inspect", "0",      "--fps", "60",
+                            "--scene",     DEMO_SCENE,  "--save", f->save};
+    size_t n = 9;
+    for (; extra && *extra; extra++) argv[n++] = *extra;
+    argv[n++] = PLUGIN_DIR;
+    argv[n] = NULL;
+    assert_int_equal(harness_start(&f->proc, argv), 0);
+    if (!harness_wait_output(&f->proc, "inspect: open http://127.0.0.1:", 10)) {
+        fprintf(stderr, "no URL:\n%s\n", f->proc.result.err ? f->proc.result.err : "");
+        fail();
+    }
+    const char *url = strstr(f->proc.result.err, "open http://127.0.0.1:");
+    assert_int_equal(sscanf(url, "open http://127.0.0.1:%u/#token=%63[0-9a-f]", &f->port, f->token),
+                     2);
+    assert_int_equal(strlen(f->token), 32); /* 128 bits */
+}
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    f->proc.fd[0] = f->proc.fd[1] = -1;
+    f->dir = harness_make_tmpdir("ecs-inspect-test");
+    f->save = harness_join(f->dir, "saved.json");
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    harness_proc_discard(&f->proc);
+    harness_remove_tree(f->dir);
+    free(f->dir);
+    free(f->save);
+    free(f);
+    return 0;
+}
+
+static int connect_to(const fixture *f)
+{
+    int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)f->port)};
+    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    assert_true(s >= 0);
+    assert_int_equal(connect(s, (struct sockaddr *)&a, sizeof a), 0);
+    return s;
+}
+
+static void send_all(int s, const char *text, size_t len)
+{
+    while (len) {
+        ssize_t n = send(s, text, len, MSG_NOSIGNAL);
+        if (n <= 0) return; /* the server may answer (413) and close before it all went */
+        text += n;
+        len -= (size_t)n;
+    }
+}
+
+/* Read the whole answer (the server closes: Connection: close) into r. */
+static void read_reply(int s, reply *r)
+{
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    for (;;) {
+        struct pollfd p = {s, POLLIN, 0};
+        if (poll(&p, 1, 10000) <= 0) break;
+        if (len + 4096 > cap) buf = realloc(buf, cap *= 2);
+        ssize_t n = recv(s, buf + len, cap - len - 1, 0);
+        if (n <= 0) break;
+        len += (size_t)n;
+    }
+    buf[len] = '\0';
+    memset(r, 0, sizeof *r);
+    sscanf(buf, "HTTP/1.1 %d", &r->status);
+    const char *body = strstr(buf, "\r\n\r\n");
+    r->body = strdup(body ? body + 4 : "");
+    r->json = cJSON_Parse(r->body);
+    free(buf);
+}
+
+/* One request: method, path, body (NULL: none); host NULL: 127.0.0.1:PORT; token NULL: the
+ * right one, "" none. */
+static void request(const fixture *f, const char *method, const char *path, const char *body,
+                    const char *host, const char *token, reply *r)
+{
+    char head[1024], hostbuf[64];
+    snprintf(hostbuf, sizeof hostbuf, "127.0.0.1:%u", f->port);
+    const char *tok = token ? token : f->token;
+    int n = snprintf(head, sizeof head,
+                     "%s %s HTTP/1.1\r\nHost: %s\r\n%s%s%sContent-Length: %zu\r\nConnection: "
+                     "close\r\n\r\n",
+                     method, path, host ? host : hostbuf, *tok ? "Authorization: Bearer " : "", tok,
+                     *tok ? "\r\n" : "", body ? strlen(body) : 0);
+    int s = connect_to(f);
+    send_all(s, head, (size_t)n);
+    if (body) send_all(s, body, strlen(body));
+    read_reply(s, r);
+    close(s);
+}
+
+static void get(const fixture *f, const char *path, reply *r)
+{
+    request(f, "GET", path, NULL, NULL, NULL, r);
+}
+
+static void expect_status(const reply *r, int status, const char *what)
+{
+    if (r->status == status) return;
+    fail_msg("%s: status %d, expected %d: %s", what, r->status, status, r->body);
+}
+
+static double number_at(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsNumber(v)) fail_msg("no number '%s' in %s", key, cJSON_PrintUnformatted(o));
+    return v->valuedouble;
+}
+
+static const char *string_at(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsString(v)) fail_msg("no string '%s' in %s", key, cJSON_PrintUnformatted(o));
+    return v->valuestring;
+}
+
+/* The entity id ("I.G") of the demo entity with scene id sid. */
+static void id_of(const fixture *f, const char *sid, char *out, size_t size)
+{
+    reply r;
+    char path[128];
+    snprintf(path, sizeof path, "/api/entities?name=%s&limit=1000", sid);
+    get(f, path, &r);
+    expect_status(&r, 200, path);
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(r.json, "items"))
+    {
+        if (strcmp(string_at(it, "scene_id"), sid) == 0) {
+            snprintf(out, size, "%s", string_at(it, "id"));
+            reply_free(&r);
+            return;
+        }
+    }
+    fail_msg("no entity '%s' in %s", sid, r.body);
+}
+
+static void stop(fixture *f)
+{
+    kill(f->proc.pid, SIGTERM);
+    harness_finish(&f->proc, 10);
+    assert_int_equal(f->proc.result.exit_code, 0);
+}
+
+/* ---- the tests ---- */
+
+static void Inspect_world_plugins_and_schedule_describe_the_demo(void **state)
+{
+    fixture *f = *state;
+    reply r;
+    start(f, NULL);
+    get(f, "/api/world", &r);
+    expect_status(&r, 200, "world");
+    assert_int_equal((int)number_at(r.json, "entities"), 39);
+    assert_int_equal((int)number_at(r.json, "plugins"), 4);
+    assert_true(number_at(r.json, "frame") >= 0);
+    assert_true(number_at(r.json, "uptime_s") > 0);
+    reply_free(&r);
+    get(f, "/api/plugins", &r);
+    expect_status(&r, 200, "plugins");
+    const char *want[] = {"debug_name", "mesh", "spin", "transform"};
+    for (size_t i = 0; i < 4; i++) {
+        bool found = false;
+        const cJSON *p;
+        cJSON_ArrayForEach(p, r.json)
+        {
+            if (strcmp(string_at(p, "name"), want[i])) continue;
+            found = true;
+            assert_string_equal(string_at(p, "status"), "loaded");
+            assert_string_equal(string_at(p, "abi"), "1.0");
+        }
+        if (!found) fail_msg("plugin %s not listed: %s", want[i], r.body);
+    }
+    reply_free(&r);
+    get(f, "/api/entities?limit=1000", &r); /* how many have a transform */
+    int with_transform = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(r.json, "items"))
+    {
+        const cJSON *c;
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(it, "components"))
+        {
+            with_transform += !strcmp(c->valuestring, "transform");
+        }
+    }
+    reply_free(&r);
+    assert_true(with_transform > 30);
+    get(f, "/api/schedule", &r);
+    expect_status(&r, 200, "schedule");
+    bool transform = false, spin_system = false;
+    const cJSON *s;
+    cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(r.json, "steps"))
+    {
+        if (!strcmp(string_at(s, "name"), "transform"))
+            transform = !strcmp(string_at(s, "kind"), "manager") &&
+                        number_at(s, "components") == with_transform &&
+                        !strcmp(string_at(s, "plugin"), "transform");
+        if (!strcmp(string_at(s, "kind"), "system")) spin_system = true;
+    }
+    assert_true(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(r.json, "frames_us")) > 0);
+    assert_true(transform);
+    assert_true(spin_system);
+    reply_free(&r);
+    get(f, "/", &r); /* the page, no token needed */
+    expect_status(&r, 200, "page");
+    assert_non_null(strstr(r.body, "<title>ecs-host inspector</title>"));
+    reply_free(&r);
+    stop(f);
+}
+
+static void Inspect_entities_come_in_pages_with_a_name_filter(void **state)
+{
+    fixture *f = *state;
+    reply r;
+    start(f, NULL);
+    get(f, "/api/entities?limit=5", &r);
+    expect_status(&r, 200, "page");
+    const cJSON *items = cJSON_GetObjectItemCaseSensitive(r.json, "items");
+    assert_int_equal(cJSON_GetArraySize(items), 5);
+    assert_int_equal((int)number_at(r.json, "total"), 39);
+    assert_string_equal(string_at(items->child, "scene_id"), "street");
+    assert_string_equal(string_at(items->child, "name"), "Main street");
+    assert_string_equal(string_at(items->child->next, "parent"), "street");
+    reply_free(&r);
+    get(f, "/api/entities?offset=38&limit=5", &r);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(r.json, "items")), 1);
+    reply_free(&r);
+    get(f, "/api/entities?name=DOOR&limit=1000", &r);
+    expect_status(&r, 200, "filter");
+    int n = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(r.json, "items"))
+    {
+        n++;
+        if (!strcasestr(string_at(it, "name"), "door")) fail_msg("%s", string_at(it, "name"));
+    }
+    assert_true(n >= 2);
+    assert_int_equal((int)number_at(r.json, "total"), n);
+    reply_free(&r);
+    char id[32], path[64];
+    id_of(f, "house1", id, sizeof id);
+    snprintf(path, sizeof path, "/api/entities/%s", id);
+    get(f, path, &r);
+    expect_status(&r, 200, path);
+    const cJSON *pos = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r.json, "components"),
+                                         "transform"),
+        "position");
+    assert_int_equal(cJSON_GetArrayItem(pos, 0)->valuedouble, -18);
+    assert_int_equal(cJSON_GetArrayItem(pos, 2)->valuedouble, 14);
+    reply_free(&r);
+    get(f, "/api/entities/999999.0", &r);
+    expect_status(&r, 404, "dead id");
+    reply_free(&r);
+    get(f, "/api/entities/abc", &r);
+    expect_status(&r, 404, "not an id");
+    reply_free(&r);
+    get(f, "/api/entities?limit=x", &r);
+    expect_status(&r, 400, "bad limit");
+    reply_free(&r);
+    stop(f);
+}
+
+static void Inspect_edit_is_checked_like_a_scene_and_reaches_the_save(void **state)
+{
+    fixture *f = *state;
+    reply r;
+    char id[32], path[96], old[4096];
+    start(f, NULL);
+    id_of(f, "house1", id, sizeof id);
+    snprintf(path, sizeof path, "/api/entities/%s", id);
+    get(f, path, &r);
+    snprintf(old, sizeof old, "%s", r.body);
+    reply_free(&r);
+    snprintf(path, sizeof path, "/api/entities/%s/transform", id);
+    request(f, "PUT", path, "{\"position\": [1, \"x\", 3]}", NULL, NULL, &r);
+    expect_status(&r, 400, "bad value");
+    assert_string_equal(string_at(r.json, "path"), "transform.position[1]");
+    assert_non_null(strstr(string_at(r.json, "error"), "expected a finite number, found a string"));
+    reply_free(&r);
+    request(f, "PUT", path, "{\"parent\": \"nobody\"}", NULL, NULL, &r);
+    expect_status(&r, 400, "unknown reference");
+    assert_string_equal(string_at(r.json, "path"), "transform.parent");
+    reply_free(&r);
+    request(f, "PUT", path, "{\"position\": [1, 2", NULL, NULL, &r);
+    expect_status(&r, 400, "bad JSON");
+    assert_string_equal(string_at(r.json, "error"), "body:1:19: unexpected end of the file");
+    reply_free(&r);
+    snprintf(path, sizeof path, "/api/entities/%s", id);
+    get(f, path, &r);
+    assert_string_equal(r.body, old); /* every failed edit left it as it was */
+    reply_free(&r);
+    snprintf(path, sizeof path, "/api/entities/%s/nothere", id);
+    request(f, "PUT", path, "1", NULL, NULL, &r);
+    expect_status(&r, 404, "unknown manager");
+    reply_free(&r);
+    snprintf(path, sizeof path, "/api/entities/%s/transform", id);
+    request(f, "PUT", path, "{\"position\": [1, 2, 3], \"parent\": \"street\"}", NULL, NULL, &r);
+    expect_status(&r, 200, "edit");
+    reply_free(&r);
+    snprintf(path, sizeof path, "/api/entities/%s", id);
+    get(f, path, &r);
+    assert_non_null(strstr(r.body, "\"position\":[1,2,3]"));
+    reply_free(&r);
+    stop(f);
+    char *saved = harness_read_file(f->save, NULL);
+    assert_non_null(saved);
+    cJSON *doc = cJSON_Parse(saved), *e;
+    bool seen = false;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "entities"))
+    {
+        if (strcmp(string_at(e, "id"), "house1")) continue;
+        const cJSON *p = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(e, "transform"), "position");
+        seen = cJSON_GetArrayItem(p, 0)->valuedouble == 1 &&
+               cJSON_GetArrayItem(p, 1)->valuedouble == 2 &&
+               cJSON_GetArrayItem(p, 2)->valuedouble == 3;
+    }
+    cJSON_Delete(doc);
+    free(saved);
+    assert_true(seen);
+}
+
+static void Inspect_create_and_destroy_entities(void **state)
+{
+    fixture *f = *state;
+    reply r;
+    char path[96];
+    start(f, NULL);
+    request(f, "POST", "/api/entities",
+            "{\"id\": \"lamp\", \"debug_name\": \"Lamp\", \"transform\": {\"position\": [2, 3, "
+            "4], \"parent\": \"street\"}}",
+            NULL, NULL, &r);
+    expect_status(&r, 201, "create");
+    char id[32];
+    snprintf(id, sizeof id, "%s", string_at(r.json, "id"));
+    assert_string_equal(string_at(r.json, "scene_id"), "lamp");
+    reply_free(&r);
+    request(f, "POST", "/api/entities", "{\"id\": \"street\"}", NULL, NULL, &r);
+    expect_status(&r, 409, "duplicate id");
+    reply_free(&r);
+    request(f, "POST", "/api/entities", "{\"id\": \"x\", \"transform\": {\"scale\": [1, 1]}}", NULL,
+            NULL, &r);
+    expect_status(&r, 400, "bad entity");
+    assert_string_equal(string_at(r.json, "path"), "transform.scale");
+    reply_free(&r);
+    get(f, "/api/world", &r);
+    assert_int_equal((int)number_at(r.json, "entities"), 40);
+    reply_free(&r);
+    snprintf(path, sizeof path, "/api/entities/%s", id);
+    request(f, "DELETE", path, NULL, NULL, NULL, &r);
+    expect_status(&r, 200, "destroy");
+    reply_free(&r);
+    get(f, path, &r);
+    expect_status(&r, 404, "destroyed");
+    reply_free(&r);
+    request(f, "DELETE", path, NULL, NULL, NULL, &r);
+    expect_status(&r, 404, "destroyed twice");
+    reply_free(&r);
+    stop(f);
+}
+
+static void Inspect_token_host_size_and_read_only_are_enforced(void **state)
+{
+    fixture *f = *state;
+    reply r;
+    start(f, (const char *const[]){"--inspect-read-only", NULL});
+    request(f, "GET", "/api/world", NULL, NULL, "", &r);
+    expect_status(&r, 403, "no token");
+    reply_free(&r);
+    request(f, "GET", "/api/world", NULL, NULL, "00000000000000000000000000000000", &r);
+    expect_status(&r, 403, "wrong token");
+    reply_free(&r);
+    request(f, "GET", "/api/world", NULL, "evil.example:80", NULL, &r);
+    expect_status(&r, 403, "DNS rebinding");
+    reply_free(&r);
+    request(f, "GET", "/", NULL, "evil.example", NULL, &r);
+    expect_status(&r, 403, "page under another name");
+    reply_free(&r);
+    request(f, "GET", "/api/world", NULL, "localhost", NULL, &r);
+    expect_status(&r, 200, "localhost");
+    assert_null(strstr(r.body, "Access-Control"));
+    reply_free(&r);
+    request(f, "PATCH", "/api/world", NULL, NULL, NULL, &r);
+    expect_status(&r, 405, "PATCH");
+    reply_free(&r);
+    char *big = malloc((1u << 20) + 100);
+    memset(big, ' ', (1u << 20) + 99);
+    big[(1u << 20) + 99] = '\0';
+    big[0] = '1';
+    request(f, "POST", "/api/entities", big, NULL, NULL, &r);
+    free(big);
+    expect_status(&r, 413, "over 1 MiB");
+    reply_free(&r);
+    request(f, "POST", "/api/entities", "{\"id\": \"x\"}", NULL, NULL, &r);
+    expect_status(&r, 403, "read-only");
+    reply_free(&r);
+    request(f, "DELETE", "/api/entities/1.0", NULL, NULL, NULL, &r);
+    expect_status(&r, 403, "read-only delete");
+    reply_free(&r);
+    get(f, "/api/world", &r);
+    assert_int_equal((int)number_at(r.json, "entities"), 39);
+    reply_free(&r);
+    stop(f);
+}
+
+static void Inspect_slow_and_vanishing_clients_never_stop_the_frames(void **state)
+{
+    fixture *f = *state;
+    reply r;
+    start(f, NULL);
+    int slow = connect_to(f); /* half a request, then nothing */
+    send_all(slow, "GET /api/world HTTP/1.1\r\nHo", 27);
+    int gone = connect_to(f); /* a request, then gone before the answer */
+    send_all(gone, "GET /api/scene HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 44);
+    close(gone);
+    get(f, "/api/world", &r);
+    double frame0 = number_at(r.json, "frame");
+    reply_free(&r);
+    struct timespec pause = {0, 300000000};
+    nanosleep(&pause, NULL);
+    int a = connect_to(f), b = connect_to(f); /* two at once */
+    char head[256];
+    int n = snprintf(head, sizeof head,
+                     "GET /api/world HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nAuthorization: Bearer "
+                     "%s\r\nConnection: close\r\n\r\n",
+                     f->port, f->token);
+    send_all(a, head, (size_t)n);
+    send_all(b, head, (size_t)n);
+    reply ra, rb;
+    read_reply(b, &rb);
+    read_reply(a, &ra);
+    expect_status(&ra, 200, "first of two");
+    expect_status(&rb, 200, "second of two");
+    assert_true(number_at(ra.json, "frame") >= frame0 + 5); /* 300 ms at 60 fps: about 18 */
+    reply_free(&ra);
+    reply_free(&rb);
+    close(a), close(b), close(slow);
+    get(f, "/api/log", &r);
+    expect_status(&r, 200, "log");
+    bool scene_line = false;
+    const cJSON *l;
+    cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(r.json, "lines"))
+    {
+        scene_line = scene_line || strstr(string_at(l, "msg"), "loaded 39 entities");
+    }
+    assert_true(scene_line);
+    reply_free(&r);
+    stop(f);
+}
+
+static void Inspect_saves_and_downloads_the_world(void **state)
+{
+    fixture *f = *state;
+    reply r;
+    char *path = harness_join(f->dir, "via-api.json"), body[4200];
+    start(f, NULL);
+    snprintf(body, sizeof body, "{\"path\": \"%s\"}", path);
+    request(f, "POST", "/api/save", body, NULL, NULL, &r);
+    expect_status(&r, 200, "save");
+    reply_free(&r);
+    char *saved = harness_read_file(path, NULL);
+    assert_non_null(saved);
+    cJSON *doc = cJSON_Parse(saved);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "entities")), 39);
+    cJSON_Delete(doc);
+    free(saved);
+    request(f, "POST", "/api/save", "{\"path\": \"/no/such/folder/x.json\"}", NULL, NULL, &r);
+    expect_status(&r, 400, "save to a missing folder");
+    reply_free(&r);
+    get(f, "/api/scene", &r);
+    expect_status(&r, 200, "download");
+    assert_non_null(r.json);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(r.json, "entities")), 39);
+    reply_free(&r);
+    stop(f);
+    free(path);
+}
+
+static void Inspect_bad_address_is_one_line_and_exit_1(void **state)
+{
+    fixture *f = *state;
+    harness_output out;
+    const char *argv[] = {ECS_HOST_PATH, "--inspect", "nonsense", "--frames",
+                          "1",           PLUGIN_DIR,  NULL};
+    assert_int_equal(harness_run(&out, 10, argv), 0);
+    assert_int_equal(out.exit_code, 1);
+    assert_non_null(strstr(out.err, "--inspect nonsense: expected PORT or ADDRESS:PORT"));
+    harness_output_free(&out);
+    start(f, NULL); /* its port is taken now */
+    char spec[32];
+    snprintf(spec, sizeof spec, "127.0.0.1:%u", f->port);
+    const char *again[] = {ECS_HOST_PATH, "--inspect", spec, "--frames", "1", PLUGIN_DIR, NULL};
+    assert_int_equal(harness_run(&out, 10, again), 0);
+    assert_int_equal(out.exit_code, 1);
+    assert_non_null(strstr(out.err, "[error] inspect: cannot serve on 127.0.0.1:"));
+    harness_output_free(&out);
+    stop(f);
+}
+
+#define TEST(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    const struct CMUnitTest tests[] = {
+        TEST(Inspect_world_plugins_and_schedule_describe_the_demo),
+        TEST(Inspect_entities_come_in_pages_with_a_name_filter),
+        TEST(Inspect_edit_is_checked_like_a_scene_and_reaches_the_save),
+        TEST(Inspect_create_and_destroy_entities),
+        TEST(Inspect_token_host_size_and_read_only_are_enforced),
+        TEST(Inspect_slow_and_vanishing_clients_never_stop_the_frames),
+        TEST(Inspect_saves_and_downloads_the_world),
+        TEST(Inspect_bad_address_is_one_line_and_exit_1),
+    };
+    return cmocka_run_group_tests_name("inspect", tests, NULL, NULL);
+}
