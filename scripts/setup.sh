@@ -22,6 +22,10 @@ ECS_BUILD="${ECS_BUILD:-$ECS_ROOT/build}"
 ECS_PACKAGES=(meson ninja-build pkg-config gcc g++ libcjson-dev libcmocka-dev python3
     assimp-testmodels libassimp-dev libdragonbox-dev libfast-float-dev cmake
     libmicrohttpd-dev)
+# and for the tests only (scripts/test.sh), not the demo:
+#   chromium chromium-driver python3-selenium python3-pil  tests/browser/test_page.py: the
+#                   inspector's page in a real headless browser, its screenshots read back
+ECS_TEST_PACKAGES=(chromium chromium-driver python3-selenium python3-pil)
 
 ecs_install_missing() {
     local missing=() p

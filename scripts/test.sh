@@ -3,7 +3,7 @@
 # any failure; the last line is "N passed, N failed" (counts of test cases).
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
-ecs_install_missing || exit 1
+ecs_install_missing "${ECS_TEST_PACKAGES[@]}" || exit 1
 ecs_build || { echo "0 passed, 1 failed"; exit 1; }
 meson test -C "$ECS_BUILD" --print-errorlogs "$@"
 status=$?

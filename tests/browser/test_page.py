@@ -1,0 +1,276 @@
+#!/usr/bin/python3
+"""test_page.py: the inspector's page as a person uses it, in Debian's chromium (headless,
+driven by Debian's python3-selenium and chromium-driver), against the real
+`ecs-host --watch --inspect 0` running the demo scene. Reports TAP (one line per check);
+keeps its screenshots in OUT_DIR.
+
+Checks: the page loads with no console error; the tree shows the demo's names; selecting
+an entity shows its transform; an edit made in the page is visible through the API and a
+bad one is shown at its field; the 3D view draws (pixels that are not background in a
+screenshot of it); a rebuilt spin plugin (version 1.0.1, compiled here) shows up in the
+plugins panel. Environment: ECS_HOST, PLUGIN_DIR, DEMO_SCENE, SOURCE_ROOT, OUT_DIR.
+"""
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+import urllib.request
+
+checks = []
+
+
+def check(fn):
+    checks.append(fn)
+    return fn
+
+
+class Host:
+    def __init__(self, folder):
+        env = os.environ
+        self.proc = subprocess.Popen(
+            [env["ECS_HOST"], "--watch", "--inspect", "0", "--fps", "60", "--scene",
+             env["DEMO_SCENE"], folder],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.lines = []
+        threading.Thread(target=self._read, daemon=True).start()
+        self.url = self.wait_for(r"open (http://127\.0\.0\.1:\d+/#token=[0-9a-f]+)").group(1)
+        self.base, self.token = self.url.split("/#token=")
+
+    def _read(self):
+        for line in self.proc.stderr:
+            self.lines.append(line.rstrip("\n"))
+
+    def wait_for(self, pattern, timeout=15):
+        end = time.time() + timeout
+        while time.time() < end:
+            for line in list(self.lines):
+                m = re.search(pattern, line)
+                if m:
+                    return m
+            time.sleep(0.05)
+        raise AssertionError("no log line matching %r in:\n%s" % (pattern, "\n".join(self.lines)))
+
+    def api(self, path):
+        req = urllib.request.Request(self.base + "/api/" + path,
+                                     headers={"Authorization": "Bearer " + self.token})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return json.load(r)
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+def wait_until(fn, what, timeout=15):
+    end = time.time() + timeout
+    last = None
+    while time.time() < end:
+        try:
+            v = fn()
+            if v:
+                return v
+        except Exception as e:  # the page is still drawing: try again
+            last = e
+        time.sleep(0.1)
+    raise AssertionError("%s did not happen within %d s%s" % (what, timeout,
+                                                             " (%s)" % last if last else ""))
+
+
+class Session:
+    def __init__(self):
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+        opts = webdriver.ChromeOptions()
+        opts.binary_location = "/usr/bin/chromium"
+        for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,900",
+                  "--disable-dev-shm-usage"):
+            opts.add_argument(a)
+        opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        self.driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
+        self.tmp = tempfile.mkdtemp(prefix="ecs-browser-test-")
+        self.plugins = os.path.join(self.tmp, "plugins")
+        os.mkdir(self.plugins, 0o700)
+        for name in ("transform", "mesh", "debug_name", "spin"):
+            shutil.copy(os.path.join(os.environ["PLUGIN_DIR"], name, name + ".so"),
+                        os.path.join(self.plugins, name + ".so"))
+        self.host = Host(self.plugins)
+        self.out = os.environ["OUT_DIR"]
+        os.makedirs(self.out, exist_ok=True)
+
+    def shot(self, name):
+        path = os.path.join(self.out, "inspector-%s.png" % name)
+        self.driver.save_screenshot(path)
+        return path
+
+    def close(self):
+        self.driver.quit()
+        self.host.stop()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def by_css(s, css):
+    from selenium.webdriver.common.by import By
+    return s.driver.find_elements(By.CSS_SELECTOR, css)
+
+
+@check
+def the_page_loads_without_a_console_error(s):
+    s.driver.get(s.host.url)
+    wait_until(lambda: s.driver.find_element("id", "w-entities").text == "39",
+               "the entity count 39 in the header")
+    time.sleep(1.0)  # a few rounds of every request
+    errors = [e for e in s.driver.get_log("browser") if e["level"] == "SEVERE"]
+    assert not errors, "console errors: %s" % errors
+
+
+@check
+def the_tree_shows_the_demo_names(s):
+    rows = wait_until(lambda: [r.text for r in by_css(s, "#list .row")] or None, "rows")
+    for name in ("Main street", "House 1", "House 1 door"):
+        assert any(r.startswith(name) for r in rows), "%r not in %s" % (name, rows)
+    search = s.driver.find_element("id", "search")
+    search.send_keys("handle")
+    wait_until(lambda: all("handle" in r.text.lower() for r in by_css(s, "#list .row"))
+               and by_css(s, "#list .row"), "the search to keep only handles")
+    search.clear()
+    search.send_keys(" ")  # back to the whole list (the filter trims spaces)
+    wait_until(lambda: any(r.text.startswith("Main street") for r in by_css(s, "#list .row")),
+               "the whole list back")
+
+
+def stale(element):
+    from selenium.common.exceptions import StaleElementReferenceException
+    try:
+        element.is_enabled()
+        return False
+    except StaleElementReferenceException:
+        return True
+
+
+def select_house1(s):
+    before = by_css(s, "#entity textarea[data-manager=transform]")
+    def click():  # the list is drawn again every 2 s: a row may go stale, then try again
+        rows = [r for r in by_css(s, "#list .row") if r.text.startswith("House 1")
+                and "door" not in r.text and "window" not in r.text]
+        rows[0].click()
+        return True
+    wait_until(click, "a click on the row of House 1")
+    if before:  # the panel is drawn again for the selection: wait for the new one
+        wait_until(lambda: stale(before[0]), "the panel drawn again")
+    return wait_until(lambda: by_css(s, "#entity textarea[data-manager=transform]"),
+                      "the transform of House 1")[0]
+
+
+@check
+def selecting_an_entity_shows_its_transform(s):
+    ta = select_house1(s)
+    value = json.loads(ta.get_attribute("value"))
+    assert value["position"] == [-18, 0, 14], value
+    assert value["parent"] == "street", value
+    s.shot("selected")
+
+
+def set_text(s, ta, text):
+    s.driver.execute_script("arguments[0].value = arguments[1];", ta, text)
+
+
+@check
+def an_edit_in_the_page_reaches_the_world(s):
+    ta = select_house1(s)
+    set_text(s, ta, '{"position": [3, 4, 5], "parent": "street"}')
+    ta.find_element("xpath", "preceding-sibling::button").click()
+    house = [i for i in s.host.api("entities?name=house1&limit=50")["items"]
+             if i["scene_id"] == "house1"][0]
+    wait_until(lambda: s.host.api("entities/" + house["id"])["components"]["transform"]
+               ["position"] == [3, 4, 5], "the edited position in the API")
+
+
+@check
+def a_bad_edit_is_shown_at_its_field(s):
+    ta = select_house1(s)
+    set_text(s, ta, '{"position": [3, "x", 5]}')
+    ta.find_element("xpath", "preceding-sibling::button").click()
+    err = ta.find_element("xpath", "following-sibling::div[@class='error']")
+    wait_until(lambda: "transform.position[1]" in err.text, "the error under the field")
+    assert "expected a finite number" in err.text, err.text
+    assert "bad" in ta.get_attribute("class")
+    s.shot("bad-edit")
+
+
+@check
+def the_3d_view_draws_the_world(s):
+    from PIL import Image
+    view = s.driver.find_element("id", "view")
+    time.sleep(0.5)
+    png = view.screenshot_as_png
+    with open(os.path.join(s.out, "inspector-view.png"), "wb") as f:
+        f.write(png)
+    img = Image.open(io.BytesIO(png)).convert("RGB")
+    bg = (0x0F, 0x12, 0x16)
+    drawn = sum(1 for p in img.getdata() if max(abs(a - b) for a, b in zip(p, bg)) > 24)
+    assert drawn > 500, "only %d pixels differ from the background" % drawn
+
+
+@check
+def a_rebuilt_spin_plugin_shows_up_in_the_plugins_panel(s):
+    root = os.environ["SOURCE_ROOT"]
+    src = open(os.path.join(root, "plugins/spin/spin.c")).read()
+    assert '"1.0.0"' in src
+    work = os.path.join(s.tmp, "spin-build")
+    os.mkdir(work)
+    with open(os.path.join(work, "spin.c"), "w") as f:
+        f.write(src.replace('"1.0.0"', '"1.0.1"', 1))
+    out = os.path.join(work, "spin.so")
+    subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-fvisibility=hidden",
+                    "-I", os.path.join(root, "sdk"), "-I", os.path.join(root, "plugins/spin"),
+                    "-I", os.path.join(root, "plugins/transform"),
+                    os.path.join(work, "spin.c"), "-o", out, "-lm"], check=True)
+    os.chmod(out, 0o755)
+    shutil.copy(out, os.path.join(s.plugins, ".spin.so.tmp"))
+    os.rename(os.path.join(s.plugins, ".spin.so.tmp"), os.path.join(s.plugins, "spin.so"))
+    s.host.wait_for(r"reload: spin 1\.0\.0 -> 1\.0\.1")
+    wait_until(lambda: any("spin" in r.text and "1.0.1" in r.text
+                           for r in by_css(s, "#plugins tbody tr")), "spin 1.0.1 in the panel")
+    wait_until(lambda: "1.0.1" in s.driver.find_element("id", "notice").text,
+               "the notice of the new build")
+    s.shot("after-reload")
+
+
+def main():
+    if not (os.path.exists("/usr/bin/chromium") and os.path.exists("/usr/bin/chromedriver")):
+        print("1..0 # SKIP chromium and chromium-driver are not installed (scripts/setup.sh "
+              "installs them)")
+        return 0
+    print("1..%d" % len(checks))
+    s = Session()
+    failed = 0
+    try:
+        for i, fn in enumerate(checks, 1):
+            try:
+                fn(s)
+                print("ok %d - %s" % (i, fn.__name__))
+            except Exception:
+                failed += 1
+                print("not ok %d - %s" % (i, fn.__name__))
+                for line in traceback.format_exc().splitlines():
+                    print("# " + line)
+                try:
+                    s.shot("failed-%s" % fn.__name__)
+                except Exception:
+                    pass
+            sys.stdout.flush()
+        s.shot("page")
+    finally:
+        s.close()
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
