@@ -518,6 +518,57 @@ static cJSON *log_json(host_inspector *in, uint64_t since)
     return v;
 }
 
+/* Server-Sent Events: what happened since the client's Last-Event-ID (or ?since=): the
+ * log lines (a reload's as event "reload"), then one "frame" event; "retry: 100" makes
+ * the browser's EventSource ask again 100 ms after the answer ends, so a client gets at
+ * most 10 frame events a second and never holds the host: each answer is complete. */
+static enum MHD_Result events(host_inspector *in, struct MHD_Connection *c)
+{
+    const char *last = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Last-Event-ID");
+    uint64_t since = last && *last ? strtoull(last, NULL, 10) + 1 : 0;
+    if (!last || !*last) {
+        long s = query_long(c, "since", 0, 1L << 62);
+        since = s < 0 ? 0 : (uint64_t)s;
+    }
+    cJSON *lines = log_json(in, since), *l;
+    size_t cap = 4096, len = 0;
+    char *out = malloc(cap);
+    if (!out) return cJSON_Delete(lines), MHD_NO;
+    len += (size_t)snprintf(out, cap, "retry: 100\n\n");
+    cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(lines, "lines"))
+    {
+        char *data = cJSON_PrintUnformatted(l);
+        const char *who = cJSON_GetObjectItemCaseSensitive(l, "who")->valuestring;
+        size_t need = len + (data ? strlen(data) : 0) + 96;
+        if (need > cap) {
+            char *bigger = realloc(out, cap = need * 2);
+            if (!bigger) break;
+            out = bigger;
+        }
+        if (data)
+            len += (size_t)snprintf(out + len, cap - len, "id: %.0f\nevent: %s\ndata: %s\n\n",
+                                    cJSON_GetObjectItemCaseSensitive(l, "seq")->valuedouble,
+                                    strcmp(who, "reload") ? "log" : "reload", data);
+        free(data);
+    }
+    cJSON_Delete(lines);
+    cJSON *frame = world_json(in);
+    cJSON_AddNumberToObject(frame, "frame_us",
+                            in->frame_n ? in->frame_us[(in->frame_at + FRAME_RING - 1) % FRAME_RING]
+                                        : 0);
+    char *data = cJSON_PrintUnformatted(frame);
+    cJSON_Delete(frame);
+    size_t need = len + (data ? strlen(data) : 0) + 64;
+    if (need > cap) {
+        char *bigger = realloc(out, need);
+        if (bigger) out = bigger, cap = need;
+    }
+    if (data && need <= cap)
+        len += (size_t)snprintf(out + len, cap - len, "event: frame\ndata: %s\n\n", data);
+    free(data);
+    return reply_text(c, 200, "text/event-stream", out, len);
+}
+
 /* ---- routing ---- */
 
 /* Is the Host header the bound address or localhost (with our port, or none)? */
@@ -553,7 +604,10 @@ static enum MHD_Result route(host_inspector *in, struct MHD_Connection *c, const
         return page ? reply_text(c, 200, "text/html; charset=utf-8", page, strlen(page)) : MHD_NO;
     }
     if (strncmp(url, "/api/", 5) != 0) return reply_error(c, 404, "no such page");
-    if (!token_ok(in, c))
+    /* a browser's EventSource cannot send headers: /api/events may carry ?token= */
+    const char *qt = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token");
+    bool query_token = !strcmp(url, "/api/events") && qt && !strcmp(qt, in->token);
+    if (!token_ok(in, c) && !query_token)
         return reply_error(c, 403, "a request needs the header Authorization: Bearer TOKEN");
     if (r->too_big) return reply_error(c, 413, "the request body is over 1 MiB");
     const char *p = url + 5;
@@ -571,6 +625,7 @@ static enum MHD_Result route(host_inspector *in, struct MHD_Connection *c, const
                    : reply_error(c, 405, "GET only");
     }
     if (!strcmp(p, "scene")) return get ? download_scene(in, c) : reply_error(c, 405, "GET only");
+    if (!strcmp(p, "events")) return get ? events(in, c) : reply_error(c, 405, "GET only");
     if (!strcmp(p, "save")) return post ? save_world(in, c, r) : reply_error(c, 405, "POST only");
     if (!strcmp(p, "entities")) {
         if (get) return entity_page(in, c);

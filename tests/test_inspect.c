@@ -509,6 +509,52 @@ static void Inspect_slow_and_vanishing_clients_never_stop_the_frames(void **stat
     stop(f);
 }
 
+/* /api/events: Server-Sent Events of the log (a reload's lines as "reload") and one frame
+ * event, from the client's Last-Event-ID; the browser's EventSource passes ?token=, which
+ * no other path accepts. */
+static void Inspect_events_stream_the_log_and_the_frame(void **state)
+{
+    fixture *f = *state;
+    reply r;
+    char path[128];
+    start(f, NULL);
+    snprintf(path, sizeof path, "/api/events?token=%s", f->token);
+    request(f, "GET", path, NULL, NULL, "", &r);
+    expect_status(&r, 200, "events with ?token=");
+    assert_int_equal(strncmp(r.body, "retry: 100\n\n", 12), 0);
+    assert_non_null(strstr(r.body, "event: log\ndata: {"));
+    assert_non_null(strstr(r.body, "loaded 39 entities"));
+    const char *frame = strstr(r.body, "event: frame\ndata: ");
+    assert_non_null(frame);
+    cJSON *fj = cJSON_Parse(frame + strlen("event: frame\ndata: "));
+    assert_int_equal((int)number_at(fj, "entities"), 39);
+    cJSON_Delete(fj);
+    /* the id of the last log event: nothing older comes again after it */
+    const char *id = NULL, *p = r.body;
+    while ((p = strstr(p, "id: "))) id = p, p += 4;
+    assert_non_null(id);
+    long last = strtol(id + 4, NULL, 10);
+    reply_free(&r);
+    char head[512];
+    int s = connect_to(f);
+    int n = snprintf(head, sizeof head,
+                     "GET /api/events HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer "
+                     "%s\r\nLast-Event-ID: %ld\r\nConnection: close\r\n\r\n",
+                     f->token, last);
+    send_all(s, head, (size_t)n);
+    read_reply(s, &r);
+    close(s);
+    expect_status(&r, 200, "events after the last id");
+    assert_null(strstr(r.body, "loaded 39 entities"));
+    assert_non_null(strstr(r.body, "event: frame"));
+    reply_free(&r);
+    snprintf(path, sizeof path, "/api/world?token=%s", f->token);
+    request(f, "GET", path, NULL, NULL, "", &r);
+    expect_status(&r, 403, "?token= elsewhere");
+    reply_free(&r);
+    stop(f);
+}
+
 static void Inspect_saves_and_downloads_the_world(void **state)
 {
     fixture *f = *state;
@@ -570,6 +616,7 @@ int main(void)
         TEST(Inspect_create_and_destroy_entities),
         TEST(Inspect_token_host_size_and_read_only_are_enforced),
         TEST(Inspect_slow_and_vanishing_clients_never_stop_the_frames),
+        TEST(Inspect_events_stream_the_log_and_the_frame),
         TEST(Inspect_saves_and_downloads_the_world),
         TEST(Inspect_bad_address_is_one_line_and_exit_1),
     };
