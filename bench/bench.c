@@ -29,6 +29,7 @@ const bench_workload *const bench_workloads[] = {
     &bench_scale_workload,     /* W8 */
     &bench_probe_workload,     /* P1 */
     &bench_latency_workload,   /* R1: build end -> running */
+    &bench_inspect_workload,   /* I1 */
     NULL,
 };
 

@@ -101,6 +101,27 @@ bool host_entities_next_live(const host_entities *em, uint32_t from, ecs_entity 
     return false;
 }
 
+uint32_t host_entities_skip_live(const host_entities *em, uint32_t from, uint64_t n)
+{
+    uint32_t end = em->next_fresh, i = from;
+    while (n && i < end) {
+        if ((i & 3) == 0 && i + 4 <= end) { /* four keys at a time: count the live ones */
+            uint64_t word;
+            memcpy(&word, em->key + i, sizeof word);
+            unsigned live = ((word & 0xFFFFu) != 0) + ((word >> 16 & 0xFFFFu) != 0) +
+                            ((word >> 32 & 0xFFFFu) != 0) + ((word >> 48) != 0);
+            if (live <= n) {
+                n -= live;
+                i += 4;
+                continue;
+            }
+        }
+        n -= is_live(em, i);
+        i++;
+    }
+    return i;
+}
+
 uint32_t host_entities_live(const host_entities *em)
 {
     return em->live;

@@ -56,6 +56,9 @@ ecs_status host_entity_destroy_many(host_entities *em, const ecs_entity *list, u
  * Walks the live bitset a word at a time: iterate with from = index(*out) + 1. */
 bool host_entities_next_live(const host_entities *em, uint32_t from, ecs_entity *out);
 
+/* The index just past the first n live entities at or after index from (a page's start). */
+uint32_t host_entities_skip_live(const host_entities *em, uint32_t from, uint64_t n);
+
 /* Number of live entities. */
 uint32_t host_entities_live(const host_entities *em);
 

@@ -364,6 +364,7 @@ static enum MHD_Result entity_page(host_inspector *in, struct MHD_Connection *c)
     uint32_t from = 0, n;
     long matched = 0, skipped = 0;
     bool filter = name && *name;
+    if (!filter) from = host_entities_skip_live(w->entities, 0, (uint64_t)offset), skipped = offset;
     do { /* a chunk of live entities at a time; without a filter only the page's */
         n = 0;
         ecs_entity e;
@@ -798,7 +799,12 @@ unsigned host_inspector_port(const host_inspector *in)
     return in->port;
 }
 
-void host_inspector_poll(host_inspector *in)
+const char *host_inspector_token(const host_inspector *in)
+{
+    return in->token;
+}
+
+void host_inspector_poll(host_inspector *in, bool answer)
 {
     host_world *w = in->w;
     const host_timing *f = &w->frame_timing;
@@ -817,11 +823,12 @@ void host_inspector_poll(host_inspector *in)
         in->rate_t0 = now;
         in->rate_frame0 = w->frame.frame;
     }
-    MHD_run(in->d);
+    if (answer) MHD_run(in->d);
 }
 
 void host_inspector_wait(host_inspector *in, uint64_t deadline_ns, volatile int *stop)
 {
+    MHD_run(in->d); /* what waits now, even when the frames run late and there is no time */
     for (;;) {
         uint64_t now = host_now_ns();
         if (now >= deadline_ns || (stop && *stop)) return;

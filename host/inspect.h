@@ -22,14 +22,16 @@ typedef struct host_inspector host_inspector;
 host_inspector *host_inspector_new(host_world *w, const char *spec, bool read_only);
 void host_inspector_free(host_inspector *in);
 
-/* At a frame boundary: note the frame (timings for the page) and answer what waits. */
-void host_inspector_poll(host_inspector *in);
+/* At a frame boundary: note the frame (timings for the page); with answer, also answer
+ * what waits (when frames run back to back and there is no wait between them to do it). */
+void host_inspector_poll(host_inspector *in, bool answer);
 
 /* Until deadline_ns (monotonic, host_now_ns) or a signal: answer requests as they come.
  * Returns at the deadline. */
 void host_inspector_wait(host_inspector *in, uint64_t deadline_ns, volatile int *stop);
 
-/* The port it listens on (after port 0 picked one). */
+/* The port it listens on (after port 0 picked one), and the token requests carry. */
 unsigned host_inspector_port(const host_inspector *in);
+const char *host_inspector_token(const host_inspector *in);
 
 #endif

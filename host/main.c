@@ -92,7 +92,7 @@ static void run_frames(host_world *w, host_reloader *r, host_inspector *in, cons
         if (r) host_reloader_poll(r); /* frame boundary: apply pending reloads */
         host_world_frame(w);
         host_world_report_thread_calls(w);
-        if (in) host_inspector_poll(in); /* frame boundary: what the page asked */
+        if (in) host_inspector_poll(in, opt->fps <= 0); /* else answered while waiting */
         if (opt->frames < 0 || i + 1 < opt->frames) pace(&next, opt->fps, in);
     }
     if (stop_requested)

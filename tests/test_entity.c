@@ -125,6 +125,33 @@ static void claim_index(uint8_t *live_bits, ecs_entity e)
 
 /* ---- Null entity and id layout ---------------------------------------------------- */
 
+/* Skipping n live entities (the inspector's page offset) lands where walking them one by
+ * one with host_entities_next_live does, over a random pattern of live and dead. */
+static void Entity_skip_live_matches_walking_one_by_one(void **state)
+{
+    host_entities *em = em_of(state);
+    ecs_entity *made = scratch(state, 5000, sizeof *made);
+    assert_int_equal(host_entity_create_many(em, made, 5000), ECS_OK);
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    for (int i = 0; i < 5000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        if (x % 3 == 0) host_entity_destroy(em, made[i]);
+    }
+    uint32_t live = host_entities_live(em);
+    for (uint64_t n = 0; n <= live + 2; n += 1 + n / 7) {
+        uint32_t from = 0, k = 0;
+        ecs_entity e;
+        while (k < n && host_entities_next_live(em, from, &e)) from = ecs_entity_index(e) + 1, k++;
+        uint32_t skipped = host_entities_skip_live(em, 0, n);
+        /* the next live entity from either place is the same one */
+        ecs_entity a = ecs_entity_null(), b = ecs_entity_null();
+        bool ha = host_entities_next_live(em, from, &a),
+             hb = host_entities_next_live(em, skipped, &b);
+        if (ha != hb || a.id != b.id)
+            fail_msg("n=%llu: walked to %u, skipped to %u", (unsigned long long)n, from, skipped);
+    }
+}
+
 static void Entity_null_entity_is_never_alive(void **state)
 {
     host_entities *em = em_of(state);
@@ -1072,6 +1099,7 @@ static void Entity_random_operations_agree_with_reference_model(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        TEST(Entity_skip_live_matches_walking_one_by_one),
         TEST(Entity_null_entity_is_never_alive),
         TEST(Entity_ids_have_top_bits_zero_and_index_0_never_handed_out),
         TEST(Entity_stale_handle_after_reuse_is_not_alive),

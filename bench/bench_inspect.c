@@ -1,0 +1,293 @@
+/* bench_inspect.c: workload "inspect", BENCH.md I1: what the inspector (--inspect) costs
+ * the frame loop, beside the same frames without it.
+ *
+ * The demo scene (examples/demo.json) in a world of the real transform, mesh, debug_name
+ * and spin plugins, loaded in process. Rows:
+ *   1. no client: host_world_frame + host_inspector_poll per frame, against
+ *      host_world_frame alone (FRAMES frames each, ns per frame);
+ *   2. the page open: a client thread makes the page's requests at the page's rates
+ *      (world 1/s, schedule 2/s, plugins 1/s, events 10/s, 1,000 entities with their
+ *      components 5/s) while the main thread runs frames at about 1 kHz, answering
+ *      between frames; ours is the main thread's CPU time per frame (frame + answering),
+ *      the baseline the same loop without the inspector;
+ *   3. one page of 100 entities from the middle of a 1,000,000-entity world (transform
+ *      and debug name each) as the API answers it, ms, beside one frame of that world.
+ * The checksum sums the frames run and the bytes answered.
+ */
+#include <arpa/inet.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "debug_name_api.h"
+#include "inspect.h"
+#include "log.h"
+#include "scene.h"
+#include "transform_api.h"
+#include "world.h"
+
+#if !defined(TRANSFORM_SO) || !defined(MESH_SO) || !defined(DEBUG_NAME_SO) || !defined(SPIN_SO) || \
+    !defined(DEMO_SCENE)
+#error "bench/meson.build defines TRANSFORM_SO, MESH_SO, DEBUG_NAME_SO, SPIN_SO and DEMO_SCENE"
+#endif
+
+#define FRAMES 20000u
+#define PAGE_S 2.0 /* seconds of frames with the page's requests */
+#define BIG    1000000u
+
+static uint64_t cpu_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* The inspector's URL parts, from its log line (captured through the log listener). */
+typedef struct client {
+    unsigned port;
+    char token[64];
+    volatile int stop;
+    uint64_t bytes, requests;
+} client;
+
+static size_t get(client *c, const char *path)
+{
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)c->port)};
+    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof a) != 0) {
+        if (s >= 0) close(s);
+        return 0;
+    }
+    char req[512], buf[65536];
+    int n = snprintf(req, sizeof req,
+                     "GET %s HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nAuthorization: Bearer %s\r\n"
+                     "Connection: close\r\n\r\n",
+                     path, c->port, c->token);
+    size_t got = 0;
+    if (write(s, req, (size_t)n) == n)
+        for (ssize_t k; (k = read(s, buf, sizeof buf)) > 0;) got += (size_t)k;
+    close(s);
+    return got;
+}
+
+static void *page_client(void *arg)
+{
+    client *c = arg;
+    static const struct {
+        const char *path;
+        unsigned every_ms;
+    } reqs[] = {{"/api/world", 1000},
+                {"/api/schedule", 500},
+                {"/api/plugins", 1000},
+                {"/api/events", 100},
+                {"/api/entities?limit=1000&full=1", 200}};
+    uint64_t next[5] = {0}, t0 = bench_now_ns();
+    while (!c->stop) {
+        uint64_t now = (bench_now_ns() - t0) / 1000000u;
+        for (int i = 0; i < 5; i++)
+            if (now >= next[i]) {
+                c->bytes += get(c, reqs[i].path);
+                c->requests++;
+                next[i] = now + reqs[i].every_ms;
+            }
+        usleep(5000);
+    }
+    return NULL;
+}
+
+/* An inspector on a free port, its log line kept out of the benchmark's output. */
+static host_inspector *open_inspector(host_world *w, client *c)
+{
+    host_log_set_level(ECS_LOG_WARN);
+    host_inspector *in = host_inspector_new(w, "0", false);
+    host_log_set_level(ECS_LOG_INFO);
+    if (!in) return NULL;
+    c->port = host_inspector_port(in);
+    snprintf(c->token, sizeof c->token, "%s", host_inspector_token(in));
+    return in;
+}
+
+/* One page request from a thread while the main thread answers. */
+typedef struct fetch {
+    client *c;
+    size_t got;
+    volatile int done;
+} fetch;
+
+static void *fetch_page(void *arg)
+{
+    fetch *f = arg;
+    f->got = get(f->c, "/api/entities?offset=500000&limit=100");
+    f->done = 1;
+    return NULL;
+}
+
+static int open_demo(bench_world *bw)
+{
+    static const char *const paths[] = {TRANSFORM_SO, MESH_SO, DEBUG_NAME_SO, SPIN_SO};
+    if (bench_world_open(bw, "inspect", paths, 4, NULL) != 0) return -1;
+    return host_scene_load(bw->w, DEMO_SCENE) == ECS_OK ? 0 : -1;
+}
+
+/* FRAMES frames, with in polled after each (NULL: none): ns per frame. */
+static double frames_ns(host_world *w, host_inspector *in)
+{
+    uint64_t t0 = bench_now_ns();
+    for (unsigned i = 0; i < FRAMES; i++) {
+        host_world_frame(w);
+        if (in) host_inspector_poll(in, true); /* no wait between: answered here */
+    }
+    return (double)(bench_now_ns() - t0) / FRAMES;
+}
+
+/* PAGE_S seconds of frames at about 1 kHz, waiting between them (answering requests when
+ * in is set): the frame loop's time per frame, the frame and the poll at its boundary
+ * (what a frame waits for), not the wait; *cpu_ns gets the thread's CPU time per frame,
+ * answers included; *frames counts them. */
+static double paced_ns(host_world *w, host_inspector *in, double *cpu_per_frame, uint64_t *frames)
+{
+    uint64_t c0 = cpu_ns(), t0 = bench_now_ns(), n = 0, busy = 0;
+    while (bench_now_ns() - t0 < (uint64_t)(PAGE_S * 1e9)) {
+        uint64_t f0 = bench_now_ns();
+        host_world_frame(w);
+        if (in) host_inspector_poll(in, false);
+        busy += bench_now_ns() - f0;
+        n++;
+        if (in) {
+            host_inspector_wait(in, bench_now_ns() + 1000000u, NULL);
+        } else {
+            struct timespec ms = {0, 1000000};
+            nanosleep(&ms, NULL);
+        }
+    }
+    *frames += n;
+    *cpu_per_frame = (double)(cpu_ns() - c0) / (double)n;
+    return (double)busy / (double)n;
+}
+
+static int run_inspect(const bench_config *cfg)
+{
+    static double cpu_extra[BENCH_MAX_REPS], ours[BENCH_MAX_REPS], base[BENCH_MAX_REPS],
+        o2[BENCH_MAX_REPS], b2[BENCH_MAX_REPS], o3[BENCH_MAX_REPS], b3[BENCH_MAX_REPS];
+    bench_begin(cfg, "inspect", "I1: the inspector's cost to the frame loop");
+    bench_world bw;
+    client c = {0};
+    host_inspector *in = NULL;
+    int rc = open_demo(&bw) == 0 && (in = open_inspector(bw.w, &c)) ? 0 : 1;
+    uint64_t sum1 = 0, sum2 = 0;
+    for (int r = 0; rc == 0 && r < cfg->reps; r++) {
+        base[r] = frames_ns(bw.w, NULL);
+        ours[r] = frames_ns(bw.w, in);
+        sum1 += 2 * FRAMES;
+    }
+    if (rc == 0) {
+        bench_row row = {"I1",
+                         "frame, --inspect and no client",
+                         "ns/frame",
+                         "no --inspect",
+                         1,
+                         bench_stats_of(ours, (size_t)cfg->reps),
+                         bench_stats_of(base, (size_t)cfg->reps),
+                         sum1,
+                         "the demo scene, 4 plugins; ours polls the server once per frame"};
+        bench_report(cfg, "inspect", &row);
+    }
+    int reps2 = cfg->reps < 3 ? cfg->reps : 3; /* 2 s each */
+    for (int r = 0; rc == 0 && r < reps2; r++) {
+        double cpu_base, cpu_ours;
+        b2[r] = paced_ns(bw.w, NULL, &cpu_base, &sum2);
+        pthread_t th;
+        c.stop = 0;
+        if (pthread_create(&th, NULL, page_client, &c) != 0) rc = 1;
+        o2[r] = paced_ns(bw.w, in, &cpu_ours, &sum2);
+        c.stop = 1;
+        if (rc == 0) pthread_join(th, NULL);
+        cpu_extra[r] = cpu_ours - cpu_base;
+    }
+    if (rc == 0) {
+        char note[200];
+        bench_stats extra = bench_stats_of(cpu_extra, (size_t)reps2);
+        snprintf(note, sizeof note,
+                 "frames at ~1 kHz, answers between them: %.1f us of CPU more per frame "
+                 "(%.1f ms a second)",
+                 extra.median / 1e3, extra.median / 1e3);
+        bench_row row = {"I1",
+                         "frame + poll, the page open",
+                         "ns/frame",
+                         "no --inspect",
+                         1,
+                         bench_stats_of(o2, (size_t)reps2),
+                         bench_stats_of(b2, (size_t)reps2),
+                         sum2 + c.bytes,
+                         note};
+        bench_report(cfg, "inspect", &row);
+    }
+    host_inspector_free(in);
+    bench_world_close(&bw);
+    /* a page from a big world */
+    static const char *const big_paths[] = {TRANSFORM_SO, DEBUG_NAME_SO};
+    bench_world big;
+    ecs_entity *ents = malloc(BIG * sizeof *ents);
+    rc = rc || !ents || bench_world_open(&big, "inspect-big", big_paths, 2, NULL) != 0;
+    const ecs_transform_api *tf = rc ? NULL
+                                     : host_registry_find(&big.w->registry, ECS_TRANSFORM_API_NAME,
+                                                          ECS_TRANSFORM_API_VERSION, NULL);
+    const ecs_debug_name_api *dn =
+        rc ? NULL
+           : host_registry_find(&big.w->registry, ECS_DEBUG_NAME_API_NAME,
+                                ECS_DEBUG_NAME_API_VERSION, NULL);
+    for (uint32_t i = 0; !rc && tf && dn && i < BIG; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "e%u", i);
+        ecs_transform_local l = {
+            ecs_vec3_make((float)i, 0, 0), {0, 0, 0, 1}, ecs_vec3_make(1, 1, 1)};
+        if (host_entity_create(big.w->entities, &ents[i]) != ECS_OK ||
+            tf->add(tf->self, ents[i], &l, i % 1000 ? ents[i - 1] : ecs_entity_null()) != ECS_OK ||
+            dn->set(dn->self, ents[i], name) != ECS_OK)
+            rc = 1;
+    }
+    client bc = {0};
+    host_inspector *bin = rc ? NULL : open_inspector(big.w, &bc);
+    uint64_t sum3 = 0;
+    for (int r = 0; bin && r < cfg->reps; r++) {
+        pthread_t th;
+        fetch f = {&bc, 0, 0};
+        uint64_t t0 = bench_now_ns();
+        if (pthread_create(&th, NULL, fetch_page, &f) != 0) break;
+        while (!f.done) host_inspector_wait(bin, bench_now_ns() + 100000u, NULL);
+        pthread_join(th, NULL);
+        o3[r] = (double)(bench_now_ns() - t0) / 1e6;
+        sum3 += f.got;
+        t0 = bench_now_ns();
+        host_world_frame(big.w);
+        b3[r] = (double)(bench_now_ns() - t0) / 1e6;
+    }
+    if (bin) {
+        bench_row row = {"I1",
+                         "page of 100 entities at offset 500,000 of 1 M",
+                         "ms",
+                         "one frame of that world",
+                         1,
+                         bench_stats_of(o3, (size_t)cfg->reps),
+                         bench_stats_of(b3, (size_t)cfg->reps),
+                         sum3,
+                         "GET /api/entities?offset=500000&limit=100 over a socket, "
+                         "transform and debug name each"};
+        bench_report(cfg, "inspect", &row);
+    } else if (!rc) {
+        rc = 1;
+    }
+    host_inspector_free(bin);
+    if (ents && big.w) bench_world_close(&big);
+    free(ents);
+    return rc;
+}
+
+const bench_workload bench_inspect_workload = {
+    "inspect", "I1: the inspector's cost per frame, and a page of a 1 M-entity world", run_inspect};
