@@ -225,6 +225,16 @@ static cJSON *plugins_json(host_inspector *in)
         for (char **d = p->deps; d && *d; d++) cJSON_AddItemToArray(deps, cJSON_CreateString(*d));
         for (size_t u = 0; u < p->use_count; u++)
             cJSON_AddItemToArray(deps, cJSON_CreateString(p->uses[u].name));
+        cJSON *hist = cJSON_AddArrayToObject(v, "reloads"); /* oldest first, the last 8 */
+        uint32_t kept = p->reload_count < 8 ? p->reload_count : 8;
+        for (uint32_t k = p->reload_count - kept; k < p->reload_count; k++) {
+            const struct host_reload_note *rn = &p->reloads[k % 8];
+            cJSON *h = cJSON_CreateObject();
+            cJSON_AddNumberToObject(h, "time", rn->time);
+            cJSON_AddBoolToObject(h, "done", rn->done);
+            cJSON_AddStringToObject(h, "what", rn->what);
+            cJSON_AddItemToArray(hist, h);
+        }
         cJSON_AddItemToArray(list, v);
     }
     return list;

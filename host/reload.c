@@ -521,16 +521,27 @@ bool host_reload_rollback(host_world *w, host_plugin *p)
     return true;
 }
 
+/* Keep what a reload of p did in its ring (the inspector's plugin history). */
+static void note(host_reloader *r, host_plugin *p, bool done, const char *what)
+{
+    struct host_reload_note *n = &p->reloads[p->reload_count++ % 8];
+    n->time = r->w->frame.time;
+    n->done = done;
+    snprintf(n->what, sizeof n->what, "%s", what);
+}
+
 static void refuse(host_reloader *r, host_plugin *p, const char *fmt, ...) ECS_PRINTF(3, 4);
 static void refuse(host_reloader *r, host_plugin *p, const char *fmt, ...)
 {
-    char why[600];
+    char why[600], what[160];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
     host_error("reload", "%s: new build refused, version %s keeps running: %s", p->name, p->version,
                why);
+    host_format(what, sizeof what, "refused: %s", why);
+    note(r, p, false, what);
     r->failed++;
 }
 
@@ -650,10 +661,15 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
                       p->name, host_guard_signal_name(sig));
         adopt(p, n, state, same);
         r->done++;
+        char what[160];
+        double ms = (double)(host_now_ns() - changed_at) / 1e6;
+        host_format(what, sizeof what, "%s -> %s: %s, %u components kept, %.2f ms",
+                    old_version ? old_version : "?", p->version,
+                    same ? "same state layout" : "JSON migration", components_of(w, p), ms);
+        note(r, p, true, what);
         host_info("reload", "%s %s -> %s: %s, %u components kept, %.2f ms from change to swap",
                   p->name, old_version ? old_version : "?", p->version,
-                  same ? "same state layout" : "JSON migration", components_of(w, p),
-                  (double)(host_now_ns() - changed_at) / 1e6);
+                  same ? "same state layout" : "JSON migration", components_of(w, p), ms);
         free(old_version);
     }
     p->reloading = false;

@@ -121,6 +121,13 @@ struct host_plugin {
     size_t use_count;
     ecs_entity *pending_entities; /* created during load(): destroyed if the load is refused */
     size_t pending_entity_count, pending_entity_cap;
+    /* the last reloads of it (a ring): for the inspector */
+    struct host_reload_note {
+        double time; /* the world's time (frame.time) */
+        bool done;   /* swapped in; false: refused */
+        char what[160];
+    } reloads[8];
+    uint32_t reload_count;
     /* calls from another thread, refused: counted there, reported at a frame boundary */
     _Atomic uint32_t thread_calls;
     _Atomic(const char *) thread_call; /* the first such call's name */

@@ -240,6 +240,11 @@ def a_rebuilt_spin_plugin_shows_up_in_the_plugins_panel(s):
                            for r in by_css(s, "#plugins tbody tr")), "spin 1.0.1 in the panel")
     wait_until(lambda: "1.0.1" in s.driver.find_element("id", "notice").text,
                "the notice of the new build")
+    spin = [p for p in s.host.api("plugins") if p["name"] == "spin"][0]
+    assert spin["reloads"] and spin["reloads"][-1]["done"], spin
+    assert spin["reloads"][-1]["what"].startswith("1.0.0 -> 1.0.1: same state layout"), spin
+    wait_until(lambda: any("1.0.0 -> 1.0.1" in r.text for r in by_css(s, "#plugins tbody tr")),
+               "the reload in the plugins panel's history")
     s.shot("after-reload")
 
 
