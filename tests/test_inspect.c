@@ -47,14 +47,29 @@ static void reply_free(reply *r)
     memset(r, 0, sizeof *r);
 }
 
-/* Start ecs-host --inspect 0 on the demo (extra: more options, NULL-terminated). */
+/* Start ecs-host --inspect 0 on the demo (extra: more options, NULL-terminated; a
+ * "--watch" among them runs it on copies of the plugins in f->dir/plugins). */
 static void start(fixture *f, const char *const *extra)
 {
     const char *argv[24] = {ECS_HOST_PATH, "--inspect", "0",      "--fps", "60",
                             "--scene",     DEMO_SCENE,  "--save", f->save};
     size_t n = 9;
-    for (; extra && *extra; extra++) argv[n++] = *extra;
-    argv[n++] = PLUGIN_DIR;
+    static char folder[4096];
+    snprintf(folder, sizeof folder, "%s", PLUGIN_DIR);
+    for (; extra && *extra; extra++) {
+        argv[n++] = *extra;
+        if (strcmp(*extra, "--watch") != 0) continue;
+        snprintf(folder, sizeof folder, "%s/plugins", f->dir);
+        assert_int_equal(mkdir(folder, 0700), 0);
+        static const char *const names[] = {"transform", "mesh", "debug_name", "spin"};
+        for (size_t i = 0; i < 4; i++) {
+            char src[4200], dst[4200];
+            snprintf(src, sizeof src, "%s/%s/%s.so", PLUGIN_DIR, names[i], names[i]);
+            snprintf(dst, sizeof dst, "%s/%s.so", folder, names[i]);
+            assert_int_equal(harness_copy_file(src, dst, 0755), 0);
+        }
+    }
+    argv[n++] = folder;
     argv[n] = NULL;
     assert_int_equal(harness_start(&f->proc, argv), 0);
     if (!harness_wait_output(&f->proc, "inspect: open http://127.0.0.1:", 10)) {
@@ -555,6 +570,49 @@ static void Inspect_events_stream_the_log_and_the_frame(void **state)
     stop(f);
 }
 
+/* Edits racing hot reloads of the manager they edit: both happen between frames on the
+ * main thread, so each edit lands in one version or the next, never half in each; every
+ * reload keeps what the edits before it wrote. */
+static void Inspect_edits_racing_reloads_of_their_manager_all_land(void **state)
+{
+    fixture *f = *state;
+    reply r;
+    char id[32], path[96], body[128], src[4200], dst[4200], tmp[4200];
+    start(f, (const char *const[]){"--watch", "--reload-quiet", "5", NULL});
+    id_of(f, "house1", id, sizeof id);
+    snprintf(src, sizeof src, "%s/transform/transform.so", PLUGIN_DIR);
+    snprintf(dst, sizeof dst, "%s/plugins/transform.so", f->dir);
+    snprintf(tmp, sizeof tmp, "%s/plugins/.transform.so.tmp", f->dir);
+    for (int i = 1; i <= 20; i++) {
+        assert_int_equal(harness_copy_file(src, tmp, 0755), 0); /* a build, renamed in */
+        assert_int_equal(rename(tmp, dst), 0);
+        snprintf(path, sizeof path, "/api/entities/%s/transform", id);
+        snprintf(body, sizeof body, "{\"position\": [%d, 0, 0], \"parent\": \"street\"}", i);
+        request(f, "PUT", path, body, NULL, NULL, &r);
+        expect_status(&r, 200, "edit during reloads");
+        reply_free(&r);
+        struct timespec pause = {0, 15000000};
+        nanosleep(&pause, NULL);
+    }
+    struct timespec settle = {0, 300000000};
+    nanosleep(&settle, NULL);
+    snprintf(path, sizeof path, "/api/entities/%s", id);
+    get(f, path, &r);
+    assert_non_null(strstr(r.body, "\"position\":[20,0,0]"));
+    reply_free(&r);
+    get(f, "/api/plugins", &r);
+    const cJSON *p;
+    int transform_reloads = 0;
+    cJSON_ArrayForEach(p, r.json)
+    {
+        if (!strcmp(string_at(p, "name"), "transform"))
+            transform_reloads = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(p, "reloads"));
+    }
+    reply_free(&r);
+    assert_true(transform_reloads >= 2); /* reloads did happen between the edits */
+    stop(f);
+}
+
 static void Inspect_saves_and_downloads_the_world(void **state)
 {
     fixture *f = *state;
@@ -617,6 +675,7 @@ int main(void)
         TEST(Inspect_token_host_size_and_read_only_are_enforced),
         TEST(Inspect_slow_and_vanishing_clients_never_stop_the_frames),
         TEST(Inspect_events_stream_the_log_and_the_frame),
+        TEST(Inspect_edits_racing_reloads_of_their_manager_all_land),
         TEST(Inspect_saves_and_downloads_the_world),
         TEST(Inspect_bad_address_is_one_line_and_exit_1),
     };
