@@ -119,7 +119,7 @@ typedef struct parser {
     size_t scratch_cap;
     host_jparse_status status; /* the first error */
     const char *error_at;
-    bool unique_keys;  /* refuse a key twice in one object */
+    bool unique_keys;  /* refuse a key twice in one object, and \u0000 in a string */
     const char **keys; /* unique_keys: where each key of the open objects starts */
     size_t nkeys, capkeys;
     const char *first_at; /* HOST_JPARSE_DUPLICATE_KEY: the first occurrence */
@@ -282,6 +282,7 @@ static bool decode_unicode(parser *p, const char *open, const char **at, size_t 
     const char *s = *at, *second = s + 6;
     long cp = hex4(p, s, open);
     if (cp < 0) return false;
+    if (cp == 0 && p->unique_keys) return fail(p, HOST_JPARSE_NUL_ESCAPE, s);
     if (cp >= 0xDC00 && cp <= 0xDFFF) return fail(p, HOST_JPARSE_UNPAIRED_SURROGATE, s);
     if (cp >= 0xD800 && cp <= 0xDBFF) { /* a high surrogate: its low one must follow */
         if (second == p->end || (*second == '\\' && second + 1 == p->end))
@@ -678,6 +679,8 @@ static const char *const messages[HOST_JPARSE_STATUS_COUNT] = {
     [HOST_JPARSE_INVALID_ESCAPE] = "invalid escape in a string",
     [HOST_JPARSE_INVALID_UNICODE_ESCAPE] = "invalid \\u escape (expected 4 hex digits)",
     [HOST_JPARSE_UNPAIRED_SURROGATE] = "unpaired UTF-16 surrogate",
+    [HOST_JPARSE_NUL_ESCAPE] = "\\u0000 in a string: a NUL character would cut it short (cJSON "
+                               "strings end at a NUL)",
     [HOST_JPARSE_NUMBER_LEADING_ZERO] = "invalid number: a leading zero",
     [HOST_JPARSE_NUMBER_PLUS_SIGN] = "invalid number: a '+' sign",
     [HOST_JPARSE_NUMBER_LEADING_POINT] = "invalid number: no digit before the '.'",

@@ -47,6 +47,7 @@ typedef enum host_jparse_status {
     HOST_JPARSE_INVALID_ESCAPE,         /* '\' followed by none of "\/bfnrtu (at the '\') */
     HOST_JPARSE_INVALID_UNICODE_ESCAPE, /* \u without 4 hex digits (at the '\') */
     HOST_JPARSE_UNPAIRED_SURROGATE,     /* a UTF-16 surrogate \u escape without its pair */
+    HOST_JPARSE_NUL_ESCAPE,             /* \u0000 in a string (unique_keys: the host's files) */
     HOST_JPARSE_NUMBER_LEADING_ZERO,    /* 01, -00 (at the leading '0') */
     HOST_JPARSE_NUMBER_PLUS_SIGN,       /* +1 */
     HOST_JPARSE_NUMBER_LEADING_POINT,   /* .5 */
@@ -71,9 +72,10 @@ typedef struct host_jparse_error {
 struct cJSON *host_jparse(const char *text, size_t len, host_json_arena *arena,
                           host_jparse_error *error);
 
-/* host_jparse, and with unique_keys a key that stands twice in one object is refused
- * (HOST_JPARSE_DUPLICATE_KEY at the second, error->first at the first): where cJSON would
- * keep one and drop the other in silence. The host reads its files this way (json.h). */
+/* host_jparse, and with unique_keys what cJSON would lose in silence is refused: a key
+ * that stands twice in one object (HOST_JPARSE_DUPLICATE_KEY at the second, error->first
+ * at the first) and \u0000 in a string, which would cut it short (HOST_JPARSE_NUL_ESCAPE).
+ * The host reads its files this way (json.h). */
 struct cJSON *host_jparse_keys(const char *text, size_t len, host_json_arena *arena,
                                bool unique_keys, host_jparse_error *error);
 
