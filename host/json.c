@@ -227,6 +227,29 @@ bool host_json_locate(const char *text, size_t len, const cJSON *root, const cJS
     return true;
 }
 
+/* The path of node under v ("entities[3].rl") appended to path at used; false when node
+ * is not under v. */
+static bool path_walk(const cJSON *v, const cJSON *node, char *path, size_t size, size_t used)
+{
+    if (v == node) return true;
+    int i = 0;
+    for (const cJSON *c = v->child; c; c = c->next, i++) {
+        int n = cJSON_IsObject(v) ? snprintf(path + used, size - used, "%s%s", used ? "." : "",
+                                             c->string ? c->string : "")
+                                  : snprintf(path + used, size - used, "[%d]", i);
+        if (n < 0 || (size_t)n >= size - used) n = 0; /* cut: the path stays as it was */
+        if (path_walk(c, node, path, size, used + (size_t)n)) return true;
+        path[used] = '\0';
+    }
+    return false;
+}
+
+bool host_json_path_of(const cJSON *root, const cJSON *node, char *path, size_t size)
+{
+    if (size) path[0] = '\0';
+    return root && node && size && path_walk(root, node, path, size, 0);
+}
+
 void host_json_error_at(char *out, size_t outlen, const char *file, const char *text, size_t len,
                         const cJSON *root, const cJSON *at, bool lines, const char *message)
 {
@@ -234,6 +257,10 @@ void host_json_error_at(char *out, size_t outlen, const char *file, const char *
     int line = 0, col = 0;
     bool found = at && root && text &&
                  host_json_locate(text, len, root, at, &line, &col, where, sizeof where);
+    if (!text && host_json_path_of(root, at, where, sizeof where) && *where) { /* a tree only */
+        host_format(out, outlen, "%s: %s: %s", file, where, message);
+        return;
+    }
     if (found && lines)
         host_format(out, outlen, "%s:%d:%d: %s%s%s", file, line, col, where, *where ? ": " : "",
                     message);

@@ -39,6 +39,10 @@ void host_json_arena_free(host_json_arena *a);
 /* Where node (a value inside root, parsed from text) starts: its line and column, and its
  * JSON path ("entities[3].transform.position") into path. False when node is not in
  * root. Costs one scan of the text: meant for error messages. */
+/* The JSON path of node in the tree root ("entities[3].transform.position[1]") without
+ * the text it came from; false (path "") when node is not in it. */
+bool host_json_path_of(const struct cJSON *root, const struct cJSON *node, char *path, size_t size);
+
 bool host_json_locate(const char *text, size_t len, const struct cJSON *root,
                       const struct cJSON *node, int *line, int *col, char *path, size_t pathlen);
 

@@ -158,6 +158,7 @@ typedef struct scene_load {
     int depth;
     bool failed;
     bool edit; /* host_scene_edit: references name live entities (scene id or e<index>) */
+    long bad;  /* the entity whose component failed first, or -1 (set with `failed`) */
     char error[768];
     char fallback[300]; /* a reference error, used if the plugin does not say more */
 } scene_load;
@@ -294,6 +295,7 @@ static ecs_status load_one(scene_load *l, uint32_t i, size_t m)
     if (s != ECS_OK && !l->failed && *l->fallback) load_fail(l, json, "%s", l->fallback);
     if (s != ECS_OK)
         load_fail(l, json, "manager '%s' refused it: %s", mgr->name, ecs_status_text(s));
+    if (s != ECS_OK && l->bad < 0) l->bad = (long)i;
     return s;
 }
 
@@ -491,7 +493,7 @@ static bool has_suffix(const char *s, const char *suffix)
 static ecs_status load_scene(host_world *w, const char *path, const char *given, size_t len,
                              bool log, ecs_entity *first, char *error, size_t errlen)
 {
-    scene_load l = {.w = w, .path = path};
+    scene_load l = {.w = w, .path = path, .bad = -1};
     char *text = NULL;
     host_json_arena *arena = NULL;
     ecs_status s;
@@ -1247,7 +1249,7 @@ ecs_status host_scene_restore(host_world *w, const struct cJSON *doc, const ecs_
                               uint32_t n, host_manager *const *mgrs, size_t count, const char *what,
                               int *crashed)
 {
-    scene_load l = {.w = w, .path = what, .root = (cJSON *)doc};
+    scene_load l = {.w = w, .path = what, .root = (cJSON *)doc, .bad = -1};
     ecs_status s = ECS_ERR_BAD_VALUE;
     int sig = 0;
     if (check_shape(&l) && l.n == n) {
@@ -1258,7 +1260,17 @@ ecs_status host_scene_restore(host_world *w, const struct cJSON *doc, const ecs_
     } else {
         load_fail(&l, NULL, "the captured document does not match its entities");
     }
-    if (s != ECS_OK) host_error("reload", "%s", l.error);
+    char prefix[64], *rest;
+    snprintf(prefix, sizeof prefix, "%s: entities[%ld].", what, l.bad);
+    if (s != ECS_OK && l.bad >= 0 && (size_t)l.bad < n &&
+        strncmp(l.error, prefix, strlen(prefix)) == 0) { /* name the entity, not its place */
+        rest = l.error + strlen(prefix);
+        ecs_entity e = ents[l.bad];
+        host_error("reload", "%s: entity '%s' (%u.%u): %s", what, l.ids[l.bad], ecs_entity_index(e),
+                   ecs_entity_generation(e), rest);
+    } else if (s != ECS_OK) {
+        host_error("reload", "%s", l.error);
+    }
     if (crashed) *crashed = sig;
     load_free(&l);
     return s;
@@ -1307,7 +1319,8 @@ char *host_scene_entities_text(host_world *w, const ecs_entity *list, uint32_t n
 static ecs_status edit_load(host_world *w, ecs_entity e, host_manager *m, cJSON *doc,
                             const char *text, size_t len, char *error, size_t errlen)
 {
-    scene_load l = {.w = w, .path = "edit", .root = doc, .text = text, .len = text ? len : 0};
+    scene_load l = {
+        .w = w, .path = "edit", .root = doc, .text = text, .len = text ? len : 0, .bad = -1};
     ecs_status s = ECS_ERR_BAD_VALUE;
     int sig = 0;
     host_manager *mgrs[1] = {m};

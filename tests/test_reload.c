@@ -891,6 +891,25 @@ static void Reload_changed_state_layout_migrates_through_json(void **state)
 
 /* A plugin without save/load_component cannot migrate: a new state_version is refused
  * with a clear message and the old version keeps running with its components. */
+/* A migration the new version's load_component refuses: one line names the manager's
+ * plugin, the entity (its scene id and id) and the JSON path, then the refusal; the old
+ * version keeps running with every component. */
+static void Reload_failed_migration_names_the_entity_and_path(void **state)
+{
+    fixture *f = *state;
+    put_rl_with_peers(f, "rl_v1");
+    START(f, "rl 1 first update", NULL);
+    let_run(f, 100);
+    put_rename(f, "rl_v3_limit", "rl.so");
+    WAIT_LINE(f, "[error] reload: rl: entity 'e5' (5.0): rl: expected at most 5000, found 50");
+    WAIT_LINE(f, "rl: new build refused, version 1 keeps running: the new version could not load "
+                 "the components (see above)");
+    STOP(f);
+    EXPECT_OUT(f, "reloads: 0 done, 1 refused");
+    EXPECT_CONTINUOUS(f);
+    EXPECT_SAVED(f);
+}
+
 static void Reload_layout_change_without_json_is_refused(void **state)
 {
     fixture *f = *state;
@@ -1555,6 +1574,7 @@ int main(void)
         TEST(Reload_bad_build_is_reported_in_one_log_line),
         TEST(Reload_failing_load_is_refused_and_the_old_version_keeps_running),
         TEST(Reload_changed_state_layout_migrates_through_json),
+        TEST(Reload_failed_migration_names_the_entity_and_path),
         TEST(Reload_layout_change_without_json_is_refused),
         TEST(Reload_safe_crash_after_reload_rolls_back_to_the_last_good_version),
         TEST(Reload_safe_crash_without_earlier_version_unloads_and_the_next_restores),

@@ -22,6 +22,7 @@
  *   RL_CRASH_AT=n   update crashes with SIGSEGV from frame n on (a crashing build)
  *   RL_CRASH_IN_LOAD       load() calls abort() (SIGABRT) before touching anything
  *   RL_CRASH_IN_MIGRATION  load_component raises SIGFPE (a migration that crashes)
+ *   RL_MIGRATION_LIMIT=n   load_component refuses a value over n (a migration that fails)
  *
  * Log lines (info), "rl 1" standing for RL_NAME RL_VERSION:
  *   "rl 1 load: new state" | "rl 1 load: adopted the previous state (reload K), N components"
@@ -226,6 +227,13 @@ static ecs_status mgr_load(void *state, ecs_entity e, const cJSON *json)
         s->host->scene_error(s->host, json, "expected a whole number");
         return ECS_ERR_BAD_VALUE;
     }
+#ifdef RL_MIGRATION_LIMIT
+    if (v > RL_MIGRATION_LIMIT) {
+        s->host->scene_error(s->host, json, "expected at most %d, found %.0f", RL_MIGRATION_LIMIT,
+                             v);
+        return ECS_ERR_BAD_VALUE;
+    }
+#endif
     ecs_status st = add(s, e, (int64_t)v);
     if (st != ECS_OK) s->host->scene_error(s->host, json, "%s", ecs_status_text(st));
     return st;
