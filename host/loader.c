@@ -739,6 +739,13 @@ void host_plugin_unload(host_world *w, host_plugin *p, ecs_unload_reason why)
     free(p->api_names); /* a load of the same record publishes them again */
     p->api_names = NULL;
     p->api_count = 0;
+    if (p->crashed && p->mem.bytes) { /* not a leak: it never had the chance to free it */
+        host_info(p->name,
+                  "the host freed the %zu bytes in %zu allocations the plugin held when it "
+                  "crashed (its unload() is not called after a crash)",
+                  p->mem.bytes, p->mem.blocks);
+        host_mem_release_all(&p->mem);
+    }
     release_memory(p, "at unload");
     p->state = NULL;
     p->status = HOST_PLUGIN_UNLOADED;
