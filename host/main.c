@@ -166,6 +166,15 @@ static bool outputs_usable(const host_options *opt)
     return true;
 }
 
+/* --scene, with its slice in the --trace file. */
+static bool traced_load(host_world *w, const char *path)
+{
+    uint64_t t0 = host_now_ns();
+    ecs_status s = host_scene_load(w, path);
+    host_world_trace_slice(w, "scene load", "scene", t0, host_now_ns());
+    return s == ECS_OK;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], HOST_PROBE_ARG) == 0) /* the child of probe.c */
@@ -208,11 +217,13 @@ int main(int argc, char **argv)
         code = HOST_EXIT_FAILURE;
     } else if (opt.list) {
         host_world_print_list(w, stdout);
-    } else if (opt.scene_path && host_scene_load(w, opt.scene_path) != ECS_OK) {
+    } else if (opt.scene_path && !traced_load(w, opt.scene_path)) {
         code = HOST_EXIT_FAILURE;
     } else {
         run_frames(w, r, in, &opt);
+        uint64_t t0 = host_now_ns();
         if (opt.save_path && host_scene_save(w, opt.save_path) != ECS_OK) code = HOST_EXIT_FAILURE;
+        if (opt.save_path) host_world_trace_slice(w, "scene save", "scene", t0, host_now_ns());
     }
     host_inspector_free(in);
     if (opt.strict && w->bad_plugins > 0) {

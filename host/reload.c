@@ -946,7 +946,13 @@ void host_reloader_poll(host_reloader *r)
 {
     uint64_t changed_at = 0, now = host_now_ns();
     const char *const *files = host_watch_poll(r->watch, now, &changed_at);
-    for (size_t i = 0; files[i]; i++) apply(r, files[i], changed_at);
+    for (size_t i = 0; files[i]; i++) {
+        uint64_t t0 = host_now_ns();
+        apply(r, files[i], changed_at);
+        char name[300];
+        snprintf(name, sizeof name, "reload %s", files[i]);
+        host_world_trace_slice(r->w, name, "reload", t0, host_now_ns());
+    }
     check_manifest(r, now);
     unpark(r);
 }

@@ -83,6 +83,18 @@ static void trace_slice(host_world *w, const char *name, const char *cat, uint64
     w->trace_first = false;
 }
 
+void host_world_trace_slice(host_world *w, const char *name, const char *cat, uint64_t t0,
+                            uint64_t t1)
+{
+    if (!w->trace) return;
+    char safe[160]; /* a file name may hold anything: keep the JSON whole */
+    size_t n = 0;
+    for (const char *c = name; *c && n + 1 < sizeof safe; c++)
+        safe[n++] = (*c == '"' || *c == '\\' || (unsigned char)*c < 0x20) ? '_' : *c;
+    safe[n] = '\0';
+    trace_slice(w, safe, cat, t0, t1 > t0 ? t1 : t0);
+}
+
 ecs_status host_world_trace_open(host_world *w, const char *path)
 {
     host_world_trace_close(w);

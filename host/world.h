@@ -214,6 +214,11 @@ void host_world_print_stats(const host_world *w, FILE *out);
 ecs_status host_world_trace_open(host_world *w, const char *path);
 void host_world_trace_close(host_world *w);
 
+/* One slice [t0, t1] (host_now_ns) in the --trace file, when there is one: a scene load or
+ * save, a reload. */
+void host_world_trace_slice(host_world *w, const char *name, const char *cat, uint64_t t0,
+                            uint64_t t1);
+
 /* -- internal, between world.c, loader.c and hostapi.c -- */
 
 /* Fill p->table for plugin p. */

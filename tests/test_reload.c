@@ -1126,6 +1126,32 @@ static void Reload_poll_mode_detects_a_new_build(void **state)
     EXPECT_SAVED(f);
 }
 
+/* --trace holds a slice for each reload, named after the file, beside the frames'. */
+static void Reload_has_its_slice_in_the_trace(void **state)
+{
+    fixture *f = *state;
+    char *trace = harness_join(f->root, "trace.json");
+    put_rl_with_peers(f, "rl_v1");
+    START(f, "rl 1 first update", "--trace", trace);
+    put_rename(f, "rl_v2", "rl.so");
+    WAIT_LINE(f, "reload: rl 1 -> 2: same state layout");
+    STOP(f);
+    char *text = harness_read_file(trace, NULL);
+    cJSON *root = text ? cJSON_Parse(text) : NULL, *e;
+    assert_non_null(root);
+    int reloads = 0;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(root, "traceEvents"))
+    {
+        reloads +=
+            !strcmp(cJSON_GetObjectItemCaseSensitive(e, "name")->valuestring, "reload rl.so") &&
+            !strcmp(cJSON_GetObjectItemCaseSensitive(e, "cat")->valuestring, "reload");
+    }
+    assert_int_equal(reloads, 1);
+    cJSON_Delete(root);
+    free(text);
+    free(trace);
+}
+
 /* ---- Links, folders that go and come back, rename storms ---- */
 
 /* root/NAME, a folder outside the plugin folder (0700) */
@@ -1587,6 +1613,7 @@ int main(void)
         TEST(Reload_manifest_disabling_a_provider_parks_its_users),
         TEST(Reload_transform_under_mesh_keeps_world_matrices_and_bounds),
         TEST(Reload_poll_mode_detects_a_new_build),
+        TEST(Reload_has_its_slice_in_the_trace),
         TEST(Reload_symlinked_plugin_reloads_when_its_target_changes),
         TEST(Reload_symlinked_subfolder_is_watched),
         TEST(Reload_new_symlinked_plugin_loads_at_once),

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <cjson/cJSON.h>
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -284,6 +285,33 @@ static void Save_one_file_never_serves_two_roles(void **state)
     free(scene);
 }
 
+/* --trace has a slice for the scene load and one for the save, named so, whole JSON. */
+static void Save_and_load_have_their_slices_in_the_trace(void **state)
+{
+    save_test *t = *state;
+    char *out = in_dir(t, "out.json"), *trace = in_dir(t, "trace.json");
+    run(t, (const char *[]){"--save", out, "--trace", trace, NULL});
+    assert_int_equal(t->run.exit_code, 0);
+    char *text = harness_read_file(trace, NULL);
+    assert_non_null(text);
+    cJSON *root = cJSON_Parse(text), *e;
+    assert_non_null(root);
+    int load = 0, save = 0;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(root, "traceEvents"))
+    {
+        const char *name = cJSON_GetObjectItemCaseSensitive(e, "name")->valuestring;
+        const char *cat = cJSON_GetObjectItemCaseSensitive(e, "cat")->valuestring;
+        load += !strcmp(name, "scene load") && !strcmp(cat, "scene");
+        save += !strcmp(name, "scene save") && !strcmp(cat, "scene");
+    }
+    assert_int_equal(load, 1);
+    assert_int_equal(save, 1);
+    cJSON_Delete(root);
+    free(text);
+    free(trace);
+    free(out);
+}
+
 /* --save into a folder that does not exist, or onto a folder: exit 2 at start. */
 static void Save_target_is_checked_before_the_session(void **state)
 {
@@ -309,6 +337,7 @@ int main(void)
         T(Save_removes_what_a_killed_save_left_and_takes_long_names),
         T(Save_under_a_failed_or_short_write_keeps_the_old_file),
         T(Save_one_file_never_serves_two_roles),
+        T(Save_and_load_have_their_slices_in_the_trace),
         T(Save_target_is_checked_before_the_session),
     };
     return cmocka_run_group_tests_name("save", tests, NULL, NULL);
