@@ -96,7 +96,8 @@ static int rig_open(rig *g, uint32_t n)
     if (copy_file(BENCH_RL_V1_SO, path) != 0) return -1;
     host_reload_options ro = {false, 0, 0, false}; /* inotify, no quiet period */
     host_load_options lo = {0};
-    if (!(g->w = host_world_new()) || !(g->r = host_reloader_new(g->w, g->dir, &ro)) ||
+    if (!(g->w = host_world_new()) ||
+        !(g->r = host_reloader_new(g->w, (const char *const[]){g->dir}, 1, &ro)) ||
         host_world_load_dir(g->w, g->dir, &lo) != ECS_OK || g->w->bad_plugins) {
         fprintf(stderr, "reload: could not load %s with a reloader\n", path);
         return -1;

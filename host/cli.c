@@ -20,11 +20,13 @@
 #endif
 
 static const char usage[] =
-    "usage: ecs-host [options] [PLUGIN_DIR]\n"
+    "usage: ecs-host [options] [PLUGIN_DIR...]\n"
     "\n"
-    "Load every plugin (*.so) in PLUGIN_DIR and in its subfolders one level down, then\n"
-    "update their component managers every frame in registration order. Without\n"
-    "PLUGIN_DIR: the installed plugin folder, " ECS_DEFAULT_PLUGIN_DIR "\n"
+    "Load every plugin (*.so) in each PLUGIN_DIR and in its subfolders one level down,\n"
+    "then update their component managers every frame in registration order. Folders:\n"
+    "the PLUGIN_DIRs, then those of ECS_PLUGIN_PATH (colon-separated), then the\n"
+    "installed plugin folder, " ECS_DEFAULT_PLUGIN_DIR "\n"
+    "(unless --no-installed-plugins); a plugin name found in an earlier folder wins.\n"
     "\n"
     "options:\n"
     "  --scene FILE               load a scene (.json, or glTF .gltf/.glb) after the plugins\n"
@@ -53,6 +55,7 @@ static const char usage[] =
     "  --list                     list the plugins found and whether they load, then exit\n"
     "  --strict                   exit 1 when any plugin is bad (default: skip it)\n"
     "  --allow-insecure-plugins   load plugins that other users may write (warns)\n"
+    "  --no-installed-plugins     leave the installed plugin folder out\n"
     "  -q, --quiet                log errors only\n"
     "  -v, --verbose              also the host's detail lines (what it decided and why);\n"
     "                             -vv: also debug lines (plugins' too). Default: errors,\n"
@@ -85,7 +88,8 @@ enum {
     OPT_LOG_TIME,
     OPT_COLOR,
     OPT_INSPECT,
-    OPT_INSPECT_RO
+    OPT_INSPECT_RO,
+    OPT_NO_INSTALLED
 };
 
 static const struct option long_options[] = {
@@ -110,6 +114,7 @@ static const struct option long_options[] = {
     {"quiet", no_argument, NULL, 'q'},
     {"inspect", required_argument, NULL, OPT_INSPECT},
     {"inspect-read-only", no_argument, NULL, OPT_INSPECT_RO},
+    {"no-installed-plugins", no_argument, NULL, OPT_NO_INSTALLED},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
@@ -134,6 +139,10 @@ static double parse_rate(const char *s)
     if (errno || end == s || *end || !isfinite(v) || v < 0 || v > 1e6) return -1;
     return v;
 }
+
+#define STR_(x)       #x
+#define STR(x)        STR_(x)
+#define MAX_DIRS_TEXT STR(HOST_MAX_PLUGIN_DIRS)
 
 static int fail(FILE *err, int *code, const char *fmt, const char *arg)
 {
@@ -182,6 +191,9 @@ int host_cli_parse(int argc, char **argv, host_options *opt, FILE *out, FILE *er
             break;
         case OPT_INSPECT_RO:
             opt->inspect_read_only = true;
+            break;
+        case OPT_NO_INSTALLED:
+            opt->no_installed = true;
             break;
         case OPT_POLL:
             opt->poll = true;
@@ -241,9 +253,36 @@ int host_cli_parse(int argc, char **argv, host_options *opt, FILE *out, FILE *er
             return fail(err, exit_code, "unknown option '%s'", argv[optind - 1]);
         }
     }
-    if (argc - optind > 1)
-        return fail(err, exit_code, "one PLUGIN_DIR expected, '%s' is one too many",
-                    argv[optind + 1]);
-    opt->plugin_dir = optind < argc ? argv[optind] : ECS_DEFAULT_PLUGIN_DIR;
+    /* the folders: the command line's, ECS_PLUGIN_PATH's (colon-separated), the installed */
+    size_t n = 0;
+    for (int i = optind; i < argc; i++) {
+        if (n == HOST_MAX_PLUGIN_DIRS)
+            return fail(err, exit_code, "at most %s plugin folders", MAX_DIRS_TEXT);
+        opt->plugin_dirs[n++] = argv[i];
+    }
+    const char *env = getenv("ECS_PLUGIN_PATH");
+    if (env && strlen(env) >= sizeof opt->env_path)
+        return fail(err, exit_code, "%s", "ECS_PLUGIN_PATH is too long (over 8 KiB)");
+    snprintf(opt->env_path, sizeof opt->env_path, "%s", env ? env : "");
+    for (char *p = opt->env_path, *next; p && *p; p = next) {
+        next = strchr(p, ':');
+        if (next) *next++ = '\0';
+        if (!*p) continue; /* "a::b", a leading or trailing colon: nothing */
+        if (n == HOST_MAX_PLUGIN_DIRS)
+            return fail(err, exit_code, "at most %s plugin folders", MAX_DIRS_TEXT);
+        opt->plugin_dirs[n++] = p;
+    }
+    if (!opt->no_installed) {
+        if (n == HOST_MAX_PLUGIN_DIRS)
+            return fail(err, exit_code, "at most %s plugin folders", MAX_DIRS_TEXT);
+        opt->installed_implicit = n > 0;
+        opt->plugin_dirs[n++] = ECS_DEFAULT_PLUGIN_DIR;
+    }
+    if (n == 0)
+        return fail(err, exit_code, "%s",
+                    "no plugin folder: --no-installed-plugins needs a PLUGIN_DIR or "
+                    "ECS_PLUGIN_PATH");
+    opt->plugin_dir_count = n;
+    opt->plugin_dir = opt->plugin_dirs[0];
     return 0;
 }

@@ -10,10 +10,19 @@
 #define HOST_EXIT_FAILURE 1
 #define HOST_EXIT_USAGE   2
 
+#define HOST_MAX_PLUGIN_DIRS 32
+
 typedef struct host_options {
-    const char *plugin_dir;
-    int64_t frames; /* -1: until SIGINT/SIGTERM */
-    double fps;     /* 0: as fast as possible */
+    const char *plugin_dir; /* the first of plugin_dirs (messages that name one) */
+    const char *plugin_dirs[HOST_MAX_PLUGIN_DIRS]; /* PLUGIN_DIR..., then ECS_PLUGIN_PATH's,
+                                    then the installed folder (unless --no-installed-plugins) */
+    char env_path[8192];                           /* ECS_PLUGIN_PATH, cut at its colons */
+    size_t plugin_dir_count;
+    bool installed_implicit; /* the last of them is the installed folder, not asked for:
+                                skipped when it does not exist (unless it is the only one) */
+    bool no_installed;       /* --no-installed-plugins */
+    int64_t frames;          /* -1: until SIGINT/SIGTERM */
+    double fps;              /* 0: as fast as possible */
     bool stats, list, strict, allow_insecure, no_timing;
     const char *trace_path;
     const char *scene_path; /* --scene: load it after the plugins */

@@ -427,15 +427,18 @@ bool host_plugin_path_insecure(const char *dir, const char *file, bool check_dir
 
 /* ---- manifest ---- */
 
-static host_plugin *plugin_named(host_world *w, const char *name)
+/* The plugin of folder `folder` (any: -1) named name, or NULL. */
+static host_plugin *plugin_named(host_world *w, const char *name, int folder)
 {
     for (size_t i = 0; i < w->plugin_count; i++)
-        if (w->plugins[i]->name && strcmp(w->plugins[i]->name, name) == 0) return w->plugins[i];
+        if (w->plugins[i]->name && strcmp(w->plugins[i]->name, name) == 0 &&
+            (folder < 0 || w->plugins[i]->folder == folder))
+            return w->plugins[i];
     return NULL;
 }
 
 /* Apply dir/manifest.json when it exists: plugins[i] = {name, config?, disabled?}. */
-static ecs_status apply_manifest(host_world *w, const char *dir, bool allow_insecure)
+static ecs_status apply_manifest(host_world *w, const char *dir, int folder, bool allow_insecure)
 {
     char path[PATH_MAX], err[600];
     snprintf(path, sizeof path, "%s/%s", dir, MANIFEST_NAME);
@@ -477,7 +480,7 @@ static ecs_status apply_manifest(host_world *w, const char *dir, bool allow_inse
             s = ECS_ERR_BAD_VALUE;
             break;
         }
-        host_plugin *p = plugin_named(w, name->valuestring);
+        host_plugin *p = plugin_named(w, name->valuestring, folder);
         if (p && p->listed_at >= 0) {
             host_error("manifest", "%s: plugins[%d]: '%s' is already listed at plugins[%d]", path,
                        i, name->valuestring, p->listed_at);
@@ -488,7 +491,7 @@ static ecs_status apply_manifest(host_world *w, const char *dir, bool allow_inse
             host_warn("manifest", "%s: plugins[%d]: no plugin named '%s' in %s", path, i,
                       name->valuestring, dir);
         else {
-            p->rank = i;
+            p->rank = folder * HOST_FOLDER_RANKS + i;
             p->listed_at = i;
             if (cJSON_IsTrue(off) && p->status == HOST_PLUGIN_FOUND) {
                 p->status = HOST_PLUGIN_DISABLED;
@@ -772,7 +775,7 @@ int host_world_push_plugin(host_world *w, host_plugin *p)
 }
 
 /* Open every file of the folder that passes the permission check. */
-static ecs_status open_all(host_world *w, const char *dir, const host_load_options *opt)
+static ecs_status open_all(host_world *w, const char *dir, int folder, const host_load_options *opt)
 {
     path_list files = {0};
     ecs_status s = ECS_OK;
@@ -788,6 +791,7 @@ static ecs_status open_all(host_world *w, const char *dir, const host_load_optio
         host_plugin_path_insecure(dir, files.v[i], false, opt->allow_insecure, why, sizeof why);
         host_plugin *p =
             *why ? new_record(w, full, files.v[i]) : host_plugin_open(w, full, files.v[i]);
+        if (p) p->folder = folder, p->rank = folder * HOST_FOLDER_RANKS + HOST_FOLDER_RANKS - 1;
         if (p && *why) skip(w, p, "%s", why); /* listed by --list, never opened */
         if (!p || host_world_push_plugin(w, p) != 0) {
             host_plugin_free(p);
@@ -799,7 +803,9 @@ static ecs_status open_all(host_world *w, const char *dir, const host_load_optio
     return s;
 }
 
-/* Skip a plugin whose name an earlier file (in file order) already uses. */
+/* Skip a plugin whose name an earlier file already uses: in the same folder an error (two
+ * builds of one plugin side by side), in an earlier folder the rule (the first folder wins,
+ * as in PATH): one info line, not counted as bad. */
 static void skip_duplicate_names(host_world *w)
 {
     for (size_t i = 0; i < w->plugin_count; i++) {
@@ -807,10 +813,17 @@ static void skip_duplicate_names(host_world *w)
         if (p->status != HOST_PLUGIN_FOUND) continue;
         for (size_t j = 0; j < i; j++) {
             host_plugin *q = w->plugins[j];
-            if (q->status == HOST_PLUGIN_FOUND && strcmp(q->name, p->name) == 0) {
+            if (q->status != HOST_PLUGIN_FOUND || strcmp(q->name, p->name) != 0) continue;
+            if (q->folder == p->folder) {
                 skip(w, p, "plugin name '%s' is already used by %s", p->name, q->path);
-                break;
+            } else {
+                snprintf(p->reason, sizeof p->reason,
+                         "plugin '%s' is loaded from %s, an earlier folder", p->name, q->path);
+                host_info("loader", "%s: skipped: %s", p->path, p->reason);
+                p->status = HOST_PLUGIN_SKIPPED;
+                host_plugin_release(p);
             }
+            break;
         }
     }
 }
@@ -873,7 +886,8 @@ host_plugin *host_world_plugin_named(host_world *w, const char *name)
     return NULL;
 }
 
-ecs_status host_world_load_dir(host_world *w, const char *dir, const host_load_options *opt)
+/* Can dir be a plugin folder: there, a folder, not writable by others? */
+static ecs_status folder_usable(const char *dir, const host_load_options *opt)
 {
     struct stat st;
     if (stat(dir, &st) != 0) {
@@ -889,9 +903,23 @@ ecs_status host_world_load_dir(host_world *w, const char *dir, const host_load_o
         host_error("loader", "plugin folder %s %s", dir, why);
         return ECS_ERR_INVALID_ARGUMENT;
     }
-    ecs_status s = open_all(w, dir, opt);
+    return ECS_OK;
+}
+
+ecs_status host_world_load_dir(host_world *w, const char *dir, const host_load_options *opt)
+{
+    return host_world_load_dirs(w, &dir, 1, opt);
+}
+
+ecs_status host_world_load_dirs(host_world *w, const char *const *dirs, size_t n,
+                                const host_load_options *opt)
+{
+    ecs_status s = ECS_OK;
+    for (size_t k = 0; s == ECS_OK && k < n; k++) s = folder_usable(dirs[k], opt);
+    for (size_t k = 0; s == ECS_OK && k < n; k++) s = open_all(w, dirs[k], (int)k, opt);
     if (s == ECS_OK) skip_duplicate_names(w);
-    if (s == ECS_OK) s = apply_manifest(w, dir, opt->allow_insecure);
+    for (size_t k = 0; s == ECS_OK && k < n; k++)
+        s = apply_manifest(w, dirs[k], (int)k, opt->allow_insecure);
     if (s == ECS_OK) s = order_plugins(w);
     if (s != ECS_OK) return s;
     for (size_t i = 0; i < w->plugin_count; i++) {
@@ -899,7 +927,7 @@ ecs_status host_world_load_dir(host_world *w, const char *dir, const host_load_o
         if (p->status != HOST_PLUGIN_FOUND) continue;
         const host_plugin *dep = NULL;
         for (char **d = p->deps; *d && !dep; d++) {
-            const host_plugin *q = plugin_named(w, *d);
+            const host_plugin *q = plugin_named(w, *d, -1);
             if (!q || q->status != HOST_PLUGIN_LOADED) dep = q;
         }
         if (dep && dep->status == HOST_PLUGIN_DISABLED)
@@ -949,6 +977,8 @@ void host_world_print_list(const host_world *w, FILE *out)
                          : p->status == HOST_PLUGIN_DISABLED ? "disabled"
                                                              : "does not load";
         fprintf(out, "  status: %s%s%s\n", st, *p->reason ? ": " : "", p->reason);
+        size_t dir_len = strlen(p->path) > strlen(p->file) ? strlen(p->path) - strlen(p->file) : 1;
+        fprintf(out, "  folder: %.*s\n", (int)(dir_len - 1), p->path);
     }
 }
 

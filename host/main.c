@@ -99,19 +99,26 @@ static void run_frames(host_world *w, host_reloader *r, host_inspector *in, cons
         host_info(NULL, "stopping after %llu frames (signal)", (unsigned long long)w->frame.frame);
 }
 
-/* True (and one error line naming it) when no PLUGIN_DIR was given (opt->plugin_dir is
- * not one of argv's strings: cli.c put the installed folder there) and that folder does
- * not exist. */
-static bool default_dir_missing(const host_options *opt, int argc, char **argv)
+/* The installed folder, when it was not asked for and does not exist: left out of the
+ * folders with a detail line when there are others; when it is the only one (no
+ * PLUGIN_DIR, no ECS_PLUGIN_PATH), true and one error line naming it. */
+static bool default_dir_missing(host_options *opt)
 {
     struct stat st;
-    for (int i = 1; i < argc; i++)
-        if (argv[i] == opt->plugin_dir) return false;
-    if (stat(opt->plugin_dir, &st) == 0) return false;
+    const char *installed = opt->plugin_dirs[opt->plugin_dir_count - 1];
+    if (opt->no_installed || (opt->plugin_dir_count > 1 && !opt->installed_implicit) ||
+        stat(installed, &st) == 0)
+        return false;
+    if (opt->installed_implicit) {
+        host_detail(NULL, "the installed plugin folder %s is not there (%s): left out", installed,
+                    strerror(errno));
+        opt->plugin_dir_count--;
+        return false;
+    }
     host_error(NULL,
                "no PLUGIN_DIR given and the installed plugin folder %s cannot be used (%s): "
                "install the plugins there (meson install) or name a folder",
-               opt->plugin_dir, strerror(errno));
+               installed, strerror(errno));
     return true;
 }
 
@@ -185,7 +192,11 @@ int main(int argc, char **argv)
     host_log_configure(NULL, opt.log_time, opt.colour);
     host_log_set_verbosity(opt.verbosity);
     if (opt.list && opt.verbosity == 0) host_log_set_level(ECS_LOG_WARN); /* the list says it */
-    host_detail(NULL, "plugins from %s, %s%s%s", opt.plugin_dir,
+    char folders[2048] = "";
+    for (size_t k = 0, used = 0; k < opt.plugin_dir_count && used < sizeof folders; k++)
+        used += (size_t)snprintf(folders + used, sizeof folders - used, "%s%s", k ? ", " : "",
+                                 opt.plugin_dirs[k]);
+    host_detail(NULL, "plugins from %s, %s%s%s", folders,
                 opt.watch ? (opt.poll ? "watched by polling" : "watched (inotify)") : "not watched",
                 opt.safe ? ", --safe" : "", opt.no_timing ? ", --no-timing" : "");
     if (!opt.list && !outputs_usable(&opt)) return HOST_EXIT_USAGE;
@@ -204,7 +215,11 @@ int main(int argc, char **argv)
                               opt.allow_insecure};
     host_reloader *r = NULL;
     host_inspector *in = NULL;
-    if (opt.watch && !opt.list && !(r = host_reloader_new(w, opt.plugin_dir, &ro))) {
+    bool missing = default_dir_missing(&opt);
+    if (missing) {
+        code = HOST_EXIT_FAILURE;
+    } else if (opt.watch && !opt.list &&
+               !(r = host_reloader_new(w, opt.plugin_dirs, opt.plugin_dir_count, &ro))) {
         code = HOST_EXIT_FAILURE;
     } else if (opt.trace_path && host_world_trace_open(w, opt.trace_path) != ECS_OK) {
         host_error(NULL, "%s: cannot write the trace file: %s", opt.trace_path, strerror(errno));
@@ -212,8 +227,7 @@ int main(int argc, char **argv)
     } else if (opt.inspect && !opt.list &&
                !(in = host_inspector_new(w, opt.inspect, opt.inspect_read_only))) {
         code = HOST_EXIT_FAILURE; /* before loading: its log ring sees every line */
-    } else if (default_dir_missing(&opt, argc, argv) ||
-               host_world_load_dir(w, opt.plugin_dir, &lo) != ECS_OK) {
+    } else if (host_world_load_dirs(w, opt.plugin_dirs, opt.plugin_dir_count, &lo) != ECS_OK) {
         code = HOST_EXIT_FAILURE;
     } else if (opt.list) {
         host_world_print_list(w, stdout);

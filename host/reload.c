@@ -31,14 +31,19 @@
 
 #define MANIFEST_FILE "manifest.json"
 
-struct host_reloader {
-    host_world *w;
+typedef struct folder {
     char *dir;
     host_watch *watch;
+    struct timespec manifest_mtime; /* of its manifest last applied (zero: none) */
+    uint64_t manifest_checked_ns;   /* when its mtime was last looked at */
+} folder;
+
+struct host_reloader {
+    host_world *w;
+    folder *folders; /* the plugin folders, in their order (plugin->folder indexes them) */
+    size_t folder_count;
     host_reload_options opt;
     unsigned done, failed;
-    struct timespec manifest_mtime; /* of the manifest last applied (zero: none) */
-    uint64_t manifest_checked_ns;   /* when its mtime was last looked at */
 };
 
 /* Is the folder open at fd private to this user: a folder, its owner, mode 0700, still
@@ -103,7 +108,8 @@ static void sweep_stale(const char *base)
     if (d) closedir(d);
 }
 
-host_reloader *host_reloader_new(host_world *w, const char *dir, const host_reload_options *opt)
+host_reloader *host_reloader_new(host_world *w, const char *const *dirs, size_t n,
+                                 const host_reload_options *opt)
 {
     const char *base = getenv("XDG_RUNTIME_DIR");
     base = base && *base ? base : "/tmp";
@@ -113,7 +119,8 @@ host_reloader *host_reloader_new(host_world *w, const char *dir, const host_relo
     host_reloader *r = calloc(1, sizeof *r);
     char at[64], why[200] = "";
     int fd = -1;
-    if (!r || !mkdtemp(tmpl) || !(w->private_dir = strdup(tmpl)) || !(r->dir = strdup(dir)) ||
+    if (!r || !(r->folders = calloc(n + 1, sizeof *r->folders)) || !mkdtemp(tmpl) ||
+        !(w->private_dir = strdup(tmpl)) ||
         (fd = open(tmpl, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
         !folder_is_private(fd, why, sizeof why) ||
         (snprintf(at, sizeof at, "/proc/%d/fd/%d", (int)getpid(), fd),
@@ -121,32 +128,39 @@ host_reloader *host_reloader_new(host_world *w, const char *dir, const host_relo
         host_error("reload", "cannot create the private plugin folder %s: %s", tmpl,
                    *why ? why : strerror(errno));
         if (fd >= 0) close(fd);
-        if (r) free(r->dir);
+        if (r) free(r->folders);
         free(r);
         return NULL;
     }
     w->private_fd = fd;
     r->w = w;
     r->opt = *opt;
-    r->watch = host_watch_new(dir, opt->poll, opt->quiet_ns, opt->poll_ns);
-    if (!r->watch) {
-        host_reloader_free(r);
-        return NULL;
+    for (size_t k = 0; k < n; k++, r->folder_count++) {
+        folder *f = &r->folders[k];
+        if (!(f->dir = strdup(dirs[k])) ||
+            !(f->watch = host_watch_new(dirs[k], opt->poll, opt->quiet_ns, opt->poll_ns))) {
+            free(f->dir);
+            host_reloader_free(r);
+            return NULL;
+        }
+        char manifest[PATH_MAX];
+        struct stat st;
+        snprintf(manifest, sizeof manifest, "%s/%s", dirs[k], MANIFEST_FILE);
+        if (stat(manifest, &st) == 0) f->manifest_mtime = st.st_mtim; /* as the loader read it */
+        host_info("reload", "watching %s (%s); private copies in %s", dirs[k],
+                  host_watch_inotify(f->watch) ? "inotify" : "polling", tmpl);
     }
-    char manifest[PATH_MAX];
-    struct stat st;
-    snprintf(manifest, sizeof manifest, "%s/%s", dir, MANIFEST_FILE);
-    if (stat(manifest, &st) == 0) r->manifest_mtime = st.st_mtim; /* as the loader read it */
-    host_info("reload", "watching %s (%s); private copies in %s", dir,
-              host_watch_inotify(r->watch) ? "inotify" : "polling", tmpl);
     return r;
 }
 
 void host_reloader_free(host_reloader *r)
 {
     if (!r) return;
-    host_watch_free(r->watch);
-    free(r->dir);
+    for (size_t k = 0; k < r->folder_count; k++) {
+        host_watch_free(r->folders[k].watch);
+        free(r->folders[k].dir);
+    }
+    free(r->folders);
     free(r);
 }
 
@@ -725,14 +739,16 @@ static void add_plugin(host_reloader *r, host_plugin *n)
     host_plugin_release(n); /* its record stays, its mapping and copy go */
 }
 
-/* The record that came from file, in any state, or NULL. */
-static host_plugin *record_of(host_world *w, const char *file)
+/* The record that came from file of folder k, in any state (a loaded one first), or NULL. */
+static host_plugin *record_of(host_world *w, size_t k, const char *file)
 {
-    for (size_t i = 0; i < w->plugin_count; i++)
-        if (strcmp(w->plugins[i]->file, file) == 0 && w->plugins[i]->status == HOST_PLUGIN_LOADED)
-            return w->plugins[i];
-    for (size_t i = 0; i < w->plugin_count; i++)
-        if (strcmp(w->plugins[i]->file, file) == 0) return w->plugins[i];
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < w->plugin_count; i++) {
+            host_plugin *p = w->plugins[i];
+            if ((size_t)p->folder == k && strcmp(p->file, file) == 0 &&
+                (pass || p->status == HOST_PLUGIN_LOADED))
+                return p;
+        }
     return NULL;
 }
 
@@ -770,6 +786,7 @@ static void take_over(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t
         free(p->file);
         p->path = path;
         p->file = file;
+        p->folder = n->folder;
         path = file = NULL;
     }
     free(path);
@@ -777,13 +794,14 @@ static void take_over(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t
     host_plugin_free(n);
 }
 
-static void apply(host_reloader *r, const char *file, uint64_t changed_at)
+static void apply(host_reloader *r, size_t k, const char *file, uint64_t changed_at)
 {
     host_world *w = r->w;
     char path[PATH_MAX], why[600];
     struct stat st;
-    snprintf(path, sizeof path, "%s/%s", r->dir, file);
-    host_plugin *p = record_of(w, file);
+    const char *dir = r->folders[k].dir;
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    host_plugin *p = record_of(w, k, file);
     bool loaded = p && p->status == HOST_PLUGIN_LOADED;
     if (stat(path, &st) != 0) { /* a deleted file never unloads: a failed link deletes it */
         if (loaded)
@@ -793,7 +811,7 @@ static void apply(host_reloader *r, const char *file, uint64_t changed_at)
                       file, p->name, p->version, p->name, MANIFEST_FILE);
         return;
     }
-    if (host_plugin_path_insecure(r->dir, file, true, r->opt.allow_insecure, why, sizeof why)) {
+    if (host_plugin_path_insecure(dir, file, true, r->opt.allow_insecure, why, sizeof why)) {
         host_error("reload", "%s: refused: %s", path, why);
         r->failed++;
         return;
@@ -807,6 +825,8 @@ static void apply(host_reloader *r, const char *file, uint64_t changed_at)
         host_error("reload", "%s: out of memory", path);
         return;
     }
+    n->folder = (int)k;
+    n->rank = p ? p->rank : (int)k * HOST_FOLDER_RANKS + HOST_FOLDER_RANKS - 1;
     host_plugin *moved = NULL; /* the plugin this new file takes over, its old file gone */
     if (n->status == HOST_PLUGIN_FOUND && !loaded) moved = moved_plugin(r, n);
     if (n->status != HOST_PLUGIN_FOUND) {
@@ -849,13 +869,13 @@ static bool disabled_in(const cJSON *manifest, const char *name)
     return false;
 }
 
-/* The manifest changed: unload the plugins it now disables (components kept as JSON) and
- * load again, components restored, the ones it no longer disables. Unloading is asked
- * for here and only here: a deleted file never unloads its plugin. */
-static void apply_manifest_change(host_reloader *r)
+/* The manifest of folder k changed: unload the plugins of that folder it now disables
+ * (components kept as JSON) and load again, components restored, the ones it no longer
+ * disables. Unloading is asked for here and only here: a deleted file never unloads. */
+static void apply_manifest_change(host_reloader *r, size_t k)
 {
     char path[PATH_MAX], err[600];
-    snprintf(path, sizeof path, "%s/%s", r->dir, MANIFEST_FILE);
+    snprintf(path, sizeof path, "%s/%s", r->folders[k].dir, MANIFEST_FILE);
     struct stat st;
     cJSON *m =
         stat(path, &st) == 0 ? host_json_read_file(path, err, sizeof err) : cJSON_CreateObject();
@@ -865,37 +885,40 @@ static void apply_manifest_change(host_reloader *r)
     }
     for (size_t i = r->w->plugin_count; i-- > 0;) { /* dependents were loaded after providers */
         host_plugin *p = r->w->plugins[i];
-        if (p->status == HOST_PLUGIN_LOADED && disabled_in(m, p->name)) remove_plugin(r, p);
+        if ((size_t)p->folder == k && p->status == HOST_PLUGIN_LOADED && disabled_in(m, p->name))
+            remove_plugin(r, p);
     }
     size_t n = 0;
     char **files = calloc(r->w->plugin_count + 1, sizeof *files); /* enabled again */
     for (size_t i = 0; files && i < r->w->plugin_count; i++) {
         host_plugin *p = r->w->plugins[i];
-        if (p->status == HOST_PLUGIN_DISABLED && !(p->name && disabled_in(m, p->name)))
+        if ((size_t)p->folder == k && p->status == HOST_PLUGIN_DISABLED &&
+            !(p->name && disabled_in(m, p->name)))
             files[n++] = strdup(p->file);
     }
     for (size_t i = 0; i < n; i++) {
-        if (files[i]) apply(r, files[i], host_now_ns()); /* a new record replaces the old */
+        if (files[i]) apply(r, k, files[i], host_now_ns()); /* a new record replaces the old */
         free(files[i]);
     }
     free(files);
     cJSON_Delete(m);
 }
 
-/* Look at the manifest's mtime (at most every 100 ms); apply it when it changed. */
-static void check_manifest(host_reloader *r, uint64_t now)
+/* Look at folder k's manifest's mtime (at most every 100 ms); apply it when it changed. */
+static void check_manifest(host_reloader *r, size_t k, uint64_t now)
 {
-    if (now - r->manifest_checked_ns < 100000000u) return;
-    r->manifest_checked_ns = now;
+    folder *f = &r->folders[k];
+    if (now - f->manifest_checked_ns < 100000000u) return;
+    f->manifest_checked_ns = now;
     char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/%s", r->dir, MANIFEST_FILE);
+    snprintf(path, sizeof path, "%s/%s", f->dir, MANIFEST_FILE);
     struct stat st;
     struct timespec mtime = {0, 0};
     if (stat(path, &st) == 0) mtime = st.st_mtim;
-    if (mtime.tv_sec == r->manifest_mtime.tv_sec && mtime.tv_nsec == r->manifest_mtime.tv_nsec)
+    if (mtime.tv_sec == f->manifest_mtime.tv_sec && mtime.tv_nsec == f->manifest_mtime.tv_nsec)
         return;
-    r->manifest_mtime = mtime;
-    apply_manifest_change(r);
+    f->manifest_mtime = mtime;
+    apply_manifest_change(r, k);
 }
 
 /* Can parked plugin q come back: is every plugin it declares loaded, every API it found
@@ -917,21 +940,22 @@ static void unpark(host_reloader *r)
     host_world *w = r->w;
     size_t n = 0;
     char **files = NULL;
+    size_t *in = NULL;
     for (size_t i = 0; i < w->plugin_count; i++) {
         host_plugin *q = w->plugins[i];
         if (q->status != HOST_PLUGIN_PARKED || !can_come_back(w, q)) continue;
         char **v = realloc(files, (n + 1) * sizeof *v);
-        if (!v || !(v[n] = strdup(q->file))) {
-            files = v ? v : files;
-            break;
-        }
-        files = v;
+        size_t *f = v ? realloc(in, (n + 1) * sizeof *f) : NULL;
+        if (v) files = v;
+        if (f) in = f;
+        if (!v || !f || !(v[n] = strdup(q->file))) break;
+        in[n] = (size_t)q->folder;
         n++;
         host_info("reload", "plugin '%s' comes back: what it needs is there again", q->name);
     }
     for (size_t i = 0; i < n; i++) {
-        apply(r, files[i], host_now_ns()); /* replaces the parked record */
-        host_plugin *q = record_of(w, files[i]);
+        apply(r, in[i], files[i], host_now_ns()); /* replaces the parked record */
+        host_plugin *q = record_of(w, in[i], files[i]);
         if (q && q->status == HOST_PLUGIN_PARKED) {
             host_warn("reload", "%s: plugin '%s' could not come back (see above): unloaded",
                       files[i], q->name);
@@ -940,19 +964,23 @@ static void unpark(host_reloader *r)
         free(files[i]);
     }
     free(files);
+    free(in);
 }
 
 void host_reloader_poll(host_reloader *r)
 {
-    uint64_t changed_at = 0, now = host_now_ns();
-    const char *const *files = host_watch_poll(r->watch, now, &changed_at);
-    for (size_t i = 0; files[i]; i++) {
-        uint64_t t0 = host_now_ns();
-        apply(r, files[i], changed_at);
-        char name[300];
-        snprintf(name, sizeof name, "reload %s", files[i]);
-        host_world_trace_slice(r->w, name, "reload", t0, host_now_ns());
+    uint64_t now = host_now_ns();
+    for (size_t k = 0; k < r->folder_count; k++) {
+        uint64_t changed_at = 0;
+        const char *const *files = host_watch_poll(r->folders[k].watch, now, &changed_at);
+        for (size_t i = 0; files[i]; i++) {
+            uint64_t t0 = host_now_ns();
+            apply(r, k, files[i], changed_at);
+            char name[300];
+            snprintf(name, sizeof name, "reload %s", files[i]);
+            host_world_trace_slice(r->w, name, "reload", t0, host_now_ns());
+        }
+        check_manifest(r, k, now);
     }
-    check_manifest(r, now);
     unpark(r);
 }

@@ -30,7 +30,8 @@ typedef struct host_reload_options {
 
 /* Create the private folder (sets w->private_dir: call before loading the plugins) and
  * start watching dir. NULL with an error logged when the folder cannot be made. */
-host_reloader *host_reloader_new(host_world *w, const char *dir, const host_reload_options *opt);
+host_reloader *host_reloader_new(host_world *w, const char *const *dirs, size_t n,
+                                 const host_reload_options *opt);
 
 /* Apply what changed: call at a frame boundary. Never blocks. */
 void host_reloader_poll(host_reloader *r);

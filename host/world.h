@@ -30,6 +30,8 @@
 #include "view.h"
 
 typedef struct host_world host_world;
+
+#define HOST_FOLDER_RANKS 1000000 /* manifest positions per plugin folder (host_plugin.rank) */
 typedef struct host_plugin host_plugin;
 
 typedef struct host_manager {
@@ -100,7 +102,10 @@ struct host_plugin {
     void *state;
     host_mem_account mem;
     struct cJSON *config; /* owned: from the manifest */
-    int rank;             /* manifest position, INT_MAX when not listed */
+    int folder;           /* which plugin folder it is in (their order: the command line's,
+                             ECS_PLUGIN_PATH's, then the installed one) */
+    int rank;             /* folder * HOST_FOLDER_RANKS + manifest position (+ RANKS - 1
+                             when not listed): the load order after dependencies */
     int listed_at;        /* manifest entry that named it, -1 when none */
     host_plugin_status status;
     char reason[512];
@@ -193,6 +198,12 @@ void host_world_free(host_world *w);
  * down). Bad plugins are logged, counted in w->bad_plugins and skipped. Returns ECS_OK,
  * or an error when the folder or its manifest cannot be used (nothing is loaded then). */
 ecs_status host_world_load_dir(host_world *w, const char *dir, const host_load_options *opt);
+
+/* Load the plugins of several folders: each folder's files, then each folder's manifest,
+ * in folder order; a plugin name found in an earlier folder wins (one info line names the
+ * file skipped); load order: dependencies, folder, manifest, file name. */
+ecs_status host_world_load_dirs(host_world *w, const char *const *dirs, size_t n,
+                                const host_load_options *opt);
 
 /* Unload every loaded plugin in reverse load order, reporting leaks by plugin name. */
 void host_world_unload_all(host_world *w);

@@ -891,7 +891,8 @@ static void Host_usage_errors_exit_2(void **state)
         {"--frames", "", "DIR", "--frames needs a whole number >= 0, not ''"},
         {"--fps", "fast", "DIR", "--fps needs a number from 0 to 1e6, not 'fast'"},
         {"DIR", "--frames", NULL, "option '--frames' needs a value"},
-        {"DIR", "DIR", NULL, "one PLUGIN_DIR expected"},
+        {"--no-installed-plugins", NULL, NULL,
+         "no plugin folder: --no-installed-plugins needs a PLUGIN_DIR or ECS_PLUGIN_PATH"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *argv[6] = {ECS_HOST_PATH};
@@ -913,8 +914,8 @@ static void Host_help_and_version_exit_0(void **state)
     char version[64];
     HOST_RAW(f, "--help");
     EXPECT_EXIT(f, 0);
-    EXPECT_OUT(f, "usage: ecs-host [options] [PLUGIN_DIR]");
-    EXPECT_OUT(f, "the installed plugin folder, " ECS_DEFAULT_PLUGIN_DIR);
+    EXPECT_OUT(f, "usage: ecs-host [options] [PLUGIN_DIR...]");
+    EXPECT_OUT(f, "installed plugin folder, " ECS_DEFAULT_PLUGIN_DIR);
     EXPECT_OUT(f, "--allow-insecure-plugins");
     assert_string_equal(f->run.err, "");
     HOST_RAW(f, "-h");
@@ -947,6 +948,65 @@ static void Host_without_plugin_dir_uses_the_installed_folder(void **state)
         EXPECT_ERR(f, "[detail] ecs-host: plugins from " ECS_DEFAULT_PLUGIN_DIR ",");
         if (f->run.exit_code != 0 && f->run.exit_code != 1) fail_msg("exit %d", f->run.exit_code);
     }
+}
+
+/* Several plugin folders, as PATH: the command line's, then ECS_PLUGIN_PATH's; a plugin
+ * name in an earlier folder wins (one info line, not a bad plugin for --strict); each
+ * folder's manifest applies to its own plugins; --list names each plugin's folder. */
+static void Host_several_plugin_folders_the_first_wins(void **state)
+{
+    fixture *f = *state;
+    char second[4096], third[4096], src[8300], dst[8300], want[9000];
+    snprintf(second, sizeof second, "%s/second", f->root);
+    snprintf(third, sizeof third, "%s/third", f->root);
+    assert_int_equal(mkdir(second, 0700), 0);
+    assert_int_equal(mkdir(third, 0700), 0);
+    ADD(f, "counter", "ord_a");
+    snprintf(src, sizeof src, "%s/ord_a.so", TEST_PLUGIN_DIR);
+    snprintf(dst, sizeof dst, "%s/ord_a.so", second); /* the same plugin, a later folder */
+    assert_int_equal(harness_copy_file(src, dst, 0755), 0);
+    snprintf(src, sizeof src, "%s/user.so", TEST_PLUGIN_DIR);
+    snprintf(dst, sizeof dst, "%s/user.so", second);
+    assert_int_equal(harness_copy_file(src, dst, 0755), 0);
+    snprintf(src, sizeof src, "%s/ord_d.so", TEST_PLUGIN_DIR);
+    snprintf(dst, sizeof dst, "%s/ord_d.so", third);
+    assert_int_equal(harness_copy_file(src, dst, 0755), 0);
+    snprintf(src, sizeof src, "%s/ord_c.so", TEST_PLUGIN_DIR);
+    snprintf(dst, sizeof dst, "%s/ord_c.so", third);
+    assert_int_equal(harness_copy_file(src, dst, 0755), 0);
+    snprintf(dst, sizeof dst, "%s/manifest.json", third); /* disables its own ord_c only */
+    assert_int_equal(harness_write_file(dst,
+                                        "{\"plugins\": [{\"name\": \"ord_d\"}, "
+                                        "{\"name\": \"ord_c\", \"disabled\": true}]}",
+                                        0644),
+                     0);
+    setenv("ECS_PLUGIN_PATH", third, 1);
+    const char *argv[] = {
+        ECS_HOST_PATH, "--fps", "0", "--frames", "1", "--strict", "--no-installed-plugins",
+        f->dir,        second,  NULL};
+    run_argv(f, argv, RUN_TIMEOUT);
+    unsetenv("ECS_PLUGIN_PATH");
+    EXPECT_EXIT(f, 0); /* the duplicate in a later folder is the rule, not a bad plugin */
+    snprintf(want, sizeof want,
+             "[info] loader: %s/ord_a.so: skipped: plugin 'ord_a' is loaded from %s/ord_a.so, "
+             "an earlier folder",
+             second, f->dir);
+    EXPECT_ERR(f, want);
+    EXPECT_ERR(f, "loaded user 1.0.0 from user.so");
+    EXPECT_ERR(f, "counter saw 1 frames");
+    EXPECT_ABSENT(f, "loaded ord_c"); /* disabled by its own folder's manifest */
+    EXPECT_ERR(f, "loaded ord_d 0.1.0 from ord_d.so");
+    setenv("ECS_PLUGIN_PATH", third, 1);
+    const char *list[] = {ECS_HOST_PATH, "--list", "--no-installed-plugins", f->dir, second, NULL};
+    run_argv(f, list, RUN_TIMEOUT);
+    unsetenv("ECS_PLUGIN_PATH");
+    EXPECT_EXIT(f, 0);
+    snprintf(want, sizeof want, "  folder: %s\n", second);
+    EXPECT_OUT(f, want);
+    snprintf(want, sizeof want, "ord_d.so\n  name: ord_d");
+    EXPECT_OUT(f, want);
+    snprintf(want, sizeof want, "  folder: %s\n", third);
+    EXPECT_OUT(f, want);
 }
 
 static void Host_missing_plugin_dir_exits_1(void **state)
@@ -1250,6 +1310,7 @@ int main(void)
         TEST(Host_usage_errors_exit_2),
         TEST(Host_help_and_version_exit_0),
         TEST(Host_without_plugin_dir_uses_the_installed_folder),
+        TEST(Host_several_plugin_folders_the_first_wins),
         TEST(Host_missing_plugin_dir_exits_1),
         TEST(Host_file_as_plugin_dir_exits_1),
         TEST(Host_refuses_plugin_file_writable_by_others),

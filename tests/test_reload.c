@@ -1172,6 +1172,35 @@ static void copy_to(const char *variant, const char *dst)
     fail();
 }
 
+/* Two plugin folders under --watch: both are watched, each with its own manifest. */
+static void Reload_watches_every_plugin_folder(void **state)
+{
+    fixture *f = *state;
+    char second[4096], target[4200], tmp[4200], manifest[4200];
+    outside(f, "second", second, sizeof second);
+    snprintf(target, sizeof target, "%s/rl.so", second);
+    snprintf(tmp, sizeof tmp, "%s/.rl.so.tmp", second);
+    copy_to("rl_v1", target);
+    put_copy(f, "peer_a", "a_peer.so");
+    START(f, "rl 1 first update", second); /* folders: second, then the fixture's */
+    copy_to("rl_v2", tmp);
+    assert_int_equal(rename(tmp, target), 0);
+    WAIT_LINE(f, "reload: rl 1 -> 2: same state layout, 8 components kept");
+    snprintf(manifest, sizeof manifest, "%s/manifest.json", second);
+    assert_int_equal(harness_write_file(manifest,
+                                        "{\"plugins\": [{\"name\": \"rl\", \"disabled\": true}]}\n",
+                                        0644),
+                     0);
+    WAIT_LINE(f, "rl.so: disabled by manifest.json: plugin 'rl' unloaded");
+    put_copy(f, "peer_z", "z_peer.so"); /* the other folder is watched too */
+    WAIT_LINE(f, "loaded peer_z");
+    STOP(f);
+    EXPECT_ABSENT(f, "[error]");
+    char watching[4200];
+    snprintf(watching, sizeof watching, "watching %s (inotify)", second);
+    EXPECT_ONCE(f, watching);
+}
+
 /* rl.so a symlink into another folder (as the tutorial links transform.so): a new build
  * of the target reloads it under inotify, in place (cp) or renamed over (lld); a link
  * pointed elsewhere (ln -sf) reloads too. */
@@ -1614,6 +1643,7 @@ int main(void)
         TEST(Reload_transform_under_mesh_keeps_world_matrices_and_bounds),
         TEST(Reload_poll_mode_detects_a_new_build),
         TEST(Reload_has_its_slice_in_the_trace),
+        TEST(Reload_watches_every_plugin_folder),
         TEST(Reload_symlinked_plugin_reloads_when_its_target_changes),
         TEST(Reload_symlinked_subfolder_is_watched),
         TEST(Reload_new_symlinked_plugin_loads_at_once),

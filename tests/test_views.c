@@ -79,7 +79,7 @@ static void vworld_open(vworld *v, const char *const *paths, const char *const *
     assert_non_null(v->w);
     if (reload) {
         host_reload_options ro = {true, 20000000u, 5000000u, false}; /* poll, 20 ms quiet */
-        v->reloader = host_reloader_new(v->w, v->dir, &ro);
+        v->reloader = host_reloader_new(v->w, (const char *const[]){v->dir}, 1, &ro);
         assert_non_null(v->reloader);
     }
     host_load_options lo = {0};
