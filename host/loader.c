@@ -1,11 +1,11 @@
-/* loader.c: finding, checking, ordering, loading and unloading plugins (world.h).
+/* loader.c: finding plugin files in the plugin folders, their manifests, the load order,
+ * loading them all at start and unloading them at exit (loader.h).
  *
- * Loading a folder: list every *.so in it and one level of subfolders (sorted by relative
- * path) -> refuse files others may write -> open each (plugin_file.h: a regular file, opened
- * without blocking, whose ELF headers and segments lie inside it; dlopen RTLD_NOW |
- * RTLD_LOCAL, entry symbol, ABI and struct sizes) -> apply manifest.json (rank, config,
- * disabled) -> order (dependencies, rank, file) -> load each. A bad plugin is logged with
- * its file and reason and skipped; the others go on.
+ * Loading the folders: list every *.so in each and one level of subfolders (sorted by
+ * relative path) -> refuse files others may write -> open each (plugin.h) -> skip named
+ * duplicates -> apply each folder's manifest.json (rank, config, disabled) -> order
+ * (dependencies, folder, manifest, file) -> load each (plugin.h). A bad plugin is logged
+ * with its file and reason and skipped; the others go on.
  */
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -27,240 +27,10 @@
 #include "order.h"
 #include "reload.h"
 #include "scene.h"
+#include "loader.h"
 #include "world.h"
 
-#define MANIFEST_NAME       "manifest.json"
-#define PLUGIN_DESC_V1_SIZE (offsetof(ecs_plugin_desc, unload) + sizeof(void *))
-
-/* ---- plugin records ---- */
-
-static void call_dlclose(void *dl)
-{
-    dlclose(dl);
-}
-
-void host_plugin_release(host_plugin *p)
-{
-    if (p->dl) host_guard_run(call_dlclose, p->dl);
-    p->dl = NULL;
-    p->desc = NULL;
-    if (p->copy_path) unlink(p->copy_path);
-    free(p->copy_path);
-    p->copy_path = NULL;
-}
-
-/* Mark p skipped as bad: one log line naming the file and the reason. */
-static void skip(host_world *w, host_plugin *p, const char *fmt, ...) ECS_PRINTF(3, 4);
-static void skip(host_world *w, host_plugin *p, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(p->reason, sizeof p->reason, fmt, ap);
-    va_end(ap);
-    p->status = HOST_PLUGIN_SKIPPED;
-    w->bad_plugins++;
-    if (!w->quiet_skips) host_error("loader", "%s: skipped: %s", p->path, p->reason);
-    host_plugin_release(p);
-}
-
-static char **copy_list(const char *const *list)
-{
-    size_t n = 0;
-    while (list && list[n]) n++;
-    char **out = calloc(n + 1, sizeof *out);
-    for (size_t i = 0; out && i < n; i++) {
-        if (!(out[i] = strdup(list[i]))) {
-            for (size_t j = 0; j < i; j++) free(out[j]);
-            free(out);
-            return NULL;
-        }
-    }
-    return out;
-}
-
-void host_plugin_free(host_plugin *p)
-{
-    if (!p) return;
-    host_reload_forget_previous(p);
-    if (p->dl) dlclose(p->dl);
-    if (p->copy_path) unlink(p->copy_path);
-    free(p->copy_path);
-    for (char **d = p->deps; d && *d; d++) free(*d);
-    for (size_t i = 0; i < p->api_count; i++) free(p->api_names[i]);
-    free(p->api_names);
-    free(p->collections);
-    free(p->pending_entities);
-    for (size_t i = 0; i < p->use_count; i++) free(p->uses[i].name);
-    free(p->uses);
-    free(p->deps);
-    free(p->name);
-    free(p->version);
-    free(p->path);
-    free(p->file);
-    cJSON_Delete(p->config);
-    free(p);
-}
-
-static bool valid_plugin_name(const char *s)
-{
-    size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789_");
-    return n > 0 && n < 64 && s[n] == '\0';
-}
-
-bool host_plugin_desc_ok(const ecs_plugin_desc *d, char *why, size_t len)
-{
-    if (!d)
-        snprintf(why, len, "%s() returned NULL", ECS_PLUGIN_ENTRY_NAME);
-    else if (d->struct_size < PLUGIN_DESC_V1_SIZE)
-        snprintf(why, len,
-                 "ecs_plugin_desc.struct_size is %u, at least %zu expected: the "
-                 "plugin was not built against this SDK",
-                 d->struct_size, PLUGIN_DESC_V1_SIZE);
-    else if (d->abi_major != ECS_ABI_MAJOR)
-        snprintf(why, len,
-                 "built for ABI %u.%u, this host speaks %u.%u: rebuild the plugin "
-                 "against this SDK",
-                 d->abi_major, d->abi_minor, ECS_ABI_MAJOR, ECS_ABI_MINOR);
-    else if (d->abi_minor > ECS_ABI_MINOR)
-        snprintf(why, len, "built for ABI %u.%u, newer than this host's %u.%u: update the host",
-                 d->abi_major, d->abi_minor, ECS_ABI_MAJOR, ECS_ABI_MINOR);
-    else if (!d->name || !valid_plugin_name(d->name))
-        snprintf(why, len, "its name must be 1-63 characters of [a-z0-9_]");
-    else if (!d->load)
-        snprintf(why, len, "its description has no load() function");
-    else
-        return true;
-    return false;
-}
-
-/* A record for the plugin file at path, not opened yet. NULL: out of memory. */
-static host_plugin *new_record(host_world *w, const char *path, const char *file)
-{
-    host_plugin *p = calloc(1, sizeof *p);
-    if (!p || !(p->path = strdup(path)) || !(p->file = strdup(file))) {
-        if (p) free(p->path);
-        free(p);
-        return NULL;
-    }
-    p->world = w;
-    p->rank = INT_MAX;
-    p->listed_at = -1;
-    return p;
-}
-
-/* Copy path into the private folder under a unique name; the copy's path, or NULL with
- * the reason in why. dlopen() caches by path, and a build tool must be free to overwrite
- * the original: so the host never maps the build output itself. */
-static char *private_copy(host_world *w, const char *path, const char *file, char *why, size_t len)
-{
-    const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
-    char name[NAME_MAX + 16], dst[PATH_MAX];
-    snprintf(name, sizeof name, "%u-%s", ++w->copies, base);
-    snprintf(dst, sizeof dst, "%s/%s", w->private_at, name); /* by the descriptor */
-    if (!host_reload_private_ok(w, why, len)) return NULL;
-    int in = host_open_regular(path, why, len); /* never blocks on a FIFO */
-    if (in < 0) return NULL;
-    int out =
-        openat(w->private_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0500);
-    bool ok = out >= 0;
-    char buf[65536];
-    ssize_t n = 0;
-    while (ok && (n = read(in, buf, sizeof buf)) > 0) ok = write(out, buf, (size_t)n) == n;
-    ok = ok && n == 0;
-    if (out >= 0 && close(out) != 0) ok = false;
-    if (!ok) host_format(why, len, "cannot copy it to %s: %s", dst, strerror(errno));
-    if (in >= 0) close(in);
-    if (!ok && out >= 0) unlink(dst);
-    return ok ? strdup(dst) : NULL;
-}
-
-/* dlopen and the entry call, each run under the crash guard with --safe. */
-typedef struct open_call {
-    const char *path;
-    void *dl;
-    union {
-        void *obj;
-        ecs_plugin_entry_fn fn;
-    } entry;
-    const ecs_plugin_desc *desc;
-} open_call;
-
-static void call_dlopen(void *arg)
-{
-    open_call *c = arg;
-    c->dl = dlopen(c->path, RTLD_NOW | RTLD_LOCAL);
-}
-
-static void call_entry(void *arg)
-{
-    open_call *c = arg;
-    c->desc = c->entry.fn();
-}
-
-/* Open path and read its description. The record is returned even when the plugin is
- * bad (status SKIPPED, with the reason), so --list can show it. NULL: out of memory. */
-host_plugin *host_plugin_open(host_world *w, const char *path, const char *file)
-{
-    host_plugin *p = new_record(w, path, file);
-    if (!p) return NULL;
-    char why[400];
-    if (!host_elf_check_path(path, why, sizeof why)) { /* before anything maps it */
-        skip(w, p, "%s", why);
-        return p;
-    }
-    if (w->private_dir && !(p->copy_path = private_copy(w, path, file, why, sizeof why))) {
-        skip(w, p, "%s", why);
-        return p;
-    }
-    const char *map = p->copy_path ? p->copy_path : path;
-    if (p->copy_path && !host_elf_check_path(map, why, sizeof why)) { /* the bytes mapped */
-        skip(w, p, "%s", why);
-        return p;
-    }
-    if (!host_probe_file(&w->probe, map, NULL, why, sizeof why)) { /* before it is mapped */
-        skip(w, p, "%s", why);
-        return p;
-    }
-    open_call oc = {map, NULL, {NULL}, NULL};
-    int sig = host_guard_run(call_dlopen, &oc); /* --safe: what the probe could not see */
-    if (sig) {
-        skip(w, p,
-             "its constructor crashed with %s in the host (the probe had passed): it stays "
-             "mapped, as dlopen left it",
-             host_guard_signal_name(sig));
-        return p;
-    }
-    if (!(p->dl = oc.dl)) {
-        skip(w, p, "dlopen failed: %s", dlerror());
-        return p;
-    }
-    oc.entry.obj = dlsym(p->dl, ECS_PLUGIN_ENTRY_NAME);
-    if (!oc.entry.obj) {
-        skip(w, p, "no entry symbol '%s': declare it with ECS_PLUGIN_EXPORT()",
-             ECS_PLUGIN_ENTRY_NAME);
-        return p;
-    }
-    if ((sig = host_guard_run(call_entry, &oc))) {
-        p->dl = NULL; /* its code may hold a lock or a half-made state: never closed */
-        skip(w, p, "its entry function %s() crashed with %s in the host (the probe had passed)",
-             ECS_PLUGIN_ENTRY_NAME, host_guard_signal_name(sig));
-        return p;
-    }
-    const ecs_plugin_desc *d = oc.desc;
-    if (!host_plugin_desc_ok(d, why, sizeof why)) {
-        skip(w, p, "%s", why);
-        return p;
-    }
-    p->desc = d;
-    p->abi_major = d->abi_major;
-    p->abi_minor = d->abi_minor;
-    p->state_version = d->state_version;
-    p->name = strdup(d->name);
-    p->version = strdup(d->version ? d->version : "");
-    p->deps = copy_list(d->dependencies);
-    if (!p->name || !p->version || !p->deps) skip(w, p, "out of memory");
-    return p;
-}
+#define MANIFEST_NAME "manifest.json"
 
 /* ---- finding plugin files ---- */
 
@@ -505,273 +275,11 @@ static ecs_status apply_manifest(host_world *w, const char *dir, int folder, boo
     return s;
 }
 
-/* ---- loading ---- */
-
-/* The entities a refused load() created: destroyed, and the managers told. */
-static void destroy_pending_entities(host_plugin *p)
-{
-    uint32_t gone = 0;
-    if (p->pending_entity_count)
-        host_entity_destroy_many(p->world->entities, p->pending_entities,
-                                 (uint32_t)p->pending_entity_count, &gone);
-    if (gone) {
-        host_detail("loader", "%s: destroyed the %u entities its refused load() created",
-                    p->name ? p->name : p->file, gone);
-        host_world_announce_destroyed(p->world);
-    }
-    free(p->pending_entities);
-    p->pending_entities = NULL;
-    p->pending_entity_count = p->pending_entity_cap = 0;
-}
-
-void host_plugin_discard_pending(host_plugin *p)
-{
-    destroy_pending_entities(p);
-    for (size_t i = 0; i < p->pending_manager_count; i++) {
-        free(p->pending_managers[i]->name);
-        free(p->pending_managers[i]);
-    }
-    for (size_t i = 0; i < p->pending_api_count; i++) {
-        free(p->pending_apis[i].name);
-        free(p->pending_apis[i].bytes);
-    }
-    for (size_t i = 0; i < p->pending_system_count; i++) host_system_free(p->pending_systems[i]);
-    free(p->pending_managers);
-    free(p->pending_apis);
-    free(p->pending_systems);
-    free(p->pending_collections); /* no reference was taken yet */
-    p->pending_managers = NULL;
-    p->pending_apis = NULL;
-    p->pending_systems = NULL;
-    p->pending_collections = NULL;
-    p->pending_manager_count = p->pending_api_count = 0;
-    p->pending_system_count = p->pending_collection_count = 0;
-}
-
-void host_plugin_call_unload(host_plugin *p, const ecs_plugin_desc *desc, void *state,
-                             ecs_unload_reason why)
-{
-    if (!desc || !desc->unload) return;
-    bool was = p->in_unload;
-    p->in_unload = true;
-    desc->unload(&p->table, state, why);
-    p->in_unload = was;
-}
-
-/* Room in w for p's pending managers and systems, and their steps. ECS_ERR_NO_MEMORY
- * changes nothing the frame reads. */
-ecs_status host_world_reserve_for(host_world *w, const host_plugin *p)
-{
-    size_t need = w->manager_count + p->pending_manager_count;
-    if (need > w->manager_cap) {
-        host_manager **v = realloc(w->managers, need * 2 * sizeof *v);
-        if (!v) return ECS_ERR_NO_MEMORY;
-        w->managers = v;
-        w->manager_cap = need * 2;
-    }
-    size_t systems = w->system_count + p->pending_system_count;
-    if (systems > w->system_cap) {
-        host_system **v = realloc(w->systems, systems * 2 * sizeof *v);
-        if (!v) return ECS_ERR_NO_MEMORY;
-        w->systems = v;
-        w->system_cap = systems * 2;
-    }
-    return host_schedule_reserve(w, need + systems);
-}
-
-/* Take p's pending collection references (they become its own). */
-static void commit_collections(host_world *w, host_plugin *p)
-{
-    for (size_t i = 0; i < p->pending_collection_count; i++)
-        host_collections_ref(&w->collections, &w->sig, p->pending_collections[i]);
-    free(p->collections);
-    p->collections = p->pending_collections;
-    p->collection_count = p->pending_collection_count;
-    p->pending_collections = NULL;
-    p->pending_collection_count = 0;
-}
-
-/* Drop every collection reference p holds. */
-static void release_collections(host_world *w, host_plugin *p)
-{
-    for (size_t i = 0; i < p->collection_count; i++)
-        host_collections_unref(&w->collections, &w->sig, p->collections[i]);
-    free(p->collections);
-    p->collections = NULL;
-    p->collection_count = 0;
-}
-
-/* Move p's pending registrations into the world. All or nothing. */
-static ecs_status commit(host_world *w, host_plugin *p)
-{
-    if (host_world_reserve_for(w, p) != ECS_OK) return ECS_ERR_NO_MEMORY;
-    char **names = calloc(p->pending_api_count + 1, sizeof *names);
-    if (!names) return ECS_ERR_NO_MEMORY;
-    for (size_t i = 0; i < p->pending_api_count; i++) {
-        host_pending_api *a = &p->pending_apis[i];
-        ecs_status s =
-            host_registry_publish(&w->registry, p, a->name, a->version, a->bytes, a->size);
-        if (s != ECS_OK) {
-            host_registry_withdraw(&w->registry, p);
-            free(names);
-            return s;
-        }
-        names[i] = a->name; /* ownership moves to api_names */
-        a->name = NULL;
-    }
-    for (size_t i = 0; i < p->pending_manager_count; i++) {
-        w->managers[w->manager_count++] = p->pending_managers[i];
-        p->pending_managers[i] = NULL;
-    }
-    p->manager_count = p->pending_manager_count;
-    p->pending_manager_count = 0;
-    for (size_t i = 0; i < p->pending_system_count; i++) {
-        w->systems[w->system_count++] = p->pending_systems[i];
-        p->pending_systems[i] = NULL;
-    }
-    p->system_count = p->pending_system_count;
-    p->pending_system_count = 0;
-    commit_collections(w, p);
-    p->api_names = names;
-    p->api_count = p->pending_api_count;
-    p->pending_entity_count = 0; /* the load stands: its entities stay */
-    host_plugin_discard_pending(p);
-    host_world_managers_changed(w);
-    return ECS_OK;
-}
-
-static void release_memory(host_plugin *p, const char *when)
-{
-    if (p->mem.bytes == 0) return;
-    host_warn(p->name, "leaked %zu bytes in %zu allocations %s: freed by the host", p->mem.bytes,
-              p->mem.blocks, when);
-    host_mem_release_all(&p->mem);
-}
-
-typedef struct load_call {
-    host_plugin *p;
-    const ecs_load_args *args;
-    ecs_status status;
-} load_call;
-
-static void call_load(void *arg)
-{
-    load_call *c = arg;
-    c->status = c->p->desc->load(&c->p->table, c->args, &c->p->state);
-}
-
-ecs_status host_plugin_load(host_world *w, host_plugin *p)
-{
-    host_api_init(p);
-    ecs_load_args args = {sizeof args, NULL};
-    p->in_load = true;
-    p->registration_failed = false;
-    load_call lc = {p, &args, ECS_OK};
-    int sig = host_guard_run(call_load, &lc);
-    ecs_status s = sig ? ECS_ERR_PLUGIN : lc.status;
-    p->in_load = false;
-    if (sig) { /* its state is unknown: do not call it again, take back what it holds */
-        host_format(p->reason, sizeof p->reason, "load() crashed with %s",
-                    host_guard_signal_name(sig));
-        host_plugin_discard_pending(p);
-        host_mem_release_all(&p->mem);
-        return s;
-    }
-    char refusal[sizeof p->reason];
-    snprintf(refusal, sizeof refusal, "%s", p->registration_failed ? p->reason : "");
-    if (s == ECS_OK && p->registration_failed) {
-        host_plugin_call_unload(p, p->desc, p->state, ECS_UNLOAD_SHUTDOWN);
-        s = ECS_ERR_PLUGIN;
-        host_format(p->reason, sizeof p->reason, "load() went on after a refused registration: %s",
-                    refusal);
-    } else if (s == ECS_OK && (s = commit(w, p)) != ECS_OK) {
-        host_plugin_call_unload(p, p->desc, p->state, ECS_UNLOAD_SHUTDOWN);
-        snprintf(p->reason, sizeof p->reason, "registering failed: %s", ecs_status_text(s));
-    } else if (s != ECS_OK) {
-        host_format(p->reason, sizeof p->reason, "load() failed: %s%s%s", ecs_status_text(s),
-                    *refusal ? " after " : "", refusal);
-    }
-    if (s != ECS_OK) {
-        host_plugin_discard_pending(p);
-        release_memory(p, "after its failed load");
-        return s;
-    }
-    if (p->manager_count == 0 && p->api_count == 0)
-        host_warn("loader",
-                  "%s: plugin '%s' loaded but registered no manager and published no "
-                  "API",
-                  p->path, p->name);
-    p->status = HOST_PLUGIN_LOADED;
-    char systems[48] = "";
-    if (p->system_count) snprintf(systems, sizeof systems, ", %zu systems", p->system_count);
-    host_info("loader", "loaded %s %s from %s (%zu managers, %zu APIs%s)", p->name, p->version,
-              p->file, p->manager_count, p->api_count, systems);
-    return ECS_OK;
-}
-
-void host_plugin_unload(host_world *w, host_plugin *p, ecs_unload_reason why)
-{
-    if (p->status != HOST_PLUGIN_LOADED) return;
-    if (!p->crashed) host_plugin_call_unload(p, p->desc, p->state, why);
-    size_t kept = 0;
-    for (size_t i = 0; i < w->manager_count; i++) {
-        host_manager *m = w->managers[i];
-        if (m->owner != p)
-            w->managers[kept++] = m; /* the others keep their order */
-        else {
-            host_sig_clear_bit(&w->sig, m->bit); /* its components are gone */
-            free(m->name);
-            free(m);
-        }
-    }
-    w->manager_count = kept;
-    p->manager_count = 0;
-    kept = 0;
-    for (size_t i = 0; i < w->system_count; i++) {
-        if (w->systems[i]->owner != p)
-            w->systems[kept++] = w->systems[i];
-        else
-            host_system_free(w->systems[i]);
-    }
-    w->system_count = kept;
-    p->system_count = 0;
-    release_collections(w, p);
-    host_world_managers_changed(w); /* smaller: no memory needed */
-    host_registry_withdraw(&w->registry, p);
-    for (size_t i = 0; i < p->api_count; i++) free(p->api_names[i]);
-    free(p->api_names); /* a load of the same record publishes them again */
-    p->api_names = NULL;
-    p->api_count = 0;
-    if (p->crashed && p->mem.bytes) { /* not a leak: it never had the chance to free it */
-        host_info(p->name,
-                  "the host freed the %zu bytes in %zu allocations the plugin held when it "
-                  "crashed (its unload() is not called after a crash)",
-                  p->mem.bytes, p->mem.blocks);
-        host_mem_release_all(&p->mem);
-    }
-    release_memory(p, "at unload");
-    p->state = NULL;
-    p->status = HOST_PLUGIN_UNLOADED;
-}
-
 void host_world_unload_all(host_world *w)
 {
     for (size_t i = w->plugin_count; i-- > 0;)
         host_plugin_unload(w, w->plugins[i], ECS_UNLOAD_SHUTDOWN);
     host_world_announce_destroyed(w);
-}
-
-int host_world_push_plugin(host_world *w, host_plugin *p)
-{
-    if (w->plugin_count == w->plugin_cap) {
-        size_t cap = w->plugin_cap ? w->plugin_cap * 2 : 16;
-        host_plugin **v = realloc(w->plugins, cap * sizeof *v);
-        if (!v) return -1;
-        w->plugins = v;
-        w->plugin_cap = cap;
-    }
-    w->plugins[w->plugin_count++] = p;
-    return 0;
 }
 
 /* Open every file of the folder that passes the permission check. */
@@ -790,9 +298,9 @@ static ecs_status open_all(host_world *w, const char *dir, int folder, const hos
         char why[sizeof((host_plugin *)0)->reason] = "";
         host_plugin_path_insecure(dir, files.v[i], false, opt->allow_insecure, why, sizeof why);
         host_plugin *p =
-            *why ? new_record(w, full, files.v[i]) : host_plugin_open(w, full, files.v[i]);
+            *why ? host_plugin_new(w, full, files.v[i]) : host_plugin_open(w, full, files.v[i]);
         if (p) p->folder = folder, p->rank = folder * HOST_FOLDER_RANKS + HOST_FOLDER_RANKS - 1;
-        if (p && *why) skip(w, p, "%s", why); /* listed by --list, never opened */
+        if (p && *why) host_plugin_skip(w, p, "%s", why); /* listed by --list, never opened */
         if (!p || host_world_push_plugin(w, p) != 0) {
             host_plugin_free(p);
             s = ECS_ERR_NO_MEMORY;
@@ -815,7 +323,7 @@ static void skip_duplicate_names(host_world *w)
             host_plugin *q = w->plugins[j];
             if (q->status != HOST_PLUGIN_FOUND || strcmp(q->name, p->name) != 0) continue;
             if (q->folder == p->folder) {
-                skip(w, p, "plugin name '%s' is already used by %s", p->name, q->path);
+                host_plugin_skip(w, p, "plugin name '%s' is already used by %s", p->name, q->path);
             } else {
                 snprintf(p->reason, sizeof p->reason,
                          "plugin '%s' is loaded from %s, an earlier folder", p->name, q->path);
@@ -852,14 +360,15 @@ static ecs_status order_plugins(host_world *w)
     for (size_t i = 0; i < m; i++) {
         host_plugin *p = w->plugins[idx[i]];
         if (res[i].status == HOST_ORDER_MISSING_DEP)
-            skip(w, p, "missing dependency '%s' (no loadable plugin of that name)", res[i].dep);
+            host_plugin_skip(w, p, "missing dependency '%s' (no loadable plugin of that name)",
+                             res[i].dep);
         else if (res[i].status == HOST_ORDER_DEP_SKIPPED)
-            skip(w, p, "its dependency '%s' cannot be loaded", res[i].dep);
+            host_plugin_skip(w, p, "its dependency '%s' cannot be loaded", res[i].dep);
         else if (res[i].status == HOST_ORDER_CYCLE)
-            skip(w, p,
-                 "dependency cycle: '%s' and '%s' depend on each other (directly or "
-                 "not)",
-                 p->name, res[i].dep ? res[i].dep : "?");
+            host_plugin_skip(w, p,
+                             "dependency cycle: '%s' and '%s' depend on each other (directly or "
+                             "not)",
+                             p->name, res[i].dep ? res[i].dep : "?");
     }
     for (size_t i = 0; i < n; i++) { /* then every plugin not placed, in file order */
         bool placed = false;
@@ -875,15 +384,6 @@ error:
     free(res);
     free(sorted);
     return s;
-}
-
-host_plugin *host_world_plugin_named(host_world *w, const char *name)
-{
-    for (size_t i = 0; i < w->plugin_count; i++) {
-        host_plugin *p = w->plugins[i];
-        if (p->status == HOST_PLUGIN_LOADED && strcmp(p->name, name) == 0) return p;
-    }
-    return NULL;
 }
 
 /* Can dir be a plugin folder: there, a folder, not writable by others? */
@@ -931,13 +431,14 @@ ecs_status host_world_load_dirs(host_world *w, const char *const *dirs, size_t n
             if (!q || q->status != HOST_PLUGIN_LOADED) dep = q;
         }
         if (dep && dep->status == HOST_PLUGIN_DISABLED)
-            skip(w, p, "its dependency '%s' is disabled by %s", dep->name, MANIFEST_NAME);
+            host_plugin_skip(w, p, "its dependency '%s' is disabled by %s", dep->name,
+                             MANIFEST_NAME);
         else if (dep)
-            skip(w, p, "its dependency '%s' failed to load", dep->name);
+            host_plugin_skip(w, p, "its dependency '%s' failed to load", dep->name);
         else if (host_plugin_load(w, p) != ECS_OK) {
             char reason[sizeof p->reason];
             memcpy(reason, p->reason, sizeof reason);
-            skip(w, p, "%s", reason);
+            host_plugin_skip(w, p, "%s", reason);
         }
     }
     return ECS_OK;
@@ -979,86 +480,5 @@ void host_world_print_list(const host_world *w, FILE *out)
         fprintf(out, "  status: %s%s%s\n", st, *p->reason ? ": " : "", p->reason);
         size_t dir_len = strlen(p->path) > strlen(p->file) ? strlen(p->path) - strlen(p->file) : 1;
         fprintf(out, "  folder: %.*s\n", (int)(dir_len - 1), p->path);
-    }
-}
-
-/* ---- --safe: plugins whose code crashed ---- */
-
-void host_plugin_crashed(host_world *w, host_plugin *p, int sig, const char *what)
-{
-    (void)w;
-    if (p->crashed) return;
-    p->crashed = true;
-    static const char after[] = "at the end of this frame it goes back to its last good "
-                                "version, or is unloaded until a new build";
-    if (host_guard_is_stop(sig)) /* main.c: the second SIGINT/SIGTERM */
-        host_error("guard",
-                   "plugin '%s' (%s) did not return from %s and was abandoned at the "
-                   "second %s: %s",
-                   p->name, p->file, what, host_guard_signal_name(sig), after);
-    else
-        host_error("guard", "plugin '%s' (%s) crashed with %s in %s: %s", p->name, p->file,
-                   host_guard_signal_name(sig), what, after);
-}
-
-typedef struct keep_call {
-    host_world *w;
-    host_plugin *p;
-    bool kept;
-} keep_call;
-
-static void call_keep(void *arg)
-{
-    keep_call *c = arg;
-    c->kept = host_scene_keep_plugin(c->w, c->p);
-}
-
-bool host_plugin_depends_on(const host_world *w, const host_plugin *q, const host_plugin *p)
-{
-    if (q == p || q->status != HOST_PLUGIN_LOADED || !p->name) return false;
-    for (char **d = q->deps; d && *d; d++)
-        if (strcmp(*d, p->name) == 0) return true;
-    for (size_t i = 0; i < q->use_count; i++) {
-        const host_api_entry *e = host_registry_entry(&w->registry, q->uses[i].name);
-        if (e && e->owner == p) return true;
-    }
-    return false;
-}
-
-void host_world_park_dependents(host_world *w, host_plugin *p, const char *why)
-{
-    for (size_t i = w->plugin_count; i-- > 0;) { /* dependents were loaded after providers */
-        host_plugin *q = w->plugins[i];
-        if (!host_plugin_depends_on(w, q, p)) continue;
-        host_world_park_dependents(w, q, why);
-        keep_call c = {w, q, false};
-        if (host_guard_run(call_keep, &c) != 0) c.kept = false;
-        host_warn("loader", "plugin '%s' parked: it depends on plugin '%s', which %s; %s%s%s",
-                  q->name, p->name, why,
-                  c.kept ? "its components are kept, and it comes back when '" : "",
-                  c.kept ? p->name : "its components could not be kept", c.kept ? "' does" : "");
-        host_plugin_unload(w, q, ECS_UNLOAD_SHUTDOWN);
-        host_reload_forget_previous(q);
-        host_plugin_release(q);
-        host_format(q->reason, sizeof q->reason, "parked: it needs plugin '%s'", p->name);
-        q->status = HOST_PLUGIN_PARKED;
-    }
-}
-
-void host_world_drop_crashed(host_world *w)
-{
-    for (size_t i = 0; i < w->plugin_count; i++) {
-        host_plugin *p = w->plugins[i];
-        if (!p->crashed || p->status != HOST_PLUGIN_LOADED) continue;
-        if (host_reload_rollback(w, p)) continue; /* the last good version runs again */
-        host_world_park_dependents(w, p, "crashed");
-        keep_call c = {w, p, false}; /* its save code may crash too: guarded */
-        if (host_guard_run(call_keep, &c) != 0) c.kept = false;
-        host_warn("guard", "plugin '%s' unloaded after its crash%s", p->name,
-                  c.kept ? "; its components are kept and come back with its next build"
-                         : "; its components could not be kept");
-        host_plugin_unload(w, p, ECS_UNLOAD_SHUTDOWN); /* its unload() is not called */
-        host_plugin_release(p);
-        snprintf(p->reason, sizeof p->reason, "it crashed");
     }
 }

@@ -1,0 +1,54 @@
+/* loader.h: finding plugin files in the plugin folders, their manifests, the load order,
+ * and loading them all at start (loader.c). One plugin's states and transitions are
+ * plugin.h's.
+ *
+ * A folder's files: every *.so in it and in its subfolders one level down (not hidden,
+ * not meson's NAME.p), each checked for permissions on the way (host_plugin_path_insecure),
+ * opened (plugin.h), named duplicates skipped (in one folder an error, in a later folder
+ * the rule), the folder's manifest applied (rank, config, disabled), ordered (dependencies,
+ * folder, manifest, file name) and loaded.
+ */
+#ifndef HOST_LOADER_H
+#define HOST_LOADER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "ecs_plugin.h"
+
+typedef struct host_world host_world;
+
+typedef struct host_load_options {
+    bool allow_insecure; /* load plugins others may write (with a warning) */
+} host_load_options;
+
+/* Find, validate, order and load every plugin of dir (and of its subfolders, one level
+ * down). Bad plugins are logged, counted in w->bad_plugins and skipped. Returns ECS_OK,
+ * or an error when the folder or its manifest cannot be used (nothing is loaded then). */
+ecs_status host_world_load_dir(host_world *w, const char *dir, const host_load_options *opt);
+
+/* Load the plugins of several folders: each folder's files, then each folder's manifest,
+ * in folder order; a plugin name found in an earlier folder wins (one info line names the
+ * file skipped); load order: dependencies, folder, manifest, file name. */
+ecs_status host_world_load_dirs(host_world *w, const char *const *dirs, size_t n,
+                                const host_load_options *opt);
+
+/* Unload every loaded plugin in reverse load order, reporting leaks by plugin name. */
+void host_world_unload_all(host_world *w);
+
+/* Print the plugins found, one block each (for --list). */
+void host_world_print_list(const host_world *w, FILE *out);
+
+/* host_plugin_insecure for file (relative to the plugin folder dir) and every folder on
+ * its way: dir itself when check_dir, its subfolder, and for a symlink (or a file in a
+ * symlinked subfolder) the folder that really holds the file. why: "" when safe. */
+bool host_plugin_path_insecure(const char *dir, const char *file, bool check_dir, bool allow,
+                               char *why, size_t len);
+
+/* May users other than the owner (or root) write path? True (with the reason and the fix
+ * in why) when so and not allowed; with allow, warns and returns false. A file writable by
+ * its group is fine when the group is the owner's private group. */
+bool host_plugin_insecure(const char *what, const char *path, bool allow, char *why, size_t len);
+
+#endif

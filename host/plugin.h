@@ -1,0 +1,197 @@
+/* plugin.h: one plugin's life (plugin.c): its record, its states and the transitions
+ * between them. The loader (loader.h) finds files and calls these at start; the reloader
+ * (reload.h) calls them when files change; the frame loop (world.h) when code crashes.
+ *
+ * States (host_plugin.status) and how a record gets there:
+ *
+ *   FOUND     host_plugin_open: the file passed the checks before mapping (plugin_file.h),
+ *             the probe in a child (probe.h), dlopen, the entry call and the description
+ *             check; not loaded yet.
+ *   SKIPPED   host_plugin_open or any later step refused it (reason says why, one log
+ *             line); nothing of it stays mapped or copied (host_plugin_release).
+ *   DISABLED  the manifest of its folder says "disabled": true (at start, or later: its
+ *             components kept as JSON, it loads again when taken out).
+ *   LOADED    host_plugin_load: its load() returned ECS_OK and every registration it made
+ *             was committed at once (a refused load leaves no trace: registrations,
+ *             entities and memory taken back).
+ *   PARKED    host_world_park_dependents: a plugin it depends on (declared, or found with
+ *             api_find) had to go; components kept, unload() called, file closed; it loads
+ *             again when what it needs is back.
+ *   UNLOADED  host_plugin_unload (exit, disable, a crash with nothing to roll back to:
+ *             host_world_drop_crashed), or a parked plugin that could not come back.
+ *
+ * A crash under --safe marks the record (crashed) until the end of the frame, when
+ * host_world_drop_crashed rolls it back to its last good build (reload.h) or unloads it,
+ * parking its dependents first. A reload swaps a LOADED record's code in place
+ * (reload.c): the record stays LOADED throughout.
+ */
+#ifndef HOST_PLUGIN_H
+#define HOST_PLUGIN_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ecs_plugin.h"
+#include "mem.h"
+
+typedef struct host_world host_world;
+typedef struct host_plugin host_plugin;
+typedef struct host_manager host_manager;
+typedef struct host_system host_system;
+struct cJSON;
+
+#define HOST_FOLDER_RANKS 1000000 /* manifest positions per plugin folder (host_plugin.rank) */
+
+/* An API a plugin found (api_find): it depends on the API's provider from then on. */
+typedef struct host_api_use {
+    char *name;
+    uint32_t min_version; /* the highest it asked for */
+} host_api_use;
+
+typedef struct host_pending_api {
+    char *name;
+    uint32_t version;
+    void *bytes;
+    size_t size;
+} host_pending_api;
+
+typedef enum host_plugin_status {
+    HOST_PLUGIN_FOUND = 0, /* opened and valid, not loaded yet */
+    HOST_PLUGIN_LOADED,
+    HOST_PLUGIN_SKIPPED,  /* bad: reason says why */
+    HOST_PLUGIN_DISABLED, /* the manifest disables it */
+    HOST_PLUGIN_UNLOADED,
+    HOST_PLUGIN_PARKED /* unloaded while a plugin it depends on is away: back when it is */
+} host_plugin_status;
+
+struct host_plugin {
+    ecs_host table; /* first: a plugin's calls pass it back, the host casts it back */
+    host_world *world;
+    char *path;      /* as found in the folder */
+    char *copy_path; /* the private copy that was dlopen()ed, or NULL (opened in place) */
+    /* the version before the last same-layout reload, kept mapped so a crash of the new
+     * one (--safe) can roll back to it; NULL when there is none */
+    void *prev_dl;
+    const ecs_plugin_desc *prev_desc;
+    char *prev_copy, *prev_version;
+    char *file; /* relative to the folder: messages and ties */
+    void *dl;
+    const ecs_plugin_desc *desc;   /* inside the shared object, valid while dl is open */
+    char *name, *version;          /* copies of desc's strings */
+    uint16_t abi_major, abi_minor; /* copies: --list shows them after a skip */
+    uint32_t state_version;
+    char **deps; /* copy of desc->dependencies, NULL-terminated */
+    void *state;
+    host_mem_account mem;
+    struct cJSON *config; /* owned: from the manifest */
+    int folder;           /* which plugin folder it is in (their order: the command line's,
+                             ECS_PLUGIN_PATH's, then the installed one) */
+    int rank;             /* folder * HOST_FOLDER_RANKS + manifest position (+ RANKS - 1
+                             when not listed): the load order after dependencies */
+    int listed_at;        /* manifest entry that named it, -1 when none */
+    host_plugin_status status;
+    char reason[512];
+    /* registrations during load(), committed when it succeeds */
+    bool in_load;
+    bool reloading; /* a new version's load() runs beside this one: same names allowed */
+    bool registration_failed;
+    bool crashed; /* --safe caught a crash in its code: dropped at the end of the frame */
+    host_manager **pending_managers;
+    size_t pending_manager_count;
+    host_pending_api *pending_apis;
+    size_t pending_api_count;
+    size_t manager_count, api_count; /* committed */
+    char **api_names;                /* committed, for --list */
+    host_system **pending_systems;
+    size_t pending_system_count, system_count; /* system_count: committed */
+    host_api_use *uses;                        /* the APIs it found, so the plugins it depends on */
+    size_t use_count;
+    ecs_entity *pending_entities; /* created during load(): destroyed if the load is refused */
+    size_t pending_entity_count, pending_entity_cap;
+    /* the last reloads of it (a ring): for the inspector */
+    struct host_reload_note {
+        double time; /* the world's time (frame.time) */
+        bool done;   /* swapped in; false: refused */
+        char what[160];
+    } reloads[8];
+    uint32_t reload_count;
+    /* calls from another thread, refused: counted there, reported at a frame boundary */
+    _Atomic uint32_t thread_calls;
+    _Atomic(const char *) thread_call; /* the first such call's name */
+    uint32_t thread_calls_reported;
+    /* collections it holds a reference to: taken at commit, dropped at unload */
+    ecs_collection *pending_collections, *collections;
+    size_t pending_collection_count, collection_count;
+    bool in_unload; /* inside its unload(): its signature reports are ignored */
+};
+
+/* Load p: call its load(), commit its registrations. Returns ECS_OK or the error (with
+ * p->reason set and every trace of the attempt removed). */
+ecs_status host_plugin_load(host_world *w, host_plugin *p);
+
+/* Unload p: call unload(), drop its managers and APIs, report and free leaked memory. */
+void host_plugin_unload(host_world *w, host_plugin *p, ecs_unload_reason why);
+
+/* Close the shared object (its destructors under the crash guard) and delete its private
+ * copy; the record stays, with its name, version and reason. A refused, duplicate or
+ * unloaded file keeps no mapping and no copy: thousands of them cost nothing. */
+void host_plugin_release(host_plugin *p);
+
+/* Close the shared object, delete its private copy and free the record. */
+void host_plugin_free(host_plugin *p);
+
+/* A new plugin record for path (file: relative to the plugin folder), opened and
+ * checked: through a private copy when w->private_dir is set. Bad plugins come back
+ * SKIPPED with the reason logged. NULL: out of memory. */
+host_plugin *host_plugin_open(host_world *w, const char *path, const char *file);
+
+/* Check a description; on error write the reason into why and return false. */
+bool host_plugin_desc_ok(const ecs_plugin_desc *d, char *why, size_t len);
+
+/* Room in w for p's pending managers and systems beside the current ones, and their steps
+ * in the schedule. ECS_ERR_NO_MEMORY changes nothing the frame reads. */
+ecs_status host_world_reserve_for(host_world *w, const host_plugin *p);
+
+/* Drop what p registered during a load() that is being undone. */
+void host_plugin_discard_pending(host_plugin *p);
+
+/* Call unload() of desc (p's code, or a new build of it) with p's table, its signature
+ * reports ignored meanwhile: a state being freed must not clear bits another version
+ * holds. Nothing when desc has no unload(). */
+void host_plugin_call_unload(host_plugin *p, const ecs_plugin_desc *desc, void *state,
+                             ecs_unload_reason why);
+
+/* Append p to w->plugins. -1 when memory ran out. */
+int host_world_push_plugin(host_world *w, host_plugin *p);
+
+/* The loaded plugin named name, or NULL. */
+host_plugin *host_world_plugin_named(host_world *w, const char *name);
+
+/* Note that p's code crashed (signal sig, in `what`): it is skipped from now on and
+ * dropped at the end of the frame (host_world_drop_crashed). */
+void host_plugin_crashed(host_world *w, host_plugin *p, int sig, const char *what);
+
+/* Does loaded plugin q depend on p: does it declare p, or use an API p publishes now? */
+bool host_plugin_depends_on(const host_world *w, const host_plugin *q, const host_plugin *p);
+
+/* Before p goes (crashed with nothing to roll back to, disabled): park every loaded plugin
+ * that depends on it, dependents of dependents first, each with its components kept as
+ * JSON (as on a reload), its unload() called, its file closed; status PARKED. `why` says
+ * why p goes. host_reloader_poll brings them back once what they need is there. */
+void host_world_park_dependents(host_world *w, host_plugin *p, const char *why);
+
+/* Unload every plugin that crashed, without calling into it again except to keep its
+ * components as JSON (itself guarded). */
+void host_world_drop_crashed(host_world *w);
+
+/* Mark p skipped as bad: one log line naming the file and the reason (unless
+ * w->quiet_skips), counted for --strict, its mapping and copy released. */
+void host_plugin_skip(host_world *w, host_plugin *p, const char *fmt, ...) ECS_PRINTF(3, 4);
+
+/* A record for the plugin file at path (file: relative to its plugin folder), not opened
+ * yet. NULL: out of memory. */
+host_plugin *host_plugin_new(host_world *w, const char *path, const char *file);
+
+#endif
