@@ -25,7 +25,8 @@ ECS_PACKAGES=(meson ninja-build pkg-config gcc g++ libcjson-dev libcmocka-dev py
 # and for the tests only (scripts/test.sh), not the demo:
 #   chromium chromium-driver python3-selenium python3-pil  tests/browser/test_page.py: the
 #                   inspector's page in a real headless browser, its screenshots read back
-ECS_TEST_PACKAGES=(chromium chromium-driver python3-selenium python3-pil)
+#   lld             tests/test_reload.c links a plugin with lld while the host watches it
+ECS_TEST_PACKAGES=(chromium chromium-driver python3-selenium python3-pil lld)
 
 ecs_install_missing() {
     local missing=() p

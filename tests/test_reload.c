@@ -487,7 +487,7 @@ static void relink_in_place(fixture *f, const char *linker)
 }
 
 /* GNU ld deletes the output, creates it empty, links, writes it and chmods it. Run with
- * the default quiet period (200 ms): the link must be loaded once, never half-written.
+ * the default quiet period (50 ms): the link must be loaded once, never half-written.
  * (A link slower than the quiet period: the next test.) */
 static void Reload_relink_in_place_by_gnu_ld_reloads_once(void **state)
 {
