@@ -1,5 +1,5 @@
 /* bench_entities.c: workload "entities", BENCH.md W1-W4: create, alive, destroy and churn
- * of the host's EntityManager (host/entity.c) beside the seed's first EntityManager, a hash
+ * of the host's EntityManager (host/world/entity.c) beside the seed's first EntityManager, a hash
  * set of live ids, measured in the same run.
  *
  * Every repetition starts from a fresh state: a new host_entities and a new hash set.

@@ -1,5 +1,5 @@
 /* bench_probe.c: workload "probe", BENCH.md P1: the child-process check of a new plugin
- * file before the host maps it (host/probe.c), in milliseconds per plugin, beside a bare
+ * file before the host maps it (host/plugin/probe.c), in milliseconds per plugin, beside a bare
  * dlopen + dlclose of the same file in this process.
  *
  * host_probe_file() with the built ecs-host as the probe program, on each of the real

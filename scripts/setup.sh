@@ -11,7 +11,7 @@ ECS_BUILD="${ECS_BUILD:-$ECS_ROOT/build}"
 #   meson ninja-build pkg-config gcc g++  the build (g++: the SDK's C++ compile test)
 #   libcjson-dev    scene and manifest JSON (DESIGN.md names cJSON)
 #   libdragonbox-dev libfast-float-dev cmake  the scene writer's and parser's numbers:
-#                   shortest round-trip text and exact parsing (host/number.h); cmake
+#                   shortest round-trip text and exact parsing (host/scene/number.h); cmake
 #                   only lets meson find dragonbox's package files
 #   libcmocka-dev   the unit-test framework
 #   python3         meson runs on it; test.sh reads meson's test log with it

@@ -1,4 +1,4 @@
-/* test_announce.c: cmocka tests of the frame loop (host/world.c) with fake managers: batch
+/* test_announce.c: cmocka tests of the frame loop (host/world/world.c) with fake managers: batch
  * announcement of destroyed entities after the updates, cascades, index reuse, frame info. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* test_entity.c: cmocka tests of the host's EntityManager (host/entity.c): id layout, stale
+/* test_entity.c: cmocka tests of the host's EntityManager (host/world/entity.c): id layout, stale
  * handles, exhaustion, batches, announcements, FIFO reuse distance and a randomized model. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* test_gltf.c: cmocka tests of the glTF 2.0 import (host/gltf.c) through the real scene
+/* test_gltf.c: cmocka tests of the glTF 2.0 import (host/scene/gltf.c) through the real scene
  * loader and the real transform, debug_name and mesh plugins (fixture.h).
  *
  * Real files come from Debian's assimp-testmodels (scripts/setup.sh installs it; a

@@ -1,4 +1,4 @@
-/* test_guard.c: the --safe crash guard (host/guard.c): a fault while plugin code runs under
+/* test_guard.c: the --safe crash guard (host/plugin/guard.c): a fault while plugin code runs under
  * the guard is caught; a fault outside it is re-raised, never swallowed (forked children). */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* test_jwrite.c: cmocka tests of the JSON writer (host/jwrite.c) and of number.cc.
+/* test_jwrite.c: cmocka tests of the JSON writer (host/scene/jwrite.c) and of number.cc.
  * Numbers: the shortest text that reads back exactly, checked against strtod/strtof, a
  * printf reference and cJSON's %1.15g text; layout: random cJSON trees printed by
  * host_json_print and by cJSON_Print, byte for byte; the plugin-facing ecs_json_writer

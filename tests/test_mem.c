@@ -1,4 +1,4 @@
-/* test_mem.c: cmocka tests of per-plugin allocation counting (host/mem.c): counts, realloc
+/* test_mem.c: cmocka tests of per-plugin allocation counting (host/world/mem.c): counts, realloc
  * ownership, refusal of foreign and freed pointers, release_all, alignment, a random model. */
 #include <setjmp.h>
 #include <stdarg.h>

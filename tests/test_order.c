@@ -1,4 +1,4 @@
-/* test_order.c: cmocka tests of the plugin load order (host/order.c): dependencies first,
+/* test_order.c: cmocka tests of the plugin load order (host/plugin/order.c): dependencies first,
  * ties by rank then file, missing dependencies, cycles, and a randomized check on DAGs. */
 #include <setjmp.h>
 #include <stdarg.h>

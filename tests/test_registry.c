@@ -1,4 +1,4 @@
-/* test_registry.c: cmocka tests of the API registry (host/registry.c): publish and find by
+/* test_registry.c: cmocka tests of the API registry (host/plugin/registry.c): publish and find by
  * version, ownership, in-place rewrite on reload, capacity, withdraw and reuse of storage. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* fuzz_gltf.c: libFuzzer target for the glTF import (host/gltf.c).
+/* fuzz_gltf.c: libFuzzer target for the glTF import (host/scene/gltf.c).
  *
  * Each input is a whole file handed to host_gltf_import_memory(): it is a .glb when it
  * starts with the magic "glTF" (so the .glb seeds of corpus_gltf/ reach the container

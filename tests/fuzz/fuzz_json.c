@@ -1,4 +1,4 @@
-/* fuzz_json.c: differential libFuzzer target for the host's JSON parser (host/jparse.c)
+/* fuzz_json.c: differential libFuzzer target for the host's JSON parser (host/scene/jparse.c)
  * against cJSON_ParseWithLength.
  *
  * Each input is parsed in malloc mode and in arena mode, exactly `size` bytes with no NUL

@@ -1,4 +1,4 @@
-/* fuzz_scene.c: libFuzzer target for the scene loader and saver (host/scene.c, host/json.c)
+/* fuzz_scene.c: libFuzzer target for the scene loader and saver (host/scene/scene.c, host/scene/json.c)
  * with the transform, debug_name and mesh plugins loaded once, as instrumented copies
  * (tests/fuzz/meson.build), so coverage and the sanitizers reach their JSON code too.
  *
