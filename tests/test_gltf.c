@@ -709,6 +709,11 @@ static void Gltf_bad_numbers_and_indices_are_refused(void **state)
          "{\"POSITION\": 0}}]}], \"accessors\": [{\"min\": [0, 2, 0], \"max\": [1, 1, 1]}]}",
          "accessors[0]: min is above max on axis y"},
         {"\"scene\": 2, \"scenes\": [{}]}", "scene: scene index 2 is out of range"},
+        /* a component type beyond any int (found by fuzz_gltf: the cast was undefined) */
+        {"\"nodes\": [{\"mesh\": 0}], \"meshes\": [{\"primitives\": [{\"attributes\": "
+         "{\"POSITION\": 0}}]}], \"accessors\": [{\"componentType\": 1e300, \"type\": \"VEC3\"}]}",
+         "accessors[0]: a POSITION accessor must be a VEC3 of floats or of (with "
+         "KHR_mesh_quantization) 8- or 16-bit integers"},
     };
     expect_all_refused(*state, c, sizeof c / sizeof c[0]);
 }

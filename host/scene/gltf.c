@@ -984,7 +984,10 @@ static bool read_bounds(gltf *g, const cJSON *prim, int m, int j, double *box)
     const cJSON *ct = cJSON_GetObjectItemCaseSensitive(acc, "componentType");
     const cJSON *type = cJSON_GetObjectItemCaseSensitive(acc, "type");
     const cJSON *norm = cJSON_GetObjectItemCaseSensitive(acc, "normalized");
-    int ctype = cJSON_IsNumber(ct) ? (int)ct->valuedouble : GL_FLOAT;
+    int ctype = !ct ? GL_FLOAT
+                : cJSON_IsNumber(ct) && ct->valuedouble >= 0 && ct->valuedouble < 65536
+                    ? (int)ct->valuedouble
+                    : 0; /* no component type has that number: refused below */
     if ((ct && (!cJSON_IsNumber(ct) || !component_size(ctype))) ||
         (type && (!cJSON_IsString(type) || strcmp(type->valuestring, "VEC3") != 0)))
         return fail(g, acc,
