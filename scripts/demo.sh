@@ -14,6 +14,7 @@ cat <<EOT
 
 Hot reload: run the host with --watch, edit a plugin, rebuild, and the running world picks
 up the new code with every component kept (README, "Hot reload"):
-  $ECS_BUILD/host/ecs-host --watch --scene $ECS_ROOT/examples/demo.json $ECS_BUILD/plugins
+  $ECS_BUILD/host/ecs-host --watch --inspect 0 --scene $ECS_ROOT/examples/demo.json $ECS_BUILD/plugins
   meson compile -C $ECS_BUILD        # in another terminal, after editing plugins/*/*.c
+and open the URL it prints (--inspect) to watch the world live (docs/inspector.md).
 EOT
