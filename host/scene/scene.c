@@ -561,7 +561,23 @@ typedef struct scene_save {
     ecs_entity *referenced; /* entities whose id was asked for */
     uint32_t ref_count, ref_cap;
     bool failed;
+    /* a scene id of the save looks like a made one (e<index>, e<index>_<k>): made ids must
+     * be checked against the table. Else they cannot collide (one per index), and a million
+     * entities without scene ids skip two million table lookups. */
+    bool index_ids_taken;
 } scene_save;
+
+/* Does id look like an id the save makes from an index: e<digits>, or e<digits>_<digits>? */
+static bool looks_like_index_id(const char *id)
+{
+    if (id[0] != 'e' || id[1] < '0' || id[1] > '9') return false;
+    const char *p = id + 1;
+    while (*p >= '0' && *p <= '9') p++;
+    if (*p == '_' && p[1] >= '0' && p[1] <= '9')
+        for (p++; *p >= '0' && *p <= '9'; p++) {
+        }
+    return *p == '\0';
+}
 
 static bool id_used(scene_save *v, const char *id)
 {
@@ -643,10 +659,14 @@ static char *save_strdup(scene_save *v, const char *str, size_t n)
 }
 
 /* A unique id made from base ("e<index>", or a scene id seen twice) into v->made[idx]. */
-static const char *make_id(scene_save *v, uint32_t idx, const char *base)
+static const char *make_id(scene_save *v, uint32_t idx, const char *base, bool index_id)
 {
     char id[300];
     const char *pick = base;
+    if (index_id && !v->index_ids_taken) { /* e<idx>: nothing else can be called that */
+        if (!(v->made[idx] = save_strdup(v, base, strlen(base)))) return v->failed = true, NULL;
+        return v->made[idx];
+    }
     for (unsigned k = 2; id_used(v, pick); k++) {
         host_format(id, sizeof id, "%s_%u", base, k);
         pick = id;
@@ -680,7 +700,7 @@ const char *host_scene_id_of(host_world *w, ecs_entity e)
     if (se && se->id) return se->id;
     char base[16];
     index_id(base, idx);
-    if (!make_id(v, idx, base)) return NULL;
+    if (!make_id(v, idx, base, true)) return NULL;
     if (v->ref_count == v->ref_cap) {
         uint32_t cap = v->ref_cap ? v->ref_cap * 2 : 256;
         ecs_entity *r = realloc(v->referenced, cap * sizeof *r);
@@ -777,7 +797,8 @@ static const char *guess_id(scene_save *v, ecs_entity e, char *buf, size_t len)
     char base[16];
     index_id(base, idx);
     memcpy(buf, base, sizeof base);
-    for (unsigned k = 2; id_used(v, buf); k++) host_format(buf, len, "%s_%u", base, k);
+    for (unsigned k = 2; v->index_ids_taken && id_used(v, buf); k++)
+        host_format(buf, len, "%s_%u", base, k);
     return buf;
 }
 
@@ -1085,10 +1106,11 @@ static bool capture_run(scene_save *v, host_manager *const *mgrs, size_t count, 
     for (uint32_t i = 0; !error && i < n; i++) { /* scene ids first: made ones avoid them */
         store_entry *se = entry_of(w->scene, keys[i].e);
         if (!se || !se->id) continue;
+        if (looks_like_index_id(se->id)) v->index_ids_taken = true;
         if (made_reserve(v, keys[i].index) != 0)
             error = true;
         else if (id_used(v, se->id))
-            error = !make_id(v, keys[i].index, se->id); /* twice */
+            error = !make_id(v, keys[i].index, se->id, false); /* twice */
         else
             error = !use_id(v, se->id);
     }
