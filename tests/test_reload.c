@@ -1106,6 +1106,78 @@ static void Reload_transform_under_mesh_keeps_world_matrices_and_bounds(void **s
     assert_int_equal(bad, 0);
 }
 
+/* The manifest disables transform: mesh, which depends on it, is parked first; both keep
+ * their components as JSON, references (parents) included. Enabled again, both come back
+ * and every parent, position and bound is what the scene said. */
+static void Reload_disabled_transform_comes_back_with_its_hierarchy(void **state)
+{
+    fixture *f = *state;
+    char manifest[4096];
+    assert_int_equal(
+        harness_write_file(
+            f->scene,
+            "{\"version\": 1, \"entities\": [\n"
+            " {\"id\": \"a\", \"transform\": {\"position\": [1, 0, 0]}},\n"
+            " {\"id\": \"b\", \"transform\": {\"position\": [0, 2, 0], \"parent\": \"a\"}},\n"
+            " {\"id\": \"c\", \"transform\": {\"position\": [0, 0, 3], \"parent\": \"b\"}},\n"
+            " {\"id\": \"d\", \"transform\": {\"parent\": \"a\"}, \"mesh\": [{\"mesh\": \"m\", "
+            "\"bounds\": {\"min\": [-1, -1, -1], \"max\": [1, 1, 1]}}]}]}\n",
+            0600),
+        0);
+    put_copy(f, TRANSFORM_SO, "transform.so");
+    put_copy(f, MESH_SO, "mesh.so");
+    START(f, "loaded mesh", NULL);
+    path_in_dir(f, "manifest.json", manifest, sizeof manifest);
+    assert_int_equal(
+        harness_write_file(
+            manifest, "{\"plugins\": [{\"name\": \"transform\", \"disabled\": true}]}\n", 0644),
+        0);
+    WAIT_LINE(f, "plugin 'mesh' parked: it depends on plugin 'transform', which is disabled by "
+                 "manifest.json; its components are kept");
+    WAIT_LINE(f, "plugin 'transform' unloaded; its components are kept");
+    let_run(f, 100);
+    assert_int_equal(harness_write_file(manifest, "{\"plugins\": []}\n", 0644), 0);
+    WAIT_LINE(f, "plugin 'mesh' comes back");
+    WAIT_NTH(f, "restored the kept components of", 2);
+    STOP(f);
+    EXPECT_ABSENT(f, "[error]");
+    char *saved = harness_read_file(f->out, NULL);
+    cJSON *doc = saved ? cJSON_Parse(saved) : NULL, *e;
+    assert_non_null(doc);
+    int checked = 0;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(doc, "entities"))
+    {
+        const char *id = cJSON_GetObjectItemCaseSensitive(e, "id")->valuestring;
+        const cJSON *tf = cJSON_GetObjectItemCaseSensitive(e, "transform");
+        const cJSON *parent = cJSON_GetObjectItemCaseSensitive(tf, "parent");
+        const cJSON *pos = cJSON_GetObjectItemCaseSensitive(tf, "position");
+        assert_non_null(tf);
+        if (!strcmp(id, "b")) {
+            assert_string_equal(parent->valuestring, "a");
+            assert_int_equal(cJSON_GetArrayItem(pos, 1)->valuedouble, 2);
+            checked++;
+        } else if (!strcmp(id, "c")) {
+            assert_string_equal(parent->valuestring, "b");
+            assert_int_equal(cJSON_GetArrayItem(pos, 2)->valuedouble, 3);
+            checked++;
+        } else if (!strcmp(id, "d")) {
+            assert_string_equal(parent->valuestring, "a");
+            const cJSON *mesh = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(e, "mesh"), 0);
+            char *text = cJSON_PrintUnformatted(mesh);
+            assert_non_null(strstr(text, "\"max\":[1,1,1]"));
+            cJSON_free(text);
+            checked++;
+        } else if (!strcmp(id, "a")) {
+            assert_null(parent);
+            assert_int_equal(cJSON_GetArrayItem(pos, 0)->valuedouble, 1);
+            checked++;
+        }
+    }
+    assert_int_equal(checked, 4);
+    cJSON_Delete(doc);
+    free(saved);
+}
+
 /* ---- Polling ---- */
 
 static void Reload_poll_mode_detects_a_new_build(void **state)
@@ -1641,6 +1713,7 @@ int main(void)
         TEST(Reload_safe_provider_crash_parks_its_users_until_it_is_back),
         TEST(Reload_manifest_disabling_a_provider_parks_its_users),
         TEST(Reload_transform_under_mesh_keeps_world_matrices_and_bounds),
+        TEST(Reload_disabled_transform_comes_back_with_its_hierarchy),
         TEST(Reload_poll_mode_detects_a_new_build),
         TEST(Reload_has_its_slice_in_the_trace),
         TEST(Reload_watches_every_plugin_folder),

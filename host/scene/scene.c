@@ -157,8 +157,10 @@ typedef struct scene_load {
     const cJSON *current_json; /* the value it was given: where reference errors point */
     int depth;
     bool failed;
-    bool edit; /* host_scene_edit: references name live entities (scene id or e<index>) */
-    long bad;  /* the entity whose component failed first, or -1 (set with `failed`) */
+    bool edit;     /* host_scene_edit: references name live entities (scene id or e<index>) */
+    long bad;      /* the entity whose component failed first, or -1 (set with `failed`) */
+    bool captured; /* the host's own capture (a migration): ids unique by construction, the
+                      id table made only when a reference asks for one */
     char error[768];
     char fallback[300]; /* a reference error, used if the plugin does not say more */
 } scene_load;
@@ -231,7 +233,7 @@ static bool check_shape(scene_load *l)
     l->items = calloc((size_t)n + 1, sizeof *l->items);
     l->ids = calloc((size_t)n + 1, sizeof *l->ids);
     l->ents = calloc((size_t)n + 1, sizeof *l->ents);
-    if (!l->items || !l->ids || !l->ents || table_init(&l->table, l->n) != 0)
+    if (!l->items || !l->ids || !l->ents || (!l->captured && table_init(&l->table, l->n) != 0))
         return load_fail(l, NULL, "out of memory for %d entities", n), false;
     uint32_t i = 0;
     const cJSON *item;
@@ -246,7 +248,7 @@ static bool check_shape(scene_load *l)
             return load_fail(l, id ? id : item, "expected \"id\": a non-empty string"), false;
         l->items[i] = item;
         l->ids[i] = id->valuestring;
-        long other = table_find(&l->table, l->ids, id->valuestring, i);
+        long other = l->captured ? -1 : table_find(&l->table, l->ids, id->valuestring, i);
         if (other >= 0)
             return load_fail(l, id, "duplicate id '%s' (entities[%ld] has it too)", id->valuestring,
                              other),
@@ -325,6 +327,10 @@ ecs_status host_scene_resolve(host_world *w, const char *scene_id, ecs_entity *o
     if (out) *out = ecs_entity_null();
     if (!l) return ECS_ERR_WRONG_TIME;
     if (!scene_id || !out) return ECS_ERR_INVALID_ARGUMENT;
+    if (l->captured && !l->table.slot) { /* the first reference of a migration: the table */
+        if (table_init(&l->table, l->n) != 0) return ECS_ERR_NO_MEMORY;
+        for (uint32_t i = 0; i < l->n; i++) table_find(&l->table, l->ids, l->ids[i], i);
+    }
     if (l->edit) { /* an edit of one live entity: references name live entities */
         *out = live_entity_named(w, scene_id);
         if (!ecs_entity_is_null(*out)) return ECS_OK;
@@ -1271,7 +1277,7 @@ ecs_status host_scene_restore(host_world *w, const struct cJSON *doc, const ecs_
                               uint32_t n, host_manager *const *mgrs, size_t count, const char *what,
                               int *crashed)
 {
-    scene_load l = {.w = w, .path = what, .root = (cJSON *)doc, .bad = -1};
+    scene_load l = {.w = w, .path = what, .root = (cJSON *)doc, .bad = -1, .captured = true};
     ecs_status s = ECS_ERR_BAD_VALUE;
     int sig = 0;
     if (check_shape(&l) && l.n == n) {
