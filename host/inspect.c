@@ -370,6 +370,11 @@ static enum MHD_Result entity_page(host_inspector *in, struct MHD_Connection *c)
     if (offset < 0 || limit < 0)
         return reply_error(c, 400, "offset and limit are numbers from 0 (limit at most 1000)");
     cJSON *v = cJSON_CreateObject(), *items = cJSON_AddArrayToObject(v, "items");
+    if (limit == 0 && !(name && *name)) { /* only the count */
+        cJSON_AddNumberToObject(v, "offset", (double)offset);
+        cJSON_AddNumberToObject(v, "total", host_entities_live(w->entities));
+        return reply_json(c, 200, v);
+    }
     ecs_entity chunk[CHUNK];
     uint32_t from = 0, n;
     long matched = 0, skipped = 0;

@@ -99,16 +99,27 @@ static void run_frames(host_world *w, host_reloader *r, host_inspector *in, cons
         host_info(NULL, "stopping after %llu frames (signal)", (unsigned long long)w->frame.frame);
 }
 
-/* The installed folder, when it was not asked for and does not exist: left out of the
- * folders with a detail line when there are others; when it is the only one (no
- * PLUGIN_DIR, no ECS_PLUGIN_PATH), true and one error line naming it. */
+/* The installed folder, when it was not asked for: left out of the folders when it does
+ * not exist (a detail line) or cannot be used (a warning); when it is the only folder (no
+ * PLUGIN_DIR, no ECS_PLUGIN_PATH) and does not exist, true and one error line naming it. */
 static bool default_dir_missing(host_options *opt)
 {
     struct stat st;
     const char *installed = opt->plugin_dirs[opt->plugin_dir_count - 1];
-    if (opt->no_installed || (opt->plugin_dir_count > 1 && !opt->installed_implicit) ||
-        stat(installed, &st) == 0)
+    if (opt->no_installed || (opt->plugin_dir_count > 1 && !opt->installed_implicit)) return false;
+    char why[600];
+    if (stat(installed, &st) == 0) {
+        /* there, but not asked for: a folder others may write (or not a folder) is left out
+         * with a warning, never the reason the session does not start */
+        if (opt->installed_implicit &&
+            (!S_ISDIR(st.st_mode) || host_plugin_insecure("plugin folder", installed,
+                                                          opt->allow_insecure, why, sizeof why))) {
+            host_warn(NULL, "the installed plugin folder %s %s: left out", installed,
+                      S_ISDIR(st.st_mode) ? why : "is not a folder");
+            opt->plugin_dir_count--;
+        }
         return false;
+    }
     if (opt->installed_implicit) {
         host_detail(NULL, "the installed plugin folder %s is not there (%s): left out", installed,
                     strerror(errno));

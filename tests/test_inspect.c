@@ -297,6 +297,14 @@ static void Inspect_entities_come_in_pages_with_a_name_filter(void **state)
     assert_string_equal(string_at(items->child, "name"), "Main street");
     assert_string_equal(string_at(items->child->next, "parent"), "street");
     reply_free(&r);
+    get(f, "/api/entities?limit=0", &r); /* the count alone */
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(r.json, "items")), 0);
+    assert_int_equal((int)number_at(r.json, "total"), 39);
+    reply_free(&r);
+    get(f, "/api/entities?name=door&limit=0", &r); /* the matches' count alone */
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(r.json, "items")), 0);
+    assert_true(number_at(r.json, "total") >= 2 && number_at(r.json, "total") < 39);
+    reply_free(&r);
     get(f, "/api/entities?offset=38&limit=5", &r);
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(r.json, "items")), 1);
     reply_free(&r);

@@ -508,8 +508,9 @@ static void Scene_transform_values_are_checked_where_they_are(void **state)
 static void Scene_debug_name_values_are_checked_where_they_are(void **state)
 {
     static const error_case cases[] = {
-        {ENTITY("\"debug_name\": \"ab@\\u0000cd\""), "", "\\u0000 in a string: a NUL character "
-                                                         "would cut it short"},
+        {ENTITY("\"debug_name\": \"ab@\\u0000cd\""), "",
+         "\\u0000 in a string: a NUL character "
+         "would cut it short"},
         {ENTITY("\"debug_name\": @5"), "entities[0].debug_name",
          "expected a name of 1-255 bytes of UTF-8 without control characters, found a number"},
         {ENTITY("\"debug_name\": @[\"door\"]"), "entities[0].debug_name", "found an array"},

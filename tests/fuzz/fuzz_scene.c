@@ -1,6 +1,6 @@
-/* fuzz_scene.c: libFuzzer target for the scene loader and saver (host/scene/scene.c, host/scene/json.c)
- * with the transform, debug_name and mesh plugins loaded once, as instrumented copies
- * (tests/fuzz/meson.build), so coverage and the sanitizers reach their JSON code too.
+/* fuzz_scene.c: libFuzzer target for the scene loader and saver (host/scene/scene.c,
+ * host/scene/json.c) with the transform, debug_name and mesh plugins loaded once, as instrumented
+ * copies (tests/fuzz/meson.build), so coverage and the sanitizers reach their JSON code too.
  *
  * Each input is written to a temporary .json file and loaded with host_scene_load():
  * - a failed load must leave the world empty (all or nothing): no live entity, no
