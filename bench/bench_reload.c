@@ -30,7 +30,8 @@
 #include "reloadee_api.h"
 #include "world.h"
 
-#if !defined(BENCH_RL_V1_SO) || !defined(BENCH_RL_V2_SO) || !defined(BENCH_RL_V3_SO)
+#if !defined(BENCH_RL_V1_SO) || !defined(BENCH_RL_V2_SO) || !defined(BENCH_RL_V3_SO) ||            \
+    !defined(BENCH_RL_V2S_SO) || !defined(BENCH_RL_V3S_SO)
 #error "bench/meson.build defines BENCH_RL_V1_SO, BENCH_RL_V2_SO and BENCH_RL_V3_SO"
 #endif
 
@@ -198,7 +199,8 @@ static int run_reload(const bench_config *cfg)
     static double same[BENCH_MAX_REPS], small[BENCH_MAX_REPS], json[BENCH_MAX_REPS],
         base_same[BENCH_MAX_REPS], base_small[BENCH_MAX_REPS], base_json[BENCH_MAX_REPS],
         per_component[BENCH_MAX_REPS], same_rename[BENCH_MAX_REPS], same_log[BENCH_MAX_REPS],
-        json_log[BENCH_MAX_REPS];
+        json_log[BENCH_MAX_REPS], stream[BENCH_MAX_REPS], base_stream[BENCH_MAX_REPS],
+        stream_per_component[BENCH_MAX_REPS];
     ecs_log_level level = host_log_level();
     int status = 0;
     bench_begin(cfg, "reload", "hot reload of a plugin with 1,000,000 components (R1)");
@@ -217,6 +219,15 @@ static int run_reload(const bench_config *cfg)
             swap_in(&g, BENCH_RL_V3_SO, "JSON migration (v2 -> v3)", &s3) != 0)
             status = 1;
         rig_close(&g);
+        reload_sample s4 = {0, 0, 0}, s5 = {0, 0, 0};
+        if (status != 0 || rig_open(&g, N) != 0 ||
+            swap_in(&g, BENCH_RL_V2S_SO, "same layout (v1 -> v2s)", &s4) != 0 ||
+            (base_stream[r] = dlopen_close_ms(BENCH_RL_V3S_SO)) < 0 ||
+            swap_in(&g, BENCH_RL_V3S_SO, "JSON migration (v2s -> v3s)", &s5) != 0)
+            status = 1;
+        rig_close(&g);
+        stream[r] = s5.poll_ms;
+        stream_per_component[r] = s5.poll_ms * 1e6 / N;
         small[r] = s1.poll_ms;
         same[r] = s2.poll_ms;
         same_rename[r] = s2.from_rename_ms;
@@ -227,7 +238,7 @@ static int run_reload(const bench_config *cfg)
     }
     host_log_set_level(level);
     if (status != 0) return status;
-    char note_same[256], note_json[256];
+    char note_same[256], note_json[256], note_stream[256];
     snprintf(note_same, sizeof note_same,
              "the swapping poll; from the rename %.3f ms; host log \"ms from change to swap\" "
              "%.2f (medians); target < 5 ms",
@@ -236,6 +247,10 @@ static int run_reload(const bench_config *cfg)
              "the swapping poll: 1M components saved as JSON by the old code, loaded by the "
              "new; %.0f ns per component; host log %.2f ms (medians)",
              median_of(per_component, cfg->reps), median_of(json_log, cfg->reps));
+    snprintf(note_stream, sizeof note_stream,
+             "the same through write_component/read_component (the host's JSON writer and "
+             "reader, no cJSON tree); %.0f ns per component; target <= 300 ms",
+             median_of(stream_per_component, cfg->reps));
     /* checksums: the sum of the values, the same before and after every reload */
     report(cfg, "same layout, 1,000 components", "ms", small, base_small,
            (uint64_t)SMALL_N * (SMALL_N + 1) / 2, "the swapping poll; target < 5 ms");
@@ -243,6 +258,8 @@ static int run_reload(const bench_config *cfg)
            note_same);
     report(cfg, "JSON migration, 1M components", "ms", json, base_json, (uint64_t)N * (N + 1) / 2,
            note_json);
+    report(cfg, "JSON migration, 1M components, writer/reader", "ms", stream, base_stream,
+           (uint64_t)N * (N + 1) / 2, note_stream);
     return 0;
 }
 

@@ -322,7 +322,10 @@ static void stop(fixture *f, const char *file, int line)
 /* The step of an rl version, as tests/plugins_reload/meson.build builds it. */
 static long long step_of(const char *version)
 {
-    return !strcmp(version, "1") ? 1 : !strcmp(version, "2") ? 10 : !strcmp(version, "3") ? 100 : 0;
+    return !strcmp(version, "1")                             ? 1
+           : !strcmp(version, "2")                           ? 10
+           : !strcmp(version, "3") || !strcmp(version, "3s") ? 100
+                                                             : 0;
 }
 
 /* From the unload lines of rl: the sum of step x updates over every version that ran
@@ -868,19 +871,18 @@ static void Reload_failing_load_is_refused_and_the_old_version_keeps_running(voi
     EXPECT_ABSENT(f, "leaked");
 }
 
-/* A new state layout (state_version 2) migrates every component through JSON. */
-static void Reload_changed_state_layout_migrates_through_json(void **state)
+/* rl 1 runs, `build` (another state layout) arrives: every component migrates through
+ * JSON; `swapped` is the host's reload line, `first` the new version's first update. */
+static void check_migration(fixture *f, const char *build, const char *swapped, const char *first)
 {
-    fixture *f = *state;
     put_rl_with_peers(f, "rl_v1");
     START(f, "rl 1 first update", NULL);
-    put_rename(f, "rl_v3", "rl.so");
-    WAIT_LINE(f, "reload: rl 1 -> 3: JSON migration, 8 components kept");
-    WAIT_LINE(f, "rl 3 first update");
+    put_rename(f, build, "rl.so");
+    WAIT_LINE(f, swapped);
+    WAIT_LINE(f, first);
     let_run(f, 100);
     STOP(f);
     EXPECT_ONCE(f, "rl 1 unload (migrated)");
-    EXPECT_COUNT(f, "rl 3 load: new state", 1);
     EXPECT_ABSENT(f, "[error]");
     EXPECT_ABSENT(f, "leaked");
     EXPECT_OUT(f, "reloads: 1 done, 0 refused");
@@ -889,18 +891,32 @@ static void Reload_changed_state_layout_migrates_through_json(void **state)
     EXPECT_SAVED(f);
 }
 
-/* A plugin without save/load_component cannot migrate: a new state_version is refused
- * with a clear message and the old version keeps running with its components. */
-/* A migration the new version's load_component refuses: one line names the manager's
- * plugin, the entity (its scene id and id) and the JSON path, then the refusal; the old
- * version keeps running with every component. */
-static void Reload_failed_migration_names_the_entity_and_path(void **state)
+/* A new state layout (state_version 2) migrates every component through JSON. */
+static void Reload_changed_state_layout_migrates_through_json(void **state)
 {
     fixture *f = *state;
+    check_migration(f, "rl_v3", "reload: rl 1 -> 3: JSON migration, 8 components kept",
+                    "rl 3 first update");
+    EXPECT_COUNT(f, "rl 3 load: new state", 1);
+}
+
+/* The same from a version saving cJSON trees to one reading with the host's reader
+ * (read_component). */
+static void Reload_migration_into_a_reader_keeps_every_component(void **state)
+{
+    check_migration(*state, "rl_v3_stream", "reload: rl 1 -> 3s: JSON migration, 8 components kept",
+                    "rl 3s first update");
+}
+
+/* rl 1 runs, then `build` arrives and refuses the value of e5 (over 5000): one line names the
+ * manager's plugin, the entity (its scene id and id) and the JSON path, then the refusal; the old
+ * version keeps running with every component. */
+static void check_refused_migration(fixture *f, const char *build)
+{
     put_rl_with_peers(f, "rl_v1");
     START(f, "rl 1 first update", NULL);
     let_run(f, 100);
-    put_rename(f, "rl_v3_limit", "rl.so");
+    put_rename(f, build, "rl.so");
     WAIT_LINE(f, "[error] reload: rl: entity 'e5' (5.0): rl: expected at most 5000, found 50");
     WAIT_LINE(f, "rl: new build refused, version 1 keeps running: the new version could not load "
                  "the components (see above)");
@@ -910,6 +926,20 @@ static void Reload_failed_migration_names_the_entity_and_path(void **state)
     EXPECT_SAVED(f);
 }
 
+/* A migration the new version's load_component refuses. */
+static void Reload_failed_migration_names_the_entity_and_path(void **state)
+{
+    check_refused_migration(*state, "rl_v3_limit");
+}
+
+/* The same refused through the reader (read_component and r->error). */
+static void Reload_failed_migration_through_a_reader_names_the_entity_and_path(void **state)
+{
+    check_refused_migration(*state, "rl_v3_stream_limit");
+}
+
+/* A plugin without save/load_component cannot migrate: a new state_version is refused
+ * with a clear message and the old version keeps running with its components. */
 static void Reload_layout_change_without_json_is_refused(void **state)
 {
     fixture *f = *state;
@@ -1705,6 +1735,8 @@ int main(void)
         TEST(Reload_failing_load_is_refused_and_the_old_version_keeps_running),
         TEST(Reload_changed_state_layout_migrates_through_json),
         TEST(Reload_failed_migration_names_the_entity_and_path),
+        TEST(Reload_migration_into_a_reader_keeps_every_component),
+        TEST(Reload_failed_migration_through_a_reader_names_the_entity_and_path),
         TEST(Reload_layout_change_without_json_is_refused),
         TEST(Reload_safe_crash_after_reload_rolls_back_to_the_last_good_version),
         TEST(Reload_safe_crash_without_earlier_version_unloads_and_the_next_restores),

@@ -252,7 +252,7 @@ static const char *missing_dependency(host_world *w, const host_plugin *n)
 static const char *cannot_migrate(host_manager *const *v, size_t n, bool saving)
 {
     for (size_t i = 0; i < n; i++)
-        if (saving ? !host_manager_saves(v[i]) : !v[i]->desc.load_component) return v[i]->name;
+        if (saving ? !host_manager_saves(v[i]) : !host_manager_loads(v[i])) return v[i]->name;
     return NULL;
 }
 
@@ -565,10 +565,8 @@ typedef struct new_load {
     const ecs_load_args *args;
     void *state;
     ecs_status status;
-    const cJSON *doc;
-    const ecs_entity *ents;
-    uint32_t n_ents;
-    int crashed; /* the signal that stopped the new version's migration, or 0 */
+    const host_scene_captured *doc; /* the captured components */
+    int crashed;                    /* the signal that stopped the new version's migration, or 0 */
 } new_load;
 
 static void call_new_load(void *arg)
@@ -581,8 +579,8 @@ static void call_restore(void *arg)
 {
     new_load *c = arg;
     host_plugin *p = c->p;
-    c->status = host_scene_restore(p->world, c->doc, c->ents, c->n_ents, p->pending_managers,
-                                   p->pending_manager_count, p->name, &c->crashed);
+    c->status = host_scene_restore(p->world, c->doc, p->pending_managers, p->pending_manager_count,
+                                   p->name, &c->crashed);
 }
 
 typedef struct old_unload {
@@ -608,9 +606,7 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
     const char *why = NULL, *api = NULL;
     host_plugin *user = NULL;
     uint32_t api_version = 0;
-    cJSON *doc = NULL;
-    ecs_entity *ents = NULL;
-    uint32_t n_ents = 0;
+    host_scene_captured doc = {0};
     if (!old) {
         refuse(r, p, "out of memory");
         return;
@@ -622,12 +618,12 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
                p->state_version, n->state_version, why);
         goto done;
     }
-    if (!same && !(doc = host_scene_capture(w, old, count, &ents, &n_ents))) {
+    if (!same && !host_scene_capture(w, old, count, &doc)) {
         refuse(r, p, "the old version could not save its components");
         goto done;
     }
     ecs_load_args args = {sizeof args, same ? p->state : NULL};
-    new_load c = {p, n, &args, NULL, ECS_OK, doc, ents, n_ents, 0};
+    new_load c = {p, n, &args, NULL, ECS_OK, &doc, 0};
     p->in_load = p->reloading = true;
     p->registration_failed = false;
     int sig = host_guard_run(call_new_load, &c);
@@ -689,8 +685,7 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
     p->reloading = false;
     host_plugin_discard_pending(p); /* nothing left after a commit; the attempt otherwise */
 done:
-    cJSON_Delete(doc);
-    free(ents);
+    host_scene_captured_free(&doc);
     free(old);
 }
 

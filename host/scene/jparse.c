@@ -22,6 +22,9 @@
 #include <cjson/cJSON.h>
 #include <float.h>
 #include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -76,6 +79,22 @@ void host_json_arena_free(host_json_arena *a)
         free(b);
     }
     free(a);
+}
+
+void host_json_arena_reset(host_json_arena *a)
+{
+    arena_block *keep = a->blocks;
+    if (!keep) return;
+    for (arena_block *b = keep->next, *next; b; b = next) {
+        next = b->next;
+        free(b);
+    }
+    keep->next = NULL;
+    a->low = (char *)(keep + 1);
+    a->high = (char *)keep + keep->size;
+    a->reserved = keep->size;
+    a->retired_used = 0;
+    a->count = 1;
 }
 
 size_t host_json_arena_blocks(const host_json_arena *a, size_t *used)
@@ -318,8 +337,8 @@ static bool decode_escape(parser *p, const char *open, const char **at, size_t *
 
 /* The rest of a string with escapes: open is its '"', at the first byte after its plain
  * start (the '\', a control character, or the end of the text). Decoded into the
- * scratch buffer first, then copied at its exact size. */
-static bool parse_escaped(parser *p, const char *open, const char *at, char **out)
+ * scratch buffer: *out points there, *n bytes. */
+static bool lex_escaped(parser *p, const char *open, const char *at, const char **out, size_t *len)
 {
     size_t n = (size_t)(at - open - 1);
     if (!scratch_reserve(p, n)) return fail(p, HOST_JPARSE_OUT_OF_MEMORY, open);
@@ -339,7 +358,22 @@ static bool parse_escaped(parser *p, const char *open, const char *at, char **ou
         memcpy(p->scratch + n, run, (size_t)(at - run));
         n += (size_t)(at - run);
     }
-    if (!(*out = new_string(p, p->scratch, n))) return fail(p, HOST_JPARSE_OUT_OF_MEMORY, open);
+    *out = p->scratch;
+    *len = n;
+    p->p = at + 1;
+    return true;
+}
+
+/* The string at p->p (its '"'), checked and decoded: *out is its text (in the input when
+ * it has no escape, else in the scratch buffer; not NUL-terminated), *n its bytes;
+ * *escaped says which. p->p moves past it. */
+static bool lex_string(parser *p, const char **out, size_t *n, bool *escaped)
+{
+    const char *open = p->p, *at = scan_plain(open + 1, p->end);
+    *escaped = at == p->end || *at != '"';
+    if (*escaped) return lex_escaped(p, open, at, out, n);
+    *out = open + 1;
+    *n = (size_t)(at - open - 1);
     p->p = at + 1;
     return true;
 }
@@ -348,11 +382,11 @@ static bool parse_escaped(parser *p, const char *open, const char *at, char **ou
  * \u0000 ends the C string there. */
 static bool parse_string(parser *p, char **out)
 {
-    const char *open = p->p, *at = scan_plain(open + 1, p->end);
-    if (at == p->end || *at != '"') return parse_escaped(p, open, at, out);
-    if (!(*out = new_string(p, open + 1, (size_t)(at - open - 1))))
-        return fail(p, HOST_JPARSE_OUT_OF_MEMORY, open);
-    p->p = at + 1;
+    const char *open = p->p, *s;
+    size_t n;
+    bool escaped;
+    if (!lex_string(p, &s, &n, &escaped)) return false;
+    if (!(*out = new_string(p, s, n))) return fail(p, HOST_JPARSE_OUT_OF_MEMORY, open);
     return true;
 }
 
@@ -398,10 +432,9 @@ static bool exact_number(uint64_t digits, int exp10, bool neg, double *d)
 #endif
 }
 
-/* The number at p->p, -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? (RFC 8259), into v:
- * valuedouble the nearest double (+-inf beyond the range, as strtod), valueint saturated
- * as cJSON 1.7.15 does. */
-static bool parse_number(parser *p, cJSON *v)
+/* The number at p->p, -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? (RFC 8259), checked
+ * and (out not NULL) converted: the nearest double, +-inf beyond the range (as strtod). */
+static bool lex_number(parser *p, double *out)
 {
     const char *s = p->p + (*p->p == '-'), *end = p->end;
     uint64_t m = 0, e = 0; /* the digits (while at most 19), the exponent's */
@@ -425,16 +458,23 @@ static bool parse_number(parser *p, cJSON *v)
         else
             exp10 += minus ? -(int)e : (int)e;
     }
-    double d = 0;
-    if (n > 19 || !exact_number(m, exp10, *p->p == '-', &d)) {
-        const char *parsed = host_number_parse(p->p, s, &d);
+    if (out && (n > 19 || !exact_number(m, exp10, *p->p == '-', out))) {
+        const char *parsed = host_number_parse(p->p, s, out);
         assert(parsed == s); /* fast_float reads the JSON grammar whole */
         (void)parsed;
     }
+    p->p = s;
+    return true;
+}
+
+/* The number at p->p into v: valuedouble, and valueint saturated as cJSON 1.7.15 does. */
+static bool parse_number(parser *p, cJSON *v)
+{
+    double d = 0;
+    if (!lex_number(p, &d)) return false;
     v->type = cJSON_Number;
     v->valuedouble = d;
     v->valueint = d >= INT_MAX ? INT_MAX : d <= (double)INT_MIN ? INT_MIN : (int)d;
-    p->p = s;
     return true;
 }
 
@@ -443,8 +483,10 @@ static bool parse_literal(parser *p, cJSON *v, const char *word, size_t n, int t
 {
     size_t left = (size_t)(p->end - p->p);
     if (left >= n && memcmp(p->p, word, n) == 0) {
-        v->type = type;
-        v->valueint = type == cJSON_True; /* as cJSON sets it */
+        if (v) {
+            v->type = type;
+            v->valueint = type == cJSON_True; /* as cJSON sets it */
+        }
         p->p += n;
         return true;
     }
@@ -453,11 +495,16 @@ static bool parse_literal(parser *p, cJSON *v, const char *word, size_t n, int t
     return fail(p, HOST_JPARSE_EXPECTED_VALUE, p->p);
 }
 
-/* A value other than an array or object at p->p (not the end) into v. */
+/* A value other than an array or object at p->p (not the end) into v; with v NULL only
+ * checked and passed over. */
 static bool parse_scalar(parser *p, cJSON *v)
 {
+    const char *s;
+    size_t n;
+    bool escaped;
     switch (*p->p) {
     case '"':
+        if (!v) return lex_string(p, &s, &n, &escaped);
         v->type = cJSON_String;
         return parse_string(p, &v->valuestring);
     case 't':
@@ -471,7 +518,7 @@ static bool parse_scalar(parser *p, cJSON *v)
     case '.':
         return fail(p, HOST_JPARSE_NUMBER_LEADING_POINT, p->p);
     default:
-        if (*p->p == '-' || is_digit(*p->p)) return parse_number(p, v);
+        if (*p->p == '-' || is_digit(*p->p)) return v ? parse_number(p, v) : lex_number(p, NULL);
         return fail(p, HOST_JPARSE_EXPECTED_VALUE, p->p);
     }
 }
@@ -495,47 +542,74 @@ static bool note_key(parser *p, const char *key_at)
     return true;
 }
 
+/* A key of an object, decoded: its text s[0..n) (the input's, or an owned copy when it
+ * has escapes) and its place i in the object. */
 typedef struct key_ref {
-    const char *name;
-    size_t i; /* its place in the object */
+    const char *s;
+    size_t n, i;
+    bool owned;
 } key_ref;
 
 static int key_ref_order(const void *a, const void *b)
 {
     const key_ref *x = a, *y = b;
-    int c = strcmp(x->name, y->name);
+    int c = memcmp(x->s, y->s, x->n < y->n ? x->n : y->n);
+    if (!c) c = (x->n > y->n) - (x->n < y->n);
     return c ? c : (x->i > y->i) - (x->i < y->i);
 }
 
-/* unique_keys: does every key of the closed object o (its keys at p->keys[base..nkeys))
- * stand once? Else the error at the earliest second occurrence, p->first_at at its first.
- * Small objects pairwise, large ones sorted: never quadratic in a hostile file. */
-static bool keys_unique(parser *p, const cJSON *o, size_t base)
+/* The key whose '"' is at `at` (already checked) into *k. */
+static bool key_text(parser *p, const char *at, size_t i, key_ref *k)
 {
-    size_t n = p->nkeys - base, dup = n, first = 0;
+    const char *s, *saved = p->p;
+    size_t n;
+    bool escaped;
+    p->p = at;
+    bool ok = lex_string(p, &s, &n, &escaped);
+    p->p = saved;
+    *k = (key_ref){s, n, i, false};
+    if (!ok || !escaped) return ok;
+    char *copy = malloc(n + 1);
+    if (!copy) return fail(p, HOST_JPARSE_OUT_OF_MEMORY, at);
+    memcpy(copy, s, n);
+    *k = (key_ref){copy, n, i, true};
+    return true;
+}
+
+/* unique_keys: does every key of the object just closed (its keys start at
+ * p->keys[base..nkeys)) stand once? Else the error at the earliest second occurrence,
+ * p->first_at at its first. Small objects pairwise, large ones sorted: never quadratic
+ * in a hostile file. */
+static bool key_ref_same(const key_ref *x, const key_ref *y)
+{
+    return x->n == y->n && memcmp(x->s, y->s, x->n) == 0;
+}
+
+static bool keys_unique(parser *p, size_t base)
+{
+    size_t n = p->nkeys - base, got = 0, dup = n, first = 0;
     if (n < 2) return true;
-    if (n <= 16) {
-        const cJSON *cj = o->child->next;
-        for (size_t j = 1; j < n && dup == n; j++, cj = cj->next) {
-            size_t i = 0;
-            for (const cJSON *ci = o->child; ci != cj; ci = ci->next, i++)
-                if (strcmp(ci->string, cj->string) == 0) {
+    key_ref small[16], *refs = n <= 16 ? small : malloc(n * sizeof *refs);
+    if (!refs) return fail(p, HOST_JPARSE_OUT_OF_MEMORY, p->keys[base]);
+    while (got < n && key_text(p, p->keys[base + got], got, &refs[got])) got++;
+    if (got == n && n <= 16) {
+        for (size_t j = 1; j < n && dup == n; j++)
+            for (size_t i = 0; i < j; i++)
+                if (refs[i].n == refs[j].n && memcmp(refs[i].s, refs[j].s, refs[i].n) == 0) {
                     dup = j, first = i;
                     break;
                 }
-        }
-    } else {
-        key_ref *refs = malloc(n * sizeof *refs);
-        if (!refs) return fail(p, HOST_JPARSE_OUT_OF_MEMORY, p->keys[base]);
-        size_t i = 0;
-        for (const cJSON *c = o->child; c; c = c->next, i++) refs[i] = (key_ref){c->string, i};
+    } else if (got == n) {
         qsort(refs, n, sizeof *refs, key_ref_order);
-        for (i = 1; i < n; i++)
-            if (strcmp(refs[i - 1].name, refs[i].name) == 0 && refs[i].i < dup &&
-                (i < 2 || strcmp(refs[i - 2].name, refs[i].name) != 0))
+        for (size_t i = 1; i < n; i++)
+            if (key_ref_same(&refs[i - 1], &refs[i]) && refs[i].i < dup &&
+                (i < 2 || !key_ref_same(&refs[i - 2], &refs[i])))
                 dup = refs[i].i, first = refs[i - 1].i; /* the second of its run */
-        free(refs);
     }
+    for (size_t i = 0; i < got; i++)
+        if (refs[i].owned) free((void *)refs[i].s);
+    if (refs != small) free(refs);
+    if (got < n) return false;
     if (dup == n) return true;
     p->first_at = p->keys[base + first];
     return fail(p, HOST_JPARSE_DUPLICATE_KEY, p->keys[base + dup]);
@@ -588,7 +662,7 @@ static cJSON *next_value(parser *p, cJSON **open, const size_t *key_base, int *d
         p->p++;
         (*depth)--;
         if (!array && p->unique_keys) {
-            if (!keys_unique(p, parent, key_base[*depth])) return NULL;
+            if (!keys_unique(p, key_base[*depth])) return NULL;
             p->nkeys = key_base[*depth]; /* its keys are no longer open */
         }
     }
@@ -780,4 +854,599 @@ void host_jparse_describe(const char *text, size_t len, const host_jparse_error 
         break;
     }
     host_format(out, outlen, "%s", msg);
+}
+
+/* ---- the pull reader (ecs_json_reader) ----------------------------------------------
+ * The same lexer over the same text, driven by the caller one value at a time. Each open
+ * array or object is a level: its kind, whether it has had an element yet, and (keys
+ * checked) where its keys start in p->keys. `due` says a value stands next: the document's
+ * one value, an object member's after its key, an array element after more(). */
+
+#define JR_INLINE_LEVELS 32
+
+struct host_jreader {
+    ecs_json_reader api; /* first: the manager's pointer is the reader's */
+    parser p;
+    const char *text;   /* the whole document: offsets count from here */
+    const char *last;   /* the value or key read last: errors point here */
+    const char *top_at; /* where the one value starts */
+    int depth;
+    bool due, done, checked;
+    uint8_t *level; /* per open level: LEVEL_OBJECT, LEVEL_ITEMS */
+    size_t *key_base;
+    int cap;
+    uint8_t inline_level[JR_INLINE_LEVELS];
+    size_t inline_key_base[JR_INLINE_LEVELS];
+    /* the first failure: a syntax error (p.status), or a message (status OK) */
+    bool failed;
+    const char *fail_at;
+    char message[400];
+    host_jr_resolve_fn resolve;
+    void *resolve_ctx;
+};
+
+enum { LEVEL_OBJECT = 1, LEVEL_ITEMS = 2 };
+
+static host_jreader *R(ecs_json_reader *api)
+{
+    return (host_jreader *)(void *)api;
+}
+
+static bool jr_message(host_jreader *r, const char *at, const char *fmt, ...) ECS_PRINTF(3, 4);
+static bool jr_message(host_jreader *r, const char *at, const char *fmt, ...)
+{
+    if (r->failed) return false;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->message, sizeof r->message, fmt, ap);
+    va_end(ap);
+    r->failed = true;
+    r->fail_at = at;
+    return false;
+}
+
+/* After the lexer failed: the reader has. */
+static bool jr_syntax(host_jreader *r)
+{
+    if (!r->failed) {
+        r->failed = true;
+        r->fail_at = r->p.error_at;
+        host_jparse_error e = {r->p.status, (size_t)(r->p.error_at - r->text),
+                               r->p.first_at ? (size_t)(r->p.first_at - r->text) : 0};
+        host_jparse_describe(r->text, (size_t)(r->p.end - r->text), &e, r->message,
+                             sizeof r->message);
+    }
+    return false;
+}
+
+static bool jr_lex_fail(host_jreader *r, host_jparse_status status, const char *at)
+{
+    fail(&r->p, status, at);
+    return jr_syntax(r);
+}
+
+static ecs_json_type type_at(const char *s)
+{
+    switch (*s) {
+    case '{':
+        return ECS_JSON_OBJECT;
+    case '[':
+        return ECS_JSON_ARRAY;
+    case '"':
+        return ECS_JSON_STRING;
+    case 't':
+        return ECS_JSON_TRUE;
+    case 'f':
+        return ECS_JSON_FALSE;
+    case 'n':
+        return ECS_JSON_NULL;
+    default:
+        return *s == '-' || is_digit(*s) ? ECS_JSON_NUMBER : ECS_JSON_END;
+    }
+}
+
+const char *host_jr_type_name(ecs_json_type t)
+{
+    static const char *const names[] = {"nothing",  "null",     "false",    "true",
+                                        "a number", "a string", "an array", "an object"};
+    return (unsigned)t < sizeof names / sizeof *names ? names[t] : "nothing";
+}
+
+static bool jr_more(ecs_json_reader *api);
+
+/* A value is read next: one must be due (inside an array, a read without more() is an
+ * element if there is one). Leaves p at its first byte. */
+static bool jr_due(host_jreader *r)
+{
+    if (r->failed) return false;
+    if (!r->due) {
+        if (r->depth > 0 && !(r->level[r->depth - 1] & LEVEL_OBJECT)) {
+            const char *at = r->p.p;
+            if (!jr_more(&r->api))
+                return jr_message(r, at, "expected another element, found the end of the array");
+        } else if (r->depth > 0) {
+            return jr_message(r, r->p.p, "a value read where a key is due (call key() first)");
+        } else {
+            return jr_message(r, r->p.p, "read past the end of the value");
+        }
+    }
+    skip_space(&r->p);
+    if (r->p.p == r->p.end) return jr_lex_fail(r, HOST_JPARSE_END_OF_TEXT, r->p.p);
+    r->last = r->p.p;
+    return true;
+}
+
+/* The value just read is complete. */
+static void jr_value_done(host_jreader *r)
+{
+    r->due = false;
+    if (r->depth == 0) r->done = true;
+}
+
+static bool jr_expected(host_jreader *r, const char *what)
+{
+    ecs_json_type t = type_at(r->p.p);
+    if (t == ECS_JSON_END) {
+        if (*r->p.p == '+') return jr_lex_fail(r, HOST_JPARSE_NUMBER_PLUS_SIGN, r->p.p);
+        if (*r->p.p == '.') return jr_lex_fail(r, HOST_JPARSE_NUMBER_LEADING_POINT, r->p.p);
+        return jr_lex_fail(r, HOST_JPARSE_EXPECTED_VALUE, r->p.p);
+    }
+    return jr_message(r, r->p.p, "expected %s, found %s", what, host_jr_type_name(t));
+}
+
+static ecs_json_type jr_peek(ecs_json_reader *api)
+{
+    host_jreader *r = R(api);
+    if (r->failed || r->done) return ECS_JSON_END;
+    if (!r->due) {
+        if (r->depth == 0 || (r->level[r->depth - 1] & LEVEL_OBJECT) || !jr_more(api))
+            return ECS_JSON_END;
+    }
+    skip_space(&r->p);
+    if (r->p.p == r->p.end) return jr_lex_fail(r, HOST_JPARSE_END_OF_TEXT, r->p.p), ECS_JSON_END;
+    ecs_json_type t = type_at(r->p.p);
+    if (t == ECS_JSON_END) jr_expected(r, "a value");
+    return t;
+}
+
+static bool jr_push(host_jreader *r, uint8_t kind)
+{
+    if (r->depth == HOST_JPARSE_MAX_DEPTH) return jr_lex_fail(r, HOST_JPARSE_TOO_DEEP, r->p.p);
+    if (r->depth == r->cap) {
+        int cap = r->cap * 2;
+        bool heap = r->level != r->inline_level;
+        uint8_t *level = realloc(heap ? r->level : NULL, (size_t)cap);
+        size_t *base =
+            level ? realloc(heap ? r->key_base : NULL, (size_t)cap * sizeof *base) : NULL;
+        if (level && !heap) memcpy(level, r->inline_level, sizeof r->inline_level);
+        if (base && !heap) memcpy(base, r->inline_key_base, sizeof r->inline_key_base);
+        if (level) r->level = level;
+        if (base) r->key_base = base;
+        if (!level || !base) return jr_lex_fail(r, HOST_JPARSE_OUT_OF_MEMORY, r->p.p);
+        r->cap = cap;
+    }
+    r->level[r->depth] = kind;
+    r->key_base[r->depth] = r->p.nkeys;
+    r->depth++;
+    r->due = false;
+    r->p.p++;
+    return true;
+}
+
+static bool jr_begin(host_jreader *r, char open, const char *what)
+{
+    if (!jr_due(r)) return false;
+    if (*r->p.p != open) return jr_expected(r, what);
+    return jr_push(r, open == '{' ? LEVEL_OBJECT : 0);
+}
+
+static bool jr_begin_object(ecs_json_reader *api)
+{
+    return jr_begin(R(api), '{', "an object");
+}
+
+static bool jr_begin_array(ecs_json_reader *api)
+{
+    return jr_begin(R(api), '[', "an array");
+}
+
+static bool jr_skip(ecs_json_reader *api);
+
+/* Close the open level (p at its ']' or '}'). */
+static bool jr_close(host_jreader *r)
+{
+    r->p.p++;
+    r->depth--;
+    if ((r->level[r->depth] & LEVEL_OBJECT) && !r->checked) {
+        if (!keys_unique(&r->p, r->key_base[r->depth])) return jr_syntax(r);
+        r->p.nkeys = r->key_base[r->depth];
+    }
+    jr_value_done(r);
+    return false;
+}
+
+/* Inside an array or object: past the ',' before the next element or member, or the
+ * closing bracket (closed: false). A value left unread is passed over first. */
+static bool jr_next(host_jreader *r, bool object)
+{
+    if (r->failed) return false;
+    if (r->depth == 0 || !(r->level[r->depth - 1] & LEVEL_OBJECT) != !object)
+        return jr_message(r, r->p.p, "%s called outside an %s", object ? "key()" : "more()",
+                          object ? "object" : "array");
+    if (r->due && !jr_skip(&r->api)) return false;
+    uint8_t *level = &r->level[r->depth - 1];
+    char close = object ? '}' : ']';
+    skip_space(&r->p);
+    if (r->p.p == r->p.end) return jr_lex_fail(r, HOST_JPARSE_END_OF_TEXT, r->p.p);
+    if (*r->p.p == close) return jr_close(r);
+    if (*level & LEVEL_ITEMS) {
+        if (*r->p.p != ',')
+            return jr_lex_fail(
+                r, object ? HOST_JPARSE_EXPECTED_OBJECT_COMMA : HOST_JPARSE_EXPECTED_ARRAY_COMMA,
+                r->p.p);
+        const char *comma = r->p.p++;
+        skip_space(&r->p);
+        if (r->p.p < r->p.end && *r->p.p == close)
+            return jr_lex_fail(r, HOST_JPARSE_TRAILING_COMMA, comma);
+    }
+    if (r->p.p == r->p.end) return jr_lex_fail(r, HOST_JPARSE_END_OF_TEXT, r->p.p);
+    *level |= LEVEL_ITEMS;
+    return true;
+}
+
+static bool jr_more(ecs_json_reader *api)
+{
+    host_jreader *r = R(api);
+    if (!jr_next(r, false)) return false;
+    r->due = true;
+    return true;
+}
+
+/* s[0..n) as a NUL-terminated string in the scratch buffer. */
+static const char *jr_terminated(host_jreader *r, const char *s, size_t n, bool escaped)
+{
+    if (!scratch_reserve(&r->p, n + 1))
+        return jr_lex_fail(r, HOST_JPARSE_OUT_OF_MEMORY, r->last), NULL;
+    if (!escaped) memcpy(r->p.scratch, s, n);
+    r->p.scratch[n] = '\0';
+    return r->p.scratch;
+}
+
+static bool jr_key(ecs_json_reader *api, const char **key)
+{
+    host_jreader *r = R(api);
+    const char *s;
+    size_t n;
+    bool escaped;
+    if (key) *key = NULL;
+    if (!jr_next(r, true)) return false;
+    const char *at = r->p.p;
+    if (*at != '"') return jr_lex_fail(r, HOST_JPARSE_EXPECTED_KEY, at);
+    if (!lex_string(&r->p, &s, &n, &escaped)) return jr_syntax(r);
+    if (!r->checked && !note_key(&r->p, at)) return jr_syntax(r);
+    skip_space(&r->p);
+    if (r->p.p == r->p.end) return jr_lex_fail(r, HOST_JPARSE_END_OF_TEXT, r->p.p);
+    if (*r->p.p != ':') return jr_lex_fail(r, HOST_JPARSE_EXPECTED_COLON, r->p.p);
+    r->p.p++;
+    skip_space(&r->p);
+    if (r->p.p == r->p.end) return jr_lex_fail(r, HOST_JPARSE_END_OF_TEXT, r->p.p);
+    r->last = at;
+    r->due = true;
+    if (!key) return true; /* passed over: no copy */
+    if (!(*key = jr_terminated(r, s, n, escaped))) return false;
+    return true;
+}
+
+static bool jr_number(ecs_json_reader *api, double *x)
+{
+    host_jreader *r = R(api);
+    double d = 0;
+    if (x) *x = 0;
+    if (!jr_due(r)) return false;
+    if (type_at(r->p.p) != ECS_JSON_NUMBER) return jr_expected(r, "a number");
+    if (!lex_number(&r->p, &d)) return jr_syntax(r);
+    if (x) *x = d;
+    jr_value_done(r);
+    return true;
+}
+
+/* The text of the number at `at` for a message (at most 24 bytes). */
+static int number_len(const char *at, const char *end)
+{
+    int n = 0;
+    while (at + n < end && n < 24 && (is_digit(at[n]) || strchr("+-.eE", at[n]))) n++;
+    return n;
+}
+
+static bool jr_number_f32(ecs_json_reader *api, float *x)
+{
+    host_jreader *r = R(api);
+    double d;
+    if (x) *x = 0;
+    if (!jr_due(r)) return false;
+    if (type_at(r->p.p) != ECS_JSON_NUMBER) return jr_expected(r, "a finite number");
+    const char *at = r->p.p;
+    if (!jr_number(api, &d)) return false;
+    float f = (float)d;
+    if (!isfinite(f))
+        return jr_message(r, at, "expected a finite number (float range), found %.*s",
+                          number_len(at, r->p.end), at);
+    if (x) *x = f;
+    return true;
+}
+
+static bool jr_array_f32(ecs_json_reader *api, float *x, uint32_t n)
+{
+    host_jreader *r = R(api);
+    if (!jr_due(r)) return false;
+    const char *open = r->p.p;
+    ecs_json_type t = type_at(open);
+    if (t != ECS_JSON_ARRAY) {
+        if (t == ECS_JSON_END) return jr_expected(r, "an array");
+        return jr_message(r, open, "expected an array of %u finite numbers, found %s", n,
+                          host_jr_type_name(t));
+    }
+    if (!jr_push(r, 0)) return false;
+    uint32_t i = 0;
+    for (; jr_more(api); i++) {
+        if (i >= n) { /* count them all for the message */
+            if (!jr_skip(api)) return false;
+            continue;
+        }
+        if (!jr_number_f32(api, &x[i])) return false;
+    }
+    if (r->failed) return false;
+    r->last = open;
+    if (i != n)
+        return jr_message(r, open, "expected an array of %u finite numbers, found %u element%s", n,
+                          i, i == 1 ? "" : "s");
+    return true;
+}
+
+static bool jr_string(ecs_json_reader *api, const char **out, size_t *len)
+{
+    host_jreader *r = R(api);
+    const char *s;
+    size_t n;
+    bool escaped;
+    if (out) *out = NULL;
+    if (len) *len = 0;
+    if (!jr_due(r)) return false;
+    if (*r->p.p != '"') return jr_expected(r, "a string");
+    if (!lex_string(&r->p, &s, &n, &escaped)) return jr_syntax(r);
+    const char *t = jr_terminated(r, s, n, escaped);
+    if (!t) return false;
+    if (out) *out = t;
+    if (len) *len = n;
+    jr_value_done(r);
+    return true;
+}
+
+static bool jr_boolean(ecs_json_reader *api, bool *b)
+{
+    host_jreader *r = R(api);
+    if (b) *b = false;
+    if (!jr_due(r)) return false;
+    size_t left = (size_t)(r->p.end - r->p.p);
+    bool t = left >= 4 && memcmp(r->p.p, "true", 4) == 0;
+    if (!t && !(left >= 5 && memcmp(r->p.p, "false", 5) == 0))
+        return jr_expected(r, "true or false");
+    r->p.p += t ? 4 : 5;
+    if (b) *b = t;
+    jr_value_done(r);
+    return true;
+}
+
+/* The end of the string whose '"' is at s, in text known to be valid. */
+static const char *skip_checked_string(const char *s, const char *end)
+{
+    for (s++;;) {
+        s = scan_plain(s, end);
+        if (s >= end || *s == '"') return s + 1;
+        s += 2; /* an escape: its second byte cannot end the string */
+    }
+}
+
+/* The end of the value at s, in text known to be valid: brackets counted, strings jumped. */
+static const char *skip_checked(const char *s, const char *end)
+{
+    int depth = 0;
+    do {
+        char c = *s;
+        if (c == '"') {
+            s = skip_checked_string(s, end);
+        } else if (c == '{' || c == '[') {
+            depth++, s++;
+        } else if (c == '}' || c == ']') {
+            depth--, s++;
+        } else if (depth > 0) {
+            s++; /* , : white space, or a byte of a number or literal */
+        } else {
+            while (s < end && !is_space(*s) && *s != ',' && *s != ']' && *s != '}') s++;
+        }
+    } while (depth > 0 && s < end);
+    return s;
+}
+
+static bool jr_skip(ecs_json_reader *api)
+{
+    host_jreader *r = R(api);
+    if (!jr_due(r)) return false;
+    if (r->checked) {
+        r->p.p = skip_checked(r->p.p, r->p.end);
+        jr_value_done(r);
+        return true;
+    }
+    int depth = r->depth;
+    do {
+        if (r->due) { /* a value starts here */
+            skip_space(&r->p);
+            if (r->p.p == r->p.end) return jr_lex_fail(r, HOST_JPARSE_END_OF_TEXT, r->p.p);
+            char c = *r->p.p;
+            if (c == '{' || c == '[') {
+                if (!jr_push(r, c == '{' ? LEVEL_OBJECT : 0)) return false;
+            } else if (parse_scalar(&r->p, NULL)) {
+                jr_value_done(r);
+            } else {
+                return jr_syntax(r);
+            }
+        } else if (r->level[r->depth - 1] & LEVEL_OBJECT) {
+            if (!jr_key(api, NULL) && r->failed) return false;
+        } else if (!jr_more(api) && r->failed) {
+            return false;
+        }
+    } while (r->depth > depth || r->due);
+    return !r->failed;
+}
+
+static bool jr_entity(ecs_json_reader *api, ecs_entity *e)
+{
+    host_jreader *r = R(api);
+    const char *id;
+    if (e) *e = ecs_entity_null();
+    if (!jr_due(r)) return false;
+    const char *at = r->p.p;
+    if (*at != '"') return jr_expected(r, "a scene id (a string)");
+    if (!jr_string(api, &id, NULL)) return false;
+    char why[300] = "";
+    ecs_entity out = ecs_entity_null();
+    r->last = at;
+    if (!r->resolve) return jr_message(r, at, "no entity references here");
+    if (!r->resolve(r->resolve_ctx, id, &out, why, sizeof why))
+        return r->failed ? false : jr_message(r, at, "%s", why);
+    if (e) *e = out;
+    return true;
+}
+
+static void jr_error(ecs_json_reader *api, const char *fmt, ...)
+{
+    host_jreader *r = R(api);
+    if (r->failed) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->message, sizeof r->message, fmt ? fmt : "(no message)", ap);
+    va_end(ap);
+    r->failed = true;
+    r->fail_at = r->last ? r->last : r->top_at;
+}
+
+static bool jr_failed(ecs_json_reader *api)
+{
+    return R(api)->failed;
+}
+
+host_jreader *host_jr_new(void)
+{
+    host_jreader *r = calloc(1, sizeof *r);
+    if (!r) return NULL;
+    r->api = (ecs_json_reader){sizeof(ecs_json_reader),
+                               jr_peek,
+                               jr_begin_object,
+                               jr_key,
+                               jr_begin_array,
+                               jr_more,
+                               jr_number,
+                               jr_number_f32,
+                               jr_array_f32,
+                               jr_string,
+                               jr_boolean,
+                               jr_skip,
+                               jr_entity,
+                               jr_error,
+                               jr_failed};
+    r->level = r->inline_level;
+    r->key_base = r->inline_key_base;
+    r->cap = JR_INLINE_LEVELS;
+    r->p.unique_keys = true;
+    return r;
+}
+
+void host_jr_free(host_jreader *r)
+{
+    if (!r) return;
+    if (r->level != r->inline_level) free(r->level);
+    if (r->key_base != r->inline_key_base) free(r->key_base);
+    free(r->p.scratch);
+    free(r->p.keys);
+    free(r);
+}
+
+void host_jr_start(host_jreader *r, const char *text, size_t len, size_t at, bool checked)
+{
+    r->p.p = text + at;
+    r->p.end = text + len;
+    r->p.status = HOST_JPARSE_OK;
+    r->p.error_at = r->p.first_at = NULL;
+    r->p.nkeys = 0;
+    r->text = text;
+    if (at == 0 && len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) r->p.p += 3;
+    skip_space(&r->p);
+    r->top_at = r->last = r->p.p;
+    r->depth = 0;
+    r->due = true;
+    r->done = r->failed = false;
+    r->checked = checked;
+    r->fail_at = NULL;
+    r->message[0] = '\0';
+    if (!checked && r->p.p == r->p.end) {
+        fail(&r->p, HOST_JPARSE_EMPTY, r->p.p);
+        jr_syntax(r);
+    }
+}
+
+void host_jr_on_entity(host_jreader *r, host_jr_resolve_fn resolve, void *ctx)
+{
+    r->resolve = resolve;
+    r->resolve_ctx = ctx;
+}
+
+ecs_json_reader *host_jr_api(host_jreader *r)
+{
+    return &r->api;
+}
+
+bool host_jr_complete(const host_jreader *r)
+{
+    return !r->failed && r->done;
+}
+
+bool host_jr_finish_document(host_jreader *r)
+{
+    if (r->failed) return false;
+    skip_space(&r->p);
+    if (r->p.p != r->p.end) return jr_lex_fail(r, HOST_JPARSE_TRAILING_TEXT, r->p.p);
+    return true;
+}
+
+bool host_jr_error(const host_jreader *r, size_t *offset, host_jparse_status *syntax,
+                   const char **message)
+{
+    if (!r->failed) return false;
+    if (offset) *offset = (size_t)((r->fail_at ? r->fail_at : r->top_at) - r->text);
+    if (syntax) *syntax = r->p.status;
+    if (message) *message = r->message;
+    return true;
+}
+
+size_t host_jr_offset(const host_jreader *r)
+{
+    return (size_t)(r->p.p - r->text);
+}
+
+size_t host_jr_last(const host_jreader *r)
+{
+    return (size_t)(r->last - r->text);
+}
+
+bool host_jr_skip_rest(host_jreader *r)
+{
+    while (!r->failed && (r->depth > 0 || r->due)) {
+        if (r->due)
+            jr_skip(&r->api);
+        else if (r->level[r->depth - 1] & LEVEL_OBJECT)
+            jr_key(&r->api, NULL);
+        else
+            jr_more(&r->api);
+    }
+    return !r->failed;
 }

@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "ecs_plugin.h"
 #include "json.h" /* host_json_arena, host_json_arena_free */
 
 struct cJSON;
@@ -84,6 +85,9 @@ struct cJSON *host_jparse_keys(const char *text, size_t len, host_json_arena *ar
  * out of memory. Free it with host_json_arena_free (json.h). */
 host_json_arena *host_json_arena_new(size_t text_len);
 
+/* Forget every tree of the arena, keeping its newest (largest) block for the next ones. */
+void host_json_arena_reset(host_json_arena *arena);
+
 /* How much arena holds: its number of blocks, and in *used (may be NULL) the bytes given
  * out to nodes and strings. */
 size_t host_json_arena_blocks(const host_json_arena *arena, size_t *used);
@@ -96,5 +100,39 @@ const char *host_jparse_message(host_jparse_status status);
  * 'NaN'", "invalid escape '\q' in a string"). Only printable characters are quoted. */
 void host_jparse_describe(const char *text, size_t len, const host_jparse_error *error, char *out,
                           size_t outlen);
+
+/* ---- the pull reader: ecs_json_reader over a document's text ----------------------
+ * One value read at a time by its caller (a manager's read_component, the scene loader
+ * itself), with the grammar of the parser above. A reader started unchecked checks
+ * everything it passes, duplicate keys and \u0000 included; one started `checked` on text
+ * an unchecked reader has already passed skips the key checks. The first error stops it:
+ * a syntax error (the parser's message) or a message about a value, with its offset. */
+typedef struct host_jreader host_jreader;
+
+/* Resolve a scene id for ecs_json_reader.entity: true with *out, or false with a reason
+ * in why (why_len bytes). */
+typedef bool (*host_jr_resolve_fn)(void *ctx, const char *id, ecs_entity *out, char *why,
+                                   size_t why_len);
+
+host_jreader *host_jr_new(void); /* NULL when out of memory */
+void host_jr_free(host_jreader *r);
+/* Read one value of text[0..len) starting at offset `at` (a BOM skipped at 0). */
+void host_jr_start(host_jreader *r, const char *text, size_t len, size_t at, bool checked);
+void host_jr_on_entity(host_jreader *r, host_jr_resolve_fn resolve, void *ctx);
+ecs_json_reader *host_jr_api(host_jreader *r);
+/* Has the value been read whole, without an error? */
+bool host_jr_complete(const host_jreader *r);
+/* Pass over what is left of the value being read (every open array and object). */
+bool host_jr_skip_rest(host_jreader *r);
+/* After the document's value: only white space may follow (else the reader fails). */
+bool host_jr_finish_document(host_jreader *r);
+/* The first error: its offset in the text, its syntax error (HOST_JPARSE_OK for an error
+ * about a value), its message. False when there is none. */
+bool host_jr_error(const host_jreader *r, size_t *offset, host_jparse_status *syntax,
+                   const char **message);
+size_t host_jr_offset(const host_jreader *r); /* the next byte */
+size_t host_jr_last(const host_jreader *r);   /* where the value or key read last starts */
+/* "a number", "an object", ... ("nothing" for ECS_JSON_END). */
+const char *host_jr_type_name(ecs_json_type t);
 
 #endif

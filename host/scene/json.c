@@ -177,6 +177,22 @@ static void path_add(locator *l, size_t at, const char *fmt, const char *key, in
     if (n > 0) l->used = at + (size_t)n < l->cap ? at + (size_t)n : l->cap - 1;
 }
 
+/* Pass over the string (or other scalar) at l->p. */
+static void skip_scalar(locator *l, bool string)
+{
+    if (string)
+        skip_string(l);
+    else
+        while (l->p < l->end && !strchr(",]} \t\r\n", *l->p)) l->p++;
+}
+
+/* Cut the path back to `mark` bytes. */
+static void path_back(locator *l, size_t mark)
+{
+    l->used = mark;
+    if (l->cap) l->path[mark < l->cap ? mark : l->cap - 1] = '\0';
+}
+
 /* Walk value v, which starts at l->p. True once the target was found. */
 static bool walk(locator *l, const cJSON *v)
 {
@@ -206,13 +222,10 @@ static bool walk(locator *l, const cJSON *v)
         }
         skip_ws(l);
         l->p++; /* } or ] */
-    } else if (cJSON_IsString(v)) {
-        skip_string(l);
     } else {
-        while (l->p < l->end && !strchr(",]} \t\r\n", *l->p)) l->p++;
+        skip_scalar(l, cJSON_IsString(v));
     }
-    l->used = mark;
-    if (l->cap) l->path[mark < l->cap ? mark : l->cap - 1] = '\0';
+    path_back(l, mark);
     return false;
 }
 
@@ -225,6 +238,64 @@ bool host_json_locate(const char *text, size_t len, const cJSON *root, const cJS
     if (!walk(&l, root)) return false;
     host_json_position(text, l.found, line, col);
     return true;
+}
+
+const char *host_json_find(const char *text, size_t len, const cJSON *root, const cJSON *node)
+{
+    char path[1];
+    locator l = {text, text + len, node, NULL, path, 0, 0};
+    if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) l.p += 3;
+    return walk(&l, root) ? l.found : NULL;
+}
+
+/* ---- the JSON path of an offset, from the (valid) text alone ---- */
+
+/* Walk the value at l->p; true once l->target (a value's or a key's first byte) is met. */
+static bool walk_text(locator *l, const char *target)
+{
+    skip_ws(l);
+    if (l->p >= target) return true;
+    size_t mark = l->used;
+    char c = l->p < l->end ? *l->p : '\0';
+    if (c == '{' || c == '[') {
+        l->p++;
+        for (int i = 0;; i++) {
+            skip_ws(l);
+            if (l->p >= l->end || *l->p == (c == '{' ? '}' : ']')) break;
+            if (c == '{') {
+                const char *key = l->p;
+                skip_string(l);
+                int n = (int)(l->p - key - 2);
+                l->used = mark;
+                if (mark < l->cap) {
+                    int w = snprintf(l->path + mark, l->cap - mark, "%s%.*s", mark ? "." : "",
+                                     n > 0 ? n : 0, key + 1);
+                    if (w > 0) l->used = mark + (size_t)w < l->cap ? mark + (size_t)w : l->cap - 1;
+                }
+                if (key >= target) return true; /* the error is at this key */
+                skip_ws(l);
+                l->p++; /* : */
+            } else {
+                path_add(l, mark, "[%d]", NULL, i);
+            }
+            if (walk_text(l, target)) return true;
+            skip_ws(l);
+            if (l->p < l->end && *l->p == ',') l->p++;
+        }
+        l->p++;
+    } else {
+        skip_scalar(l, c == '"');
+    }
+    path_back(l, mark);
+    return false;
+}
+
+bool host_json_path_at(const char *text, size_t len, size_t offset, char *path, size_t size)
+{
+    locator l = {text, text + len, NULL, NULL, path, size, 0};
+    if (size) path[0] = '\0';
+    if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) l.p += 3;
+    return offset <= len && walk_text(&l, text + offset);
 }
 
 /* The path of node under v ("entities[3].rl") appended to path at used; false when node

@@ -46,6 +46,15 @@ bool host_json_path_of(const struct cJSON *root, const struct cJSON *node, char 
 bool host_json_locate(const char *text, size_t len, const struct cJSON *root,
                       const struct cJSON *node, int *line, int *col, char *path, size_t pathlen);
 
+/* Where node (a value inside root, parsed from text[0..len)) starts in the text, or NULL. */
+const char *host_json_find(const char *text, size_t len, const struct cJSON *root,
+                           const struct cJSON *node);
+
+/* The JSON path ("entities[3].transform.scale") of the value or key starting at `offset`
+ * of the valid JSON text[0..len), into path. Costs a scan up to the offset: meant for
+ * error messages. */
+bool host_json_path_at(const char *text, size_t len, size_t offset, char *path, size_t size);
+
 /* Write "file:line:col: path: message" into out: the place of node `at` (a value inside
  * root, parsed from text) and its JSON path. Without `lines` (a .glb, whose JSON chunk's
  * lines are not the file's), "file: path: message"; when `at` is NULL or cannot be found,

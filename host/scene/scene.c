@@ -137,46 +137,112 @@ static long table_find(id_table *t, const char *const *names, const char *id, lo
     }
 }
 
-/* ---- loading ---- */
+/* ---- loading ----
+ * Two passes over the document's text, no tree. The first (index_document) reads the
+ * whole text with an unchecked reader: every byte checked as JSON (duplicate keys and
+ * \u0000 included), the top level and the ids checked, and where each component's value
+ * starts noted per entity and manager. The second hands each value to its manager: a
+ * reader started at the value (read_component), or the value parsed into a tree
+ * (load_component, for plugins without a reader). Errors are located by offset: line and
+ * column from the text, the JSON path by walking the text up to the offset. */
+
+typedef struct kept_value { /* a component no loaded manager takes, or a top-level extra */
+    uint32_t entity;
+    size_t key_at, value_at;
+} kept_value;
+
+typedef struct id_block { /* scene ids, copied: blocks never move */
+    struct id_block *next;
+    size_t used, size;
+    char data[];
+} id_block;
 
 typedef struct scene_load {
     host_world *w;
     const char *path;
-    const char *text; /* for error positions; NULL for imported files */
+    const char *text; /* the document */
     size_t len;
-    cJSON *root;
-    uint32_t n;
-    const cJSON **items;
+    bool lines; /* positions as line:col (not for an imported glTF: its text is made) */
+    uint32_t n, cap;
     const char **ids;
+    size_t *id_at;    /* where each entity's id (else its object) starts */
+    uint64_t *at;     /* n x managers: offset + 1 of the component's value, 0: none */
+    kept_value *kept; /* components to keep as JSON */
+    size_t nkept, capkept;
+    cJSON *extra; /* unknown top-level keys, in file order */
+    id_block *pool;
     ecs_entity *ents;
     id_table table;
     uint8_t *state;            /* n x managers: 0 not loaded, 1 loading, 2 loaded */
     host_manager *const *mgrs; /* the managers that load: the world's, or a new version's */
     size_t managers;
-    size_t current;            /* the manager whose load_component runs */
-    const cJSON *current_json; /* the value it was given: where reference errors point */
+    size_t current;         /* the manager whose component is being loaded */
+    size_t current_at;      /* where its value starts: where reference errors point */
+    host_jreader **readers; /* one per reference depth, made when first needed */
+    int nreaders;
+    host_jreader *reader;   /* the reader of the component being read, or NULL */
+    host_json_arena *arena; /* trees for load_component */
+    const cJSON *tree;      /* the tree given to a load_component, and where it starts */
+    size_t tree_at;
     int depth;
     bool failed;
     bool edit;     /* host_scene_edit: references name live entities (scene id or e<index>) */
     long bad;      /* the entity whose component failed first, or -1 (set with `failed`) */
-    bool captured; /* the host's own capture (a migration): ids unique by construction, the
-                      id table made only when a reference asks for one */
+    bool captured; /* the host's own capture (a migration): ids unique by construction, read
+                      and put in the id table only when a reference asks for one */
+    bool ids_read; /* captured: l->ids hold the ids */
     char error[768];
     char fallback[300]; /* a reference error, used if the plugin does not say more */
 } scene_load;
 
-/* Record the first error, located at node `at` (NULL: no position). */
-static void load_fail(scene_load *l, const cJSON *at, const char *fmt, ...) ECS_PRINTF(3, 4);
-static void load_fail(scene_load *l, const cJSON *at, const char *fmt, ...)
+#define NO_POS SIZE_MAX
+
+/* Record the first error, located at offset `at` of the text (NO_POS: no position). */
+static void load_fail_at(scene_load *l, size_t at, const char *fmt, ...) ECS_PRINTF(3, 4);
+static void load_fail_at(scene_load *l, size_t at, const char *fmt, ...)
 {
     if (l->failed) return;
     l->failed = true;
-    char msg[512];
+    char msg[512], where[256] = "";
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    host_json_error_at(l->error, sizeof l->error, l->path, l->text, l->len, l->root, at, true, msg);
+    if (at == NO_POS || at > l->len) {
+        host_format(l->error, sizeof l->error, "%s: %s", l->path, msg);
+        return;
+    }
+    host_json_path_at(l->text, l->len, at, where, sizeof where);
+    int line, col;
+    host_json_position(l->text, l->text + at, &line, &col);
+    if (l->lines)
+        host_format(l->error, sizeof l->error, "%s:%d:%d: %s%s%s", l->path, line, col, where,
+                    *where ? ": " : "", msg);
+    else
+        host_format(l->error, sizeof l->error, "%s: %s%s%s", l->path, where, *where ? ": " : "",
+                    msg);
+}
+
+/* The reader's error as the load's: a syntax error as "file:line:col: what". */
+static bool reader_failed(scene_load *l, const host_jreader *r)
+{
+    size_t at;
+    host_jparse_status syntax;
+    const char *msg;
+    if (!host_jr_error(r, &at, &syntax, &msg)) return false;
+    if (syntax != HOST_JPARSE_OK && !l->failed) {
+        int line, col;
+        l->failed = true;
+        host_json_position(l->text, l->text + at, &line, &col);
+        if (syntax == HOST_JPARSE_EMPTY)
+            host_format(l->error, sizeof l->error, "%s: %s", l->path, msg);
+        else if (l->lines)
+            host_format(l->error, sizeof l->error, "%s:%d:%d: %s", l->path, line, col, msg);
+        else
+            host_format(l->error, sizeof l->error, "%s: %s", l->path, msg);
+    }
+    load_fail_at(l, at, "%s", msg);
+    return true;
 }
 
 /* The first number in v (depth first) that is not finite, or NULL. JSON has no infinity,
@@ -191,77 +257,318 @@ static const cJSON *non_finite_in(const cJSON *v)
     return NULL;
 }
 
-/* JSON the host keeps as it is (a component of a manager that is not loaded, a top-level
- * key it does not know) must save again: false, with the error, where a number in it is
- * out of a double's range. */
-static bool keepable(scene_load *l, const cJSON *v)
+/* The end of the (checked) value at offset `at`. */
+static size_t value_end(scene_load *l, host_jreader *r, size_t at)
 {
-    const cJSON *bad = non_finite_in(v);
-    if (!bad) return true;
-    load_fail(l, bad,
-              "expected a finite number, found %s (out of a double's range; kept as it is, it "
-              "could not be saved)",
-              bad->valuedouble < 0 ? "-inf" : "inf");
-    return false;
+    host_jr_start(r, l->text, l->len, at, true);
+    host_jr_api(r)->skip(host_jr_api(r));
+    return host_jr_offset(r);
 }
 
-/* Check the top level and every entity's id; fill items/ids and the id table. */
-static bool check_shape(scene_load *l)
+/* The value at `at` as a new tree (malloc'd, cJSON_Delete it) that can be kept and saved
+ * again: NULL with the error where a number is out of a double's range or memory ran out. */
+static cJSON *keepable_tree(scene_load *l, host_jreader *r, size_t at)
 {
-    const cJSON *root = l->root, *version = cJSON_GetObjectItemCaseSensitive(root, "version");
-    const cJSON *list = cJSON_GetObjectItemCaseSensitive(root, "entities");
-    if (!cJSON_IsObject(root))
-        return load_fail(l, root,
-                         "expected an object {\"version\": 1, \"entities\": [...]}, found %s",
-                         host_json_type_name(root)),
-               false;
-    if (!cJSON_IsNumber(version))
-        return load_fail(l, version ? version : root, "expected \"version\": %d",
-                         HOST_SCENE_VERSION),
-               false;
-    if (version->valuedouble != HOST_SCENE_VERSION)
-        return load_fail(l, version,
-                         "scene format version %g is not supported (this host reads %d)",
-                         version->valuedouble, HOST_SCENE_VERSION),
-               false;
-    if (!cJSON_IsArray(list))
-        return load_fail(l, list ? list : root, "expected \"entities\": an array, found %s",
-                         host_json_type_name(list)),
-               false;
-    int n = cJSON_GetArraySize(list);
-    l->n = (uint32_t)n;
-    l->items = calloc((size_t)n + 1, sizeof *l->items);
-    l->ids = calloc((size_t)n + 1, sizeof *l->ids);
-    l->ents = calloc((size_t)n + 1, sizeof *l->ents);
-    if (!l->items || !l->ids || !l->ents || (!l->captured && table_init(&l->table, l->n) != 0))
-        return load_fail(l, NULL, "out of memory for %d entities", n), false;
-    uint32_t i = 0;
-    const cJSON *item;
-    cJSON_ArrayForEach(item, list)
-    {
-        const cJSON *id = cJSON_GetObjectItemCaseSensitive(item, "id");
-        if (!cJSON_IsObject(item))
-            return load_fail(l, item, "expected an entity object, found %s",
-                             host_json_type_name(item)),
-                   false;
-        if (!cJSON_IsString(id) || !id->valuestring[0])
-            return load_fail(l, id ? id : item, "expected \"id\": a non-empty string"), false;
-        l->items[i] = item;
-        l->ids[i] = id->valuestring;
-        long other = l->captured ? -1 : table_find(&l->table, l->ids, id->valuestring, i);
-        if (other >= 0)
-            return load_fail(l, id, "duplicate id '%s' (entities[%ld] has it too)", id->valuestring,
-                             other),
-                   false;
-        i++;
+    size_t end = value_end(l, r, at);
+    cJSON *v = host_jparse_keys(l->text + at, end - at, NULL, true, NULL);
+    if (!v) return load_fail_at(l, at, "out of memory keeping a value"), NULL;
+    const cJSON *bad = non_finite_in(v);
+    if (!bad) return v;
+    size_t off = at;
+    const char *found = host_json_find(l->text + at, end - at, v, bad);
+    if (found) off = (size_t)(found - l->text);
+    load_fail_at(l, off,
+                 "expected a finite number, found %s (out of a double's range; kept as it is, it "
+                 "could not be saved)",
+                 bad->valuedouble < 0 ? "-inf" : "inf");
+    cJSON_Delete(v);
+    return NULL;
+}
+
+/* A copy of id (n bytes) that never moves; NULL when out of memory. */
+static const char *pool_copy(scene_load *l, const char *id, size_t n)
+{
+    id_block *b = l->pool;
+    if (!b || b->size - b->used < n + 1) {
+        size_t size = n + 1 > 65536 ? n + 1 : 65536;
+        if (!(b = malloc(sizeof *b + size))) return NULL;
+        *b = (id_block){l->pool, 0, size};
+        l->pool = b;
     }
-    const cJSON *c;
-    cJSON_ArrayForEach(c, root)
-    { /* unknown top-level keys are kept and saved again */
-        if (strcmp(c->string, "version") && strcmp(c->string, "entities") && !keepable(l, c))
+    char *out = b->data + b->used;
+    memcpy(out, id, n);
+    out[n] = '\0';
+    b->used += n + 1;
+    return out;
+}
+
+/* Room for entity n (its id, offsets and component offsets). */
+static bool entity_reserve(scene_load *l)
+{
+    if (l->n < l->cap) return true;
+    uint32_t cap = l->cap ? l->cap * 2 : 1024;
+    size_t m = l->managers ? l->managers : 1;
+    const char **ids = realloc(l->ids, cap * sizeof *ids);
+    if (ids) l->ids = ids;
+    size_t *id_at = ids ? realloc(l->id_at, cap * sizeof *id_at) : NULL;
+    if (id_at) l->id_at = id_at;
+    uint64_t *at = id_at ? realloc(l->at, cap * m * sizeof *at) : NULL;
+    if (!at) return false;
+    l->at = at;
+    l->cap = cap;
+    return true;
+}
+
+static bool keep_value(scene_load *l, uint32_t entity, size_t key_at, size_t value_at)
+{
+    if (l->nkept == l->capkept) {
+        size_t cap = l->capkept ? l->capkept * 2 : 64;
+        kept_value *v = realloc(l->kept, cap * sizeof *v);
+        if (!v) return false;
+        l->kept = v;
+        l->capkept = cap;
+    }
+    l->kept[l->nkept++] = (kept_value){entity, key_at, value_at};
+    return true;
+}
+
+/* The manager among l->mgrs that loads components named key, or l->managers. */
+static size_t manager_named(const scene_load *l, const char *key)
+{
+    for (size_t m = 0; m < l->managers; m++)
+        if (host_manager_loads(l->mgrs[m]) && !strcmp(l->mgrs[m]->name, key)) return m;
+    return l->managers;
+}
+
+/* One entity object of "entities" (r before it): its id and where its components are. */
+static bool index_entity(scene_load *l, host_jreader *r)
+{
+    ecs_json_reader *api = host_jr_api(r);
+    size_t obj_at = host_jr_offset(r), m = l->managers;
+    ecs_json_type t = api->peek(api);
+    if (t != ECS_JSON_OBJECT) {
+        if (!api->failed(api))
+            load_fail_at(l, host_jr_offset(r), "expected an entity object, found %s",
+                         host_jr_type_name(t));
+        return false;
+    }
+    obj_at = host_jr_offset(r);
+    if (!entity_reserve(l)) return load_fail_at(l, NO_POS, "out of memory"), false;
+    uint32_t i = l->n;
+    memset(&l->at[(size_t)i * m], 0, m * sizeof *l->at);
+    l->ids[i] = NULL;
+    l->id_at[i] = obj_at;
+    const char *key, *id;
+    size_t n;
+    api->begin_object(api);
+    while (api->key(api, &key)) {
+        size_t key_at = host_jr_last(r), value_at = host_jr_offset(r);
+        if (strcmp(key, "id") == 0 && l->captured) { /* the host's own: read when asked */
+            l->id_at[i] = value_at;
+            l->ids[i] = "";
+            api->skip(api);
+            continue;
+        }
+        if (strcmp(key, "id") == 0) {
+            if (api->peek(api) != ECS_JSON_STRING || !api->string(api, &id, &n) || !n) {
+                if (!api->failed(api))
+                    load_fail_at(l, value_at, "expected \"id\": a non-empty string");
+                return false;
+            }
+            if (!(l->ids[i] = pool_copy(l, id, n)))
+                return load_fail_at(l, NO_POS, "out of memory"), false;
+            l->id_at[i] = value_at;
+            continue;
+        }
+        size_t k = manager_named(l, key);
+        if (k < m)
+            l->at[(size_t)i * m + k] = value_at + 1;
+        else if (!keep_value(l, i, key_at, value_at))
+            return load_fail_at(l, NO_POS, "out of memory"), false;
+        if (!api->skip(api)) return false;
+    }
+    if (api->failed(api)) return false;
+    if (!l->ids[i]) return load_fail_at(l, obj_at, "expected \"id\": a non-empty string"), false;
+    l->n++;
+    return true;
+}
+
+/* The "entities" array (r before it). */
+static bool index_entities(scene_load *l, host_jreader *r)
+{
+    ecs_json_reader *api = host_jr_api(r);
+    ecs_json_type t = api->peek(api);
+    if (t != ECS_JSON_ARRAY) {
+        if (!api->failed(api))
+            load_fail_at(l, host_jr_offset(r), "expected \"entities\": an array, found %s",
+                         host_jr_type_name(t));
+        return false;
+    }
+    api->begin_array(api);
+    while (api->more(api))
+        if (!index_entity(l, r)) return false;
+    return !api->failed(api);
+}
+
+/* Pass one: the whole document checked and indexed (see above). On a failure the rest of
+ * the text is still checked: a syntax error anywhere is the news. */
+static bool index_document(scene_load *l, host_jreader *r)
+{
+    ecs_json_reader *api = host_jr_api(r);
+    host_jr_start(r, l->text, l->len, 0, l->captured); /* the host's own text: checked */
+    size_t root_at = host_jr_offset(r), version_at = NO_POS;
+    bool entities = false, ok = true;
+    double version = 0;
+    ecs_json_type t = api->peek(api);
+    const char *key;
+    if (t != ECS_JSON_OBJECT) {
+        if (!api->failed(api))
+            load_fail_at(l, root_at,
+                         "expected an object {\"version\": 1, \"entities\": [...]}, found %s",
+                         host_jr_type_name(t));
+        ok = false;
+    } else {
+        api->begin_object(api);
+    }
+    while (ok && api->key(api, &key)) {
+        size_t key_at = host_jr_last(r), value_at = host_jr_offset(r);
+        if (strcmp(key, "version") == 0) {
+            version_at = value_at;
+            if (api->peek(api) != ECS_JSON_NUMBER || !api->number(api, &version)) {
+                if (!api->failed(api))
+                    load_fail_at(l, value_at, "expected \"version\": %d", HOST_SCENE_VERSION);
+                ok = false;
+            } else if (version != HOST_SCENE_VERSION) {
+                load_fail_at(l, value_at,
+                             "scene format version %g is not supported (this host reads %d)",
+                             version, HOST_SCENE_VERSION);
+                ok = false;
+            }
+        } else if (strcmp(key, "entities") == 0) {
+            entities = true;
+            ok = index_entities(l, r);
+        } else if (!keep_value(l, UINT32_MAX, key_at, value_at) || !api->skip(api)) {
+            if (!api->failed(api)) load_fail_at(l, NO_POS, "out of memory");
+            ok = false;
+        }
+    }
+    if (ok && !api->failed(api) && version_at == NO_POS)
+        ok = (load_fail_at(l, root_at, "expected \"version\": %d", HOST_SCENE_VERSION), false);
+    if (ok && !api->failed(api) && !entities)
+        ok = (load_fail_at(l, root_at, "expected \"entities\": an array, found nothing"), false);
+    host_jr_skip_rest(r);
+    host_jr_finish_document(r);
+    if (host_jr_error(r, NULL, NULL, NULL)) { /* the text's error comes first */
+        l->failed = false;
+        reader_failed(l, r);
+        return false;
+    }
+    return ok && !l->failed;
+}
+
+/* After pass one: ids unique (the table), unknown top-level keys as trees. */
+static bool check_ids(scene_load *l, host_jreader *r)
+{
+    l->ents = calloc((size_t)l->n + 1, sizeof *l->ents);
+    if (!l->ents || (!l->captured && table_init(&l->table, l->n) != 0))
+        return load_fail_at(l, NO_POS, "out of memory for %u entities", l->n), false;
+    for (uint32_t i = 0; !l->captured && i < l->n; i++) {
+        long other = table_find(&l->table, l->ids, l->ids[i], i);
+        if (other >= 0)
+            return load_fail_at(l, l->id_at[i], "duplicate id '%s' (entities[%ld] has it too)",
+                                l->ids[i], other),
+                   false;
+    }
+    for (size_t k = 0; k < l->nkept; k++) { /* unknown top-level keys come back on save */
+        if (l->kept[k].entity != UINT32_MAX) continue;
+        cJSON *v = keepable_tree(l, r, l->kept[k].value_at);
+        host_jr_start(r, l->text, l->len, l->kept[k].key_at, true);
+        const char *name = NULL;
+        host_jr_api(r)->string(host_jr_api(r), &name, NULL);
+        if (v && !l->extra && !(l->extra = cJSON_CreateObject())) name = NULL;
+        if (!v || !name || !cJSON_AddItemToObject(l->extra, name, v)) {
+            cJSON_Delete(v);
+            if (!l->failed) load_fail_at(l, NO_POS, "out of memory");
             return false;
+        }
     }
     return true;
+}
+
+/* A captured document's ids, read when first needed (a reference, an error). */
+static bool captured_ids(scene_load *l)
+{
+    if (!l->captured || l->ids_read) return true;
+    host_jreader *r = host_jr_new();
+    for (uint32_t i = 0; r && i < l->n; i++) {
+        const char *id;
+        size_t n;
+        host_jr_start(r, l->text, l->len, l->id_at[i], true);
+        if (!host_jr_api(r)->string(host_jr_api(r), &id, &n) || !(l->ids[i] = pool_copy(l, id, n)))
+            break;
+        l->ids_read = i + 1 == l->n;
+    }
+    host_jr_free(r);
+    l->ids_read = l->ids_read || l->n == 0;
+    return l->ids_read;
+}
+
+/* The reader for reference depth l->depth (made when first needed). */
+static host_jreader *reader_for_depth(scene_load *l)
+{
+    int d = l->depth;
+    if (d >= l->nreaders) {
+        host_jreader **v = realloc(l->readers, (size_t)(d + 1) * sizeof *v);
+        if (!v) return NULL;
+        l->readers = v;
+        while (l->nreaders <= d) l->readers[l->nreaders++] = NULL;
+    }
+    if (!l->readers[d]) l->readers[d] = host_jr_new();
+    return l->readers[d];
+}
+
+static bool resolve_for_reader(void *ctx, const char *id, ecs_entity *out, char *why,
+                               size_t why_len);
+
+/* Entity i's value at `at` through mgr's read_component. */
+static ecs_status read_one(scene_load *l, host_manager *mgr, uint32_t i, size_t at)
+{
+    host_jreader *r = reader_for_depth(l);
+    if (!r) return load_fail_at(l, NO_POS, "out of memory"), ECS_ERR_NO_MEMORY;
+    host_jr_start(r, l->text, l->len, at, true);
+    host_jr_on_entity(r, resolve_for_reader, l);
+    host_jreader *saved = l->reader;
+    l->reader = r;
+    ecs_status s = mgr->desc.read_component(mgr->desc.state, l->ents[i], host_jr_api(r));
+    l->reader = saved;
+    if (reader_failed(l, r)) return s == ECS_OK ? ECS_ERR_BAD_VALUE : s;
+    if (s == ECS_OK && !host_jr_complete(r)) {
+        load_fail_at(l, at,
+                     "manager '%s' returned from read_component before reading its whole "
+                     "value (a plugin bug)",
+                     mgr->name);
+        return ECS_ERR_PLUGIN;
+    }
+    return s;
+}
+
+/* Entity i's value at `at` through mgr's load_component: the value as a tree. */
+static ecs_status tree_one(scene_load *l, host_manager *mgr, uint32_t i, size_t at)
+{
+    host_jreader *r = reader_for_depth(l);
+    if (!l->arena) l->arena = host_json_arena_new(4096);
+    size_t end = r ? value_end(l, r, at) : at;
+    cJSON *json = r && l->arena ? host_jparse(l->text + at, end - at, l->arena, NULL) : NULL;
+    if (!json) return load_fail_at(l, NO_POS, "out of memory"), ECS_ERR_NO_MEMORY;
+    const cJSON *saved = l->tree;
+    size_t saved_at = l->tree_at;
+    l->tree = json;
+    l->tree_at = at;
+    ecs_status s = mgr->desc.load_component(mgr->desc.state, l->ents[i], json);
+    l->tree = saved;
+    l->tree_at = saved_at;
+    if (!saved) host_json_arena_reset(l->arena); /* no tree is in use: the memory again */
+    return s;
 }
 
 /* Give entity i its component of manager m, if the scene has one and it is not loaded. */
@@ -271,32 +578,32 @@ static ecs_status load_one(scene_load *l, uint32_t i, size_t m)
     if (*st == 2) return ECS_OK;
     if (*st == 1) return ECS_ERR_CYCLE;
     host_manager *mgr = l->mgrs[m];
-    const cJSON *json = cJSON_GetObjectItemCaseSensitive(l->items[i], mgr->name);
-    if (!json || !mgr->desc.load_component) { /* kept as JSON if the manager cannot load it */
+    uint64_t at1 = l->at[(size_t)i * l->managers + m];
+    if (!at1) { /* none */
         *st = 2;
         return ECS_OK;
     }
+    size_t at = (size_t)(at1 - 1);
     if (l->depth >= MAX_REFERENCE_DEPTH) {
-        load_fail(l, json, "references nested more than %d deep: list parents before children",
-                  MAX_REFERENCE_DEPTH);
+        load_fail_at(l, at, "references nested more than %d deep: list parents before children",
+                     MAX_REFERENCE_DEPTH);
         return ECS_ERR_BAD_VALUE;
     }
     *st = 1;
     l->fallback[0] = '\0';
-    size_t saved = l->current;
-    const cJSON *saved_json = l->current_json;
+    size_t saved = l->current, saved_at = l->current_at;
     l->current = m;
-    l->current_json = json;
+    l->current_at = at;
     l->depth++;
-    ecs_status s = mgr->desc.load_component(mgr->desc.state, l->ents[i], json);
+    ecs_status s = mgr->desc.read_component ? read_one(l, mgr, i, at) : tree_one(l, mgr, i, at);
     l->depth--;
     l->current = saved;
-    l->current_json = saved_json;
+    l->current_at = saved_at;
     *st = 2;
     if (s == ECS_OK && l->failed) s = ECS_ERR_BAD_VALUE; /* it reported an error: so it is */
-    if (s != ECS_OK && !l->failed && *l->fallback) load_fail(l, json, "%s", l->fallback);
+    if (s != ECS_OK && !l->failed && *l->fallback) load_fail_at(l, at, "%s", l->fallback);
     if (s != ECS_OK)
-        load_fail(l, json, "manager '%s' refused it: %s", mgr->name, ecs_status_text(s));
+        load_fail_at(l, at, "manager '%s' refused it: %s", mgr->name, ecs_status_text(s));
     if (s != ECS_OK && l->bad < 0) l->bad = (long)i;
     return s;
 }
@@ -328,7 +635,7 @@ ecs_status host_scene_resolve(host_world *w, const char *scene_id, ecs_entity *o
     if (!l) return ECS_ERR_WRONG_TIME;
     if (!scene_id || !out) return ECS_ERR_INVALID_ARGUMENT;
     if (l->captured && !l->table.slot) { /* the first reference of a migration: the table */
-        if (table_init(&l->table, l->n) != 0) return ECS_ERR_NO_MEMORY;
+        if (!captured_ids(l) || table_init(&l->table, l->n) != 0) return ECS_ERR_NO_MEMORY;
         for (uint32_t i = 0; i < l->n; i++) table_find(&l->table, l->ids, l->ids[i], i);
     }
     if (l->edit) { /* an edit of one live entity: references name live entities */
@@ -355,69 +662,77 @@ ecs_status host_scene_resolve(host_world *w, const char *scene_id, ecs_entity *o
     return ECS_OK;
 }
 
+static bool resolve_for_reader(void *ctx, const char *id, ecs_entity *out, char *why,
+                               size_t why_len)
+{
+    scene_load *l = ctx;
+    ecs_status s = host_scene_resolve(l->w, id, out);
+    if (s == ECS_OK) return true;
+    host_format(why, why_len, "%s", *l->fallback ? l->fallback : ecs_status_text(s));
+    return false;
+}
+
 void host_scene_error(host_world *w, const cJSON *at, const char *message)
 {
     scene_load *l = w->scene_load;
-    if (!l)
+    if (!l) {
         host_error("scene", "%s", message);
-    else if (*l->fallback)
-        load_fail(l, at, "%s", l->fallback); /* the host knows refs best */
-    else
-        load_fail(l, at, "%s", message);
-}
-
-/* Components of managers that are not loaded: copies, kept with each entity. */
-static cJSON **keep_unloaded(scene_load *l)
-{
-    cJSON **kept = calloc(l->n + 1, sizeof *kept);
-    for (uint32_t i = 0; kept && i < l->n; i++) {
-        const cJSON *c;
-        cJSON_ArrayForEach(c, l->items[i])
-        {
-            if (strcmp(c->string, "id") == 0) continue;
-            bool loaded = false;
-            for (size_t m = 0; m < l->managers && !loaded; m++) /* one that cannot load: keep */
-                loaded = l->mgrs[m]->desc.load_component && !strcmp(l->mgrs[m]->name, c->string);
-            if (loaded) continue;
-            if (!keepable(l, c)) goto error;
-            if (!kept[i] && !(kept[i] = cJSON_CreateObject())) goto error;
-            cJSON *copy = cJSON_Duplicate(c, 1);
-            if (!copy || !cJSON_AddItemToObject(kept[i], c->string, copy)) goto error;
-        }
+        return;
     }
-    return kept;
-error:
-    for (uint32_t i = 0; i < l->n; i++) cJSON_Delete(kept[i]);
-    free(kept);
-    return NULL;
+    if (l->reader) { /* a read_component: at the value it read last */
+        ecs_json_reader *api = host_jr_api(l->reader);
+        api->error(api, "%s", *l->fallback ? l->fallback : message);
+        return;
+    }
+    size_t off = l->current_at;
+    const char *found = at && l->tree
+                            ? host_json_find(l->text + l->tree_at, l->len - l->tree_at, l->tree, at)
+                            : NULL;
+    if (found) off = (size_t)(found - l->text);
+    load_fail_at(l, at ? off : NO_POS, "%s", *l->fallback ? l->fallback : message);
 }
 
 /* Make the load permanent: ids and kept JSON into the store, top-level extras. */
 static bool commit_load(scene_load *l)
 {
     host_scene_store *s = l->w->scene;
-    cJSON **kept = keep_unloaded(l);
-    if (!kept) return load_fail(l, NULL, "out of memory keeping components"), false;
-    for (uint32_t i = 0; i < l->n; i++) {
+    cJSON **kept = calloc(l->n + 1, sizeof *kept);
+    host_jreader *r = host_jr_new();
+    bool ok = kept && r;
+    for (size_t k = 0; ok && k < l->nkept; k++) { /* components no loaded manager takes */
+        kept_value *v = &l->kept[k];
+        if (v->entity == UINT32_MAX) continue;
+        cJSON *tree = keepable_tree(l, r, v->value_at);
+        const char *name = NULL;
+        host_jr_start(r, l->text, l->len, v->key_at, true);
+        host_jr_api(r)->string(host_jr_api(r), &name, NULL);
+        if (tree && !kept[v->entity] && !(kept[v->entity] = cJSON_CreateObject())) name = NULL;
+        if (!tree || !name || !cJSON_AddItemToObject(kept[v->entity], name, tree)) {
+            cJSON_Delete(tree);
+            ok = false;
+        }
+    }
+    host_jr_free(r);
+    for (uint32_t i = 0; ok && i < l->n; i++) {
         char *id = strdup(l->ids[i]);
         if (!id || store_reserve(s, ecs_entity_index(l->ents[i])) != 0) {
             free(id);
-            for (uint32_t j = i; j < l->n; j++) cJSON_Delete(kept[j]);
-            free(kept);
-            return load_fail(l, NULL, "out of memory"), false;
+            ok = false;
+            break;
         }
         store_entry *e = &s->entry[ecs_entity_index(l->ents[i])];
         entry_clear(e);
         *e = (store_entry){l->ents[i].id, id, kept[i], ++s->next_seq};
+        kept[i] = NULL;
     }
+    for (uint32_t i = 0; kept && i < l->n; i++) cJSON_Delete(kept[i]);
     free(kept);
-    const cJSON *c;
-    cJSON_ArrayForEach(c, l->root)
-    { /* unknown top-level keys come back on save */
-        if (!strcmp(c->string, "version") || !strcmp(c->string, "entities")) continue;
+    if (!ok) return load_fail_at(l, NO_POS, "out of memory keeping components"), false;
+    for (cJSON *c = l->extra ? l->extra->child : NULL, *next; c; c = next) {
+        next = c->next; /* unknown top-level keys come back on save */
         if (!s->extra) s->extra = cJSON_CreateObject();
         if (s->extra && !cJSON_GetObjectItemCaseSensitive(s->extra, c->string))
-            cJSON_AddItemToObject(s->extra, c->string, cJSON_Duplicate(c, 1));
+            cJSON_AddItemToObject(s->extra, c->string, cJSON_DetachItemViaPointer(l->extra, c));
     }
     return true;
 }
@@ -444,27 +759,39 @@ static ecs_status load_components(scene_load *l, int *crashed)
 {
     *crashed = 0;
     l->state = calloc((size_t)l->n * (l->managers ? l->managers : 1) + 1, 1);
-    if (!l->state) return load_fail(l, NULL, "out of memory"), ECS_ERR_NO_MEMORY;
+    if (!l->state) return load_fail_at(l, NO_POS, "out of memory"), ECS_ERR_NO_MEMORY;
     l->w->scene_load = l;
     components_call c = {l, ECS_OK};
     int sig = host_guard_run(call_components, &c);
     l->w->scene_load = NULL; /* also after a crash: this context dies with the call */
+    l->reader = NULL;
+    l->tree = NULL;
     if (!sig) return c.status;
     *crashed = sig;
     l->failed = false; /* the crash is the news, not what was said before it */
-    load_fail(l, l->current_json, "manager '%s' crashed with %s", l->mgrs[l->current]->name,
-              host_guard_signal_name(sig));
+    load_fail_at(l, l->current_at, "manager '%s' crashed with %s", l->mgrs[l->current]->name,
+                 host_guard_signal_name(sig));
     return ECS_ERR_PLUGIN;
+}
+
+/* Pass one over l->text with l->mgrs: the document checked, indexed and its ids. */
+static bool prepare(scene_load *l)
+{
+    host_jreader *r = host_jr_new();
+    if (!r) return load_fail_at(l, NO_POS, "out of memory"), false;
+    bool ok = index_document(l, r) && check_ids(l, r);
+    host_jr_free(r);
+    return ok;
 }
 
 static ecs_status run_load(scene_load *l)
 {
-    if (!check_shape(l)) return ECS_ERR_BAD_VALUE;
     l->mgrs = l->w->managers;
     l->managers = l->w->manager_count;
+    if (!prepare(l)) return ECS_ERR_BAD_VALUE;
     if (host_entity_create_many(l->w->entities, l->ents, l->n) != ECS_OK) {
         memset(l->ents, 0, l->n * sizeof *l->ents); /* nothing to roll back */
-        return load_fail(l, NULL, "%u entities do not fit: too many entities alive", l->n),
+        return load_fail_at(l, NO_POS, "%u entities do not fit: too many entities alive", l->n),
                ECS_ERR_FULL;
     }
     int crashed = 0;
@@ -481,11 +808,21 @@ static ecs_status run_load(scene_load *l)
 
 static void load_free(scene_load *l)
 {
-    free(l->items);
     free(l->ids);
+    free(l->id_at);
+    free(l->at);
+    free(l->kept);
+    cJSON_Delete(l->extra);
+    for (id_block *b = l->pool, *next; b; b = next) {
+        next = b->next;
+        free(b);
+    }
     free(l->ents);
     free(l->table.slot);
     free(l->state);
+    for (int d = 0; d < l->nreaders; d++) host_jr_free(l->readers[d]);
+    free(l->readers);
+    host_json_arena_free(l->arena);
 }
 
 static bool has_suffix(const char *s, const char *suffix)
@@ -499,35 +836,29 @@ static bool has_suffix(const char *s, const char *suffix)
 static ecs_status load_scene(host_world *w, const char *path, const char *given, size_t len,
                              bool log, ecs_entity *first, char *error, size_t errlen)
 {
-    scene_load l = {.w = w, .path = path, .bad = -1};
+    scene_load l = {.w = w, .path = path, .bad = -1, .lines = true};
     char *text = NULL;
-    host_json_arena *arena = NULL;
-    ecs_status s;
+    ecs_status s = ECS_ERR_BAD_VALUE;
     if (given) { /* the inspector's: references name live entities too */
         l.text = given;
         l.len = len;
         l.edit = true;
-        l.root = host_json_parse_arena(path, given, len, &arena, l.error, sizeof l.error);
     } else if (has_suffix(path, ".gltf") || has_suffix(path, ".glb")) {
-        l.root = host_gltf_import(path, l.error, sizeof l.error);
-    } else if ((text = host_json_read_text(path, &l.len, l.error, sizeof l.error))) {
-        l.text = text; /* the tree lives in an arena: one free, nothing kept points in it */
-        l.root = host_json_parse_arena(path, text, l.len, &arena, l.error, sizeof l.error);
+        cJSON *root = host_gltf_import(path, l.error, sizeof l.error);
+        l.text = text = root ? host_json_print(root, &l.len) : NULL;
+        l.lines = false; /* the text is made: its lines are nobody's */
+        if (root && !text) host_format(l.error, sizeof l.error, "%s: out of memory", path);
+        cJSON_Delete(root);
+    } else {
+        l.text = text = host_json_read_text(path, &l.len, l.error, sizeof l.error);
     }
-    if (!l.root)
-        s = ECS_ERR_BAD_VALUE;
-    else
-        s = run_load(&l);
+    if (l.text) s = run_load(&l);
     if (s != ECS_OK && log)
         host_error("scene", "%s", l.error);
     else if (s == ECS_OK)
         host_info("scene", "loaded %u entities from %s", l.n, path);
     if (s != ECS_OK && error) host_format(error, errlen, "%s", l.error);
     if (s == ECS_OK && first && l.n) *first = l.ents[0];
-    if (arena)
-        host_json_arena_free(arena);
-    else
-        cJSON_Delete(l.root); /* an imported glTF */
     free(text);
     load_free(&l);
     return s;
@@ -739,6 +1070,14 @@ typedef struct capture {
     ecs_entity *ents;
     uint32_t n, cap;
     uint8_t *wrote; /* per manager: it wrote the entity being saved */
+    /* record (a migration's capture): where in jw each object's id and each manager's
+     * value start, so that the restore need not read the text to find them */
+    bool record;
+    size_t managers;
+    uint64_t *at;  /* n x managers: offset + 1 of the value, 0: none */
+    size_t *id_at; /* n: offset of the id's string */
+    uint64_t *row; /* the object being written: its managers' offsets + 1 */
+    size_t row_id; /* and its id's */
 } capture;
 
 static bool capture_add(capture *c, size_t start, ecs_entity e)
@@ -748,9 +1087,20 @@ static bool capture_add(capture *c, size_t start, ecs_entity e)
         ecs_entity *v = realloc(c->ents, cap * sizeof *v);
         if (v) c->ents = v;
         frag *f = v ? realloc(c->frags, cap * sizeof *f) : NULL;
+        if (f) c->frags = f;
+        if (f && c->record) {
+            uint64_t *at = realloc(c->at, (size_t)cap * (c->managers + 1) * sizeof *at);
+            if (at) c->at = at;
+            size_t *id_at = at ? realloc(c->id_at, cap * sizeof *id_at) : NULL;
+            if (!id_at) return false;
+            c->id_at = id_at;
+        }
         if (!f) return false;
-        c->frags = f;
         c->cap = cap;
+    }
+    if (c->record) {
+        memcpy(&c->at[(size_t)c->n * c->managers], c->row, c->managers * sizeof *c->row);
+        c->id_at[c->n] = c->row_id;
     }
     c->frags[c->n] = (frag){start, c->jw.len - start};
     c->ents[c->n++] = e;
@@ -764,11 +1114,12 @@ static void member_key(host_jwriter *jw, const char *name)
 }
 
 /* One manager's value of e as the member `name`; nothing when e has no component. */
-static bool save_member(host_jwriter *jw, host_manager *mgr, ecs_entity e, bool *wrote)
+static bool save_member(host_jwriter *jw, host_manager *mgr, ecs_entity e, bool *wrote,
+                        size_t *value_at)
 {
     size_t mark = jw->len;
     member_key(jw, mgr->name);
-    size_t value = jw->len;
+    size_t value = *value_at = jw->len;
     const char *bad = NULL;
     ecs_status s;
     host_jw_start(jw, ENTITY_TABS);
@@ -823,12 +1174,15 @@ static bool save_entity(scene_save *v, capture *c, host_manager *const *mgrs, si
     const char *id = guess_id(v, e, guess, sizeof guess);
     host_jw_raw(jw, ", {", 3);
     host_jw_key(jw, false, ENTITY_TABS, "id");
+    c->row_id = jw->len;
     host_jw_quoted(jw, id);
     for (size_t m = 0; m < count; m++) {
         c->wrote[m] = 0;
         bool wrote = false;
-        if (host_manager_saves(mgrs[m])) ok = save_member(jw, mgrs[m], e, &wrote) && ok;
+        size_t value_at = 0;
+        if (host_manager_saves(mgrs[m])) ok = save_member(jw, mgrs[m], e, &wrote, &value_at) && ok;
         c->wrote[m] = wrote;
+        if (c->record) c->row[m] = wrote ? value_at + 1 : 0;
         any = any || wrote;
     }
     const cJSON *k, *kept = se ? se->kept : NULL;
@@ -1096,17 +1450,23 @@ static bool order_references(scene_save *v, capture *c, uint32_t *pos_of)
 /* Capture every live entity with a component of mgrs (with_kept: or kept JSON, or a scene
  * id) as text into c. False when a manager failed or memory ran out. */
 static bool capture_run(scene_save *v, host_manager *const *mgrs, size_t count, bool with_kept,
-                        capture *c)
+                        size_t lead, capture *c)
 {
     host_world *w = v->w;
     uint32_t n = 0;
     order_key *keys = base_order(w, &n);
     uint32_t *pos_of = NULL;
     host_jw_init(&c->jw);
+    if (lead && host_jw_reserve(&c->jw, lead)) { /* room for the caller before the objects */
+        memset(c->jw.buf, ' ', lead);
+        c->jw.len = lead;
+    }
     c->jw.id_of = id_of_for_writer;
     c->jw.ctx = w;
     c->wrote = calloc(count + 1, 1);
-    bool error = !keys || !c->wrote || table_init(&v->table, 1024) != 0;
+    c->managers = count;
+    c->row = c->record ? calloc(count + 1, sizeof *c->row) : NULL;
+    bool error = !keys || !c->wrote || (c->record && !c->row) || table_init(&v->table, 1024) != 0;
     /* the text of 100 entities tells how much the rest will need: one allocation */
     v->saving = UINT32_MAX;
     for (uint32_t i = 0; !error && i < n; i++) { /* scene ids first: made ones avoid them */
@@ -1146,6 +1506,8 @@ static bool capture_run(scene_save *v, host_manager *const *mgrs, size_t count, 
         size_t begin = c->jw.len + 2;
         host_jw_raw(&c->jw, ", {", 3);
         host_jw_key(&c->jw, false, ENTITY_TABS, "id");
+        c->row_id = c->jw.len;
+        if (c->record) memset(c->row, 0, c->managers * sizeof *c->row);
         host_jw_quoted(&c->jw, v->made[ecs_entity_index(ref)]);
         host_jw_newline(&c->jw, ENTITY_TABS - 1);
         host_jw_raw(&c->jw, "}", 1);
@@ -1171,6 +1533,9 @@ static void save_free(scene_save *v, capture *c)
     free(c->frags);
     free(c->ents);
     free(c->wrote);
+    free(c->at);
+    free(c->id_at);
+    free(c->row);
 }
 
 /* The whole document as pieces of text: {"version": 1, "entities": [the captured
@@ -1237,7 +1602,7 @@ ecs_status host_scene_save(host_world *w, const char *path)
     scene_save v = {.w = w};
     capture c = {0};
     pieces d = {0};
-    bool ok = capture_run(&v, w->managers, w->manager_count, true, &c) &&
+    bool ok = capture_run(&v, w->managers, w->manager_count, true, 0, &c) &&
               document(&c, w->scene->extra, &d);
     ecs_status s = ok ? write_atomically(path, d.iov, d.n) : ECS_ERR_NO_MEMORY;
     if (!ok)
@@ -1251,49 +1616,122 @@ ecs_status host_scene_save(host_world *w, const char *path)
 
 /* ---- capture and restore: moving one plugin's components between its versions ---- */
 
-struct cJSON *host_scene_capture(host_world *w, host_manager *const *mgrs, size_t count,
-                                 ecs_entity **ents, uint32_t *n)
+bool host_scene_capture(host_world *w, host_manager *const *mgrs, size_t count,
+                        host_scene_captured *out)
 {
     scene_save v = {.w = w};
-    capture c = {0};
+    capture c = {.record = true};
     pieces d = {0};
-    bool ok = capture_run(&v, mgrs, count, false, &c) && document(&c, NULL, &d);
-    char *text = ok ? malloc(d.len + 1) : NULL;
+    char head[64];
+    size_t h = (size_t)snprintf(head, sizeof head, "{\n\t\"version\":\t%d,\n\t\"entities\":\t[",
+                                HOST_SCENE_VERSION);
+    bool ok = capture_run(&v, mgrs, count, false, h - 2, &c) && document(&c, NULL, &d);
+    char *text = NULL, **names = calloc(count + 1, sizeof *names);
     size_t at = 0;
-    for (int i = 0; text && i < d.n; at += d.iov[i].iov_len, i++)
-        memcpy(text + at, d.iov[i].iov_base, d.iov[i].iov_len);
-    cJSON *root = text ? cJSON_ParseWithLength(text, d.len) : NULL;
+    bool in_place = ok && d.n == 3 && c.frags[0].start == h;
+    if (in_place) { /* in order: the text is the writer's, offsets as recorded */
+        memcpy(c.jw.buf, d.iov[0].iov_base, h); /* over the lead and the first ", " */
+        host_jw_raw(&c.jw, d.iov[2].iov_base, d.iov[2].iov_len);
+        if (host_jw_reserve(&c.jw, 1)) {
+            text = c.jw.buf;
+            at = c.jw.len;
+            c.jw.buf = NULL;
+            c.jw.len = c.jw.cap = 0;
+        }
+    } else if (ok && (text = malloc(d.len + 1))) {
+        for (int i = 0; i < d.n; at += d.iov[i].iov_len, i++)
+            memcpy(text + at, d.iov[i].iov_base, d.iov[i].iov_len);
+    }
+    for (size_t m = 0; names && m < count; m++)
+        if (!(names[m] = strdup(mgrs[m]->name))) ok = false;
+    if (text) text[at] = '\0';
     pieces_free(&d);
-    if (ok && !root) host_error("scene", "out of memory capturing components");
-    *ents = root ? c.ents : NULL;
-    *n = root ? c.n : 0;
-    if (root) c.ents = NULL;
-    free(text);
+    *out = (host_scene_captured){0};
+    if (ok && text && names) {
+        *out = (host_scene_captured){text, at, c.ents, c.n, count, names, NULL, NULL};
+        if (in_place && c.n) { /* the restore finds values without reading the text */
+            out->at = c.at;
+            out->id_at = c.id_at;
+            c.at = NULL;
+            c.id_at = NULL;
+        }
+        c.ents = NULL;
+    } else {
+        if (ok) host_error("scene", "out of memory capturing components");
+        free(text);
+        for (size_t m = 0; names && m < count; m++) free(names[m]);
+        free(names);
+        ok = false;
+    }
     save_free(&v, &c);
-    return root;
+    return ok;
 }
 
-ecs_status host_scene_restore(host_world *w, const struct cJSON *doc, const ecs_entity *ents,
-                              uint32_t n, host_manager *const *mgrs, size_t count, const char *what,
+void host_scene_captured_free(host_scene_captured *c)
+{
+    free(c->text);
+    free(c->ents);
+    for (size_t m = 0; c->names && m < c->count; m++) free(c->names[m]);
+    free(c->names);
+    free(c->at);
+    free(c->id_at);
+    *c = (host_scene_captured){0};
+}
+
+/* A capture's recorded offsets as l's: values by l->mgrs (matched by name), ids read
+ * when asked. False when memory ran out. */
+static bool adopt_offsets(scene_load *l, const host_scene_captured *doc)
+{
+    size_t m = l->managers ? l->managers : 1, *map = calloc(doc->count + 1, sizeof *map);
+    l->n = l->cap = doc->n;
+    l->ids = calloc((size_t)doc->n + 1, sizeof *l->ids);
+    l->id_at = calloc((size_t)doc->n + 1, sizeof *l->id_at);
+    l->at = calloc((size_t)doc->n * m + 1, sizeof *l->at);
+    l->ents = calloc((size_t)doc->n + 1, sizeof *l->ents);
+    if (!map || !l->ids || !l->id_at || !l->at || !l->ents) {
+        free(map);
+        return load_fail_at(l, NO_POS, "out of memory"), false;
+    }
+    for (size_t k = 0; k < doc->count; k++) map[k] = manager_named(l, doc->names[k]);
+    for (uint32_t i = 0; i < doc->n; i++) {
+        l->ids[i] = "";
+        l->id_at[i] = doc->id_at[i];
+        for (size_t k = 0; k < doc->count; k++)
+            if (map[k] < l->managers)
+                l->at[(size_t)i * m + map[k]] = doc->at[(size_t)i * doc->count + k];
+    }
+    free(map);
+    return true;
+}
+
+ecs_status host_scene_restore(host_world *w, const host_scene_captured *doc,
+                              host_manager *const *mgrs, size_t count, const char *what,
                               int *crashed)
 {
-    scene_load l = {.w = w, .path = what, .root = (cJSON *)doc, .bad = -1, .captured = true};
+    scene_load l = {.w = w,
+                    .path = what,
+                    .text = doc->text,
+                    .len = doc->len,
+                    .bad = -1,
+                    .captured = true,
+                    .mgrs = mgrs,
+                    .managers = count};
     ecs_status s = ECS_ERR_BAD_VALUE;
     int sig = 0;
-    if (check_shape(&l) && l.n == n) {
-        memcpy(l.ents, ents, n * sizeof *ents);
-        l.mgrs = mgrs;
-        l.managers = count;
+    uint32_t n = doc->n;
+    if ((doc->at ? adopt_offsets(&l, doc) : prepare(&l)) && l.n == n) {
+        memcpy(l.ents, doc->ents, n * sizeof *doc->ents);
         s = load_components(&l, &sig);
     } else {
-        load_fail(&l, NULL, "the captured document does not match its entities");
+        load_fail_at(&l, NO_POS, "the captured document does not match its entities");
     }
     char prefix[64], *rest;
     snprintf(prefix, sizeof prefix, "%s: entities[%ld].", what, l.bad);
     if (s != ECS_OK && l.bad >= 0 && (size_t)l.bad < n &&
         strncmp(l.error, prefix, strlen(prefix)) == 0) { /* name the entity, not its place */
         rest = l.error + strlen(prefix);
-        ecs_entity e = ents[l.bad];
+        ecs_entity e = doc->ents[l.bad];
+        captured_ids(&l);
         host_error("reload", "%s: entity '%s' (%u.%u): %s", what, l.ids[l.bad], ecs_entity_index(e),
                    ecs_entity_generation(e), rest);
     } else if (s != ECS_OK) {
@@ -1343,19 +1781,23 @@ char *host_scene_entities_text(host_world *w, const ecs_entity *list, uint32_t n
     return text;
 }
 
-/* Load value as e's component of manager m, an edit: l is set up around one entity. */
-static ecs_status edit_load(host_world *w, ecs_entity e, host_manager *m, cJSON *doc,
-                            const char *text, size_t len, char *error, size_t errlen)
+/* Load the one-entity document text[0..len) as e's component of manager m, an edit. */
+static ecs_status edit_load(host_world *w, ecs_entity e, host_manager *m, const char *text,
+                            size_t len, char *error, size_t errlen)
 {
-    scene_load l = {
-        .w = w, .path = "edit", .root = doc, .text = text, .len = text ? len : 0, .bad = -1};
+    host_manager *mgrs[1] = {m};
+    scene_load l = {.w = w,
+                    .path = "edit",
+                    .text = text,
+                    .len = len,
+                    .lines = true,
+                    .bad = -1,
+                    .mgrs = mgrs,
+                    .managers = 1};
     ecs_status s = ECS_ERR_BAD_VALUE;
     int sig = 0;
-    host_manager *mgrs[1] = {m};
-    if (check_shape(&l)) {
+    if (prepare(&l) && l.n == 1) {
         l.ents[0] = e;
-        l.mgrs = mgrs;
-        l.managers = 1;
         l.edit = true;
         s = load_components(&l, &sig);
         if (sig) host_plugin_crashed(w, m->owner, sig, "load_component");
@@ -1377,7 +1819,7 @@ ecs_status host_scene_edit(host_world *w, ecs_entity e, const char *manager, con
                ECS_ERR_STALE_ENTITY;
     if (!m)
         return host_format(error, errlen, "no manager '%s' is loaded", manager), ECS_ERR_NOT_FOUND;
-    if (!m->desc.load_component)
+    if (!host_manager_loads(m))
         return host_format(error, errlen, "manager '%s' cannot load components", manager),
                ECS_ERR_UNSUPPORTED;
     size_t old_len = 0; /* what it has now: back if the edit fails */
@@ -1407,17 +1849,12 @@ ecs_status host_scene_edit(host_world *w, ecs_entity e, const char *manager, con
                      : 0;
     free(id_json);
     free(key_json);
-    host_json_arena *arena = NULL;
-    cJSON *doc = doc_text
-                     ? host_json_parse_arena("edit", doc_text, (size_t)n, &arena, err, sizeof err)
-                     : NULL;
-    if (!doc) {
+    if (!doc_text) {
         cJSON_Delete(old_doc);
-        free(doc_text);
-        host_format(error, errlen, "%s", doc_text ? err : "out of memory");
-        return doc_text ? ECS_ERR_BAD_VALUE : ECS_ERR_NO_MEMORY;
+        host_format(error, errlen, "out of memory");
+        return ECS_ERR_NO_MEMORY;
     }
-    ecs_status s = edit_load(w, e, m, doc, doc_text, (size_t)n, error, errlen);
+    ecs_status s = edit_load(w, e, m, doc_text, (size_t)n, error, errlen);
     if (s != ECS_OK) { /* put the old value back (or none: the manager removed its own) */
         const cJSON *old = cJSON_GetObjectItemCaseSensitive(old_entity, manager);
         if (old) {
@@ -1431,13 +1868,16 @@ ecs_status host_scene_edit(host_world *w, ecs_entity e, const char *manager, con
             }
             cJSON_AddItemToArray(bl, be);
             char ignored[768];
-            if (edit_load(w, e, m, back, NULL, 0, ignored, sizeof ignored) != ECS_OK)
+            size_t back_len = 0;
+            char *back_text = host_json_print(back, &back_len);
+            if (!back_text ||
+                edit_load(w, e, m, back_text, back_len, ignored, sizeof ignored) != ECS_OK)
                 host_error("inspect", "entity %u.%u: its old %s could not be put back: %s",
                            ecs_entity_index(e), ecs_entity_generation(e), manager, ignored);
+            free(back_text);
             cJSON_Delete(back);
         }
     }
-    host_json_arena_free(arena);
     free(doc_text);
     cJSON_Delete(old_doc);
     return s;
@@ -1450,7 +1890,8 @@ ecs_entity host_scene_entity_named(host_world *w, const char *id)
 
 /* ---- a plugin removed and added back: its components wait in the store ---- */
 
-bool host_scene_keep(host_world *w, const struct cJSON *doc, const ecs_entity *ents, uint32_t n)
+/* Keep the components of the captured document doc (a tree), see host_scene_keep. */
+static bool keep_doc(host_world *w, const cJSON *doc, const ecs_entity *ents, uint32_t n)
 {
     host_scene_store *s = w->scene;
     const cJSON *obj, *list = cJSON_GetObjectItemCaseSensitive(doc, "entities");
@@ -1475,6 +1916,14 @@ bool host_scene_keep(host_world *w, const struct cJSON *doc, const ecs_entity *e
         }
     }
     return ok;
+}
+
+bool host_scene_keep(host_world *w, const host_scene_captured *captured)
+{
+    cJSON *doc = host_jparse(captured->text, captured->len, NULL, NULL);
+    bool kept = doc && keep_doc(w, doc, captured->ents, captured->n);
+    cJSON_Delete(doc);
+    return kept;
 }
 
 /* Does the store entry keep JSON for one of mgrs? */
@@ -1511,9 +1960,12 @@ ecs_status host_scene_restore_kept(host_world *w, host_manager *const *mgrs, siz
         ents[n++] = ecs_entity_make(i, ecs_entity_generation((ecs_entity){se->entity}));
         with_data += keeps_any(se, mgrs, count);
     }
-    ecs_status st = !ok ? ECS_ERR_NO_MEMORY : ECS_OK;
-    if (ok && with_data)
-        st = host_scene_restore(w, doc, ents, n, mgrs, count, "restoring kept components", NULL);
+    size_t len = 0;
+    char *text = ok && with_data ? host_json_print(doc, &len) : NULL;
+    ecs_status st = !ok || (with_data && !text) ? ECS_ERR_NO_MEMORY : ECS_OK;
+    host_scene_captured captured = {text, len, ents, n, 0, NULL, NULL, NULL};
+    if (text) st = host_scene_restore(w, &captured, mgrs, count, "restoring kept components", NULL);
+    free(text);
     for (uint32_t i = 0; st == ECS_OK && with_data && i < s->cap; i++) {
         store_entry *se = &s->entry[i];
         for (size_t m = 0; se->kept && m < count; m++)
@@ -1539,12 +1991,9 @@ bool host_scene_keep_plugin(host_world *w, const host_plugin *p)
         }
         mgrs[count++] = w->managers[i];
     }
-    ecs_entity *ents = NULL;
-    uint32_t n = 0;
-    cJSON *doc = mgrs ? host_scene_capture(w, mgrs, count, &ents, &n) : NULL;
-    bool kept = doc && host_scene_keep(w, doc, ents, n);
-    cJSON_Delete(doc);
-    free(ents);
+    host_scene_captured doc = {0};
+    bool kept = mgrs && host_scene_capture(w, mgrs, count, &doc) && host_scene_keep(w, &doc);
+    host_scene_captured_free(&doc);
     free(mgrs);
     return kept;
 }

@@ -48,24 +48,38 @@ ecs_status host_scene_save(host_world *w, const char *path);
 ecs_status host_scene_check_target(const char *path, char *resolved, size_t size, char *why,
                                    size_t len);
 
-/* Capture the components of mgrs for every live entity as a scene document; (*ents)[i]
- * (free() it) is the entity of entities[i]. NULL when a manager failed or memory ran
- * out. The old version of a plugin captures, the new one restores: a JSON migration. */
-struct cJSON *host_scene_capture(host_world *w, host_manager *const *mgrs, size_t count,
-                                 ecs_entity **ents, uint32_t *n);
+/* The components of some managers captured as a scene document (host_scene_capture). */
+typedef struct host_scene_captured {
+    char *text; /* the document, NUL-terminated */
+    size_t len;
+    ecs_entity *ents; /* the entity of entities[i] */
+    uint32_t n;
+    size_t count;  /* the managers captured */
+    char **names;  /* their names */
+    uint64_t *at;  /* NULL, or n x count: where each manager's value of entities[i] starts
+                      in text, + 1 (0: none), so that a restore need not read the text */
+    size_t *id_at; /* with at: where entities[i]'s id (a string) starts */
+} host_scene_captured;
 
-/* Give existing entities ents[0..n) the components of doc (from host_scene_capture)
- * through mgrs, which need not be registered yet. Errors are logged naming `what`. With
- * --safe, a manager that crashes fails it (ECS_ERR_PLUGIN) with the signal in *crashed
- * (may be NULL; 0 when nothing crashed). */
-ecs_status host_scene_restore(host_world *w, const struct cJSON *doc, const ecs_entity *ents,
-                              uint32_t n, host_manager *const *mgrs, size_t count, const char *what,
+/* Capture the components of mgrs for every live entity into *out (free it with
+ * host_scene_captured_free). False when a manager failed or memory ran out (*out empty).
+ * The old version of a plugin captures, the new one restores: a JSON migration. */
+bool host_scene_capture(host_world *w, host_manager *const *mgrs, size_t count,
+                        host_scene_captured *out);
+void host_scene_captured_free(host_scene_captured *c);
+
+/* Give the existing entities of doc their components through mgrs (matched by name; they
+ * need not be registered yet). Errors are logged naming `what`. With --safe, a manager
+ * that crashes fails it (ECS_ERR_PLUGIN) with the signal in *crashed (may be NULL; 0 when
+ * nothing crashed). */
+ecs_status host_scene_restore(host_world *w, const host_scene_captured *doc,
+                              host_manager *const *mgrs, size_t count, const char *what,
                               int *crashed);
 
 /* Keep the components of a captured document in the store (a plugin whose file was
  * deleted): they are written on save and restored when the plugin comes back. False when
  * memory ran out. */
-bool host_scene_keep(host_world *w, const struct cJSON *doc, const ecs_entity *ents, uint32_t n);
+bool host_scene_keep(host_world *w, const host_scene_captured *doc);
 
 /* Keep every component of p's managers in the store (p is going away: its file was
  * deleted, or it crashed). False when a manager cannot save or memory ran out. */
@@ -81,9 +95,9 @@ ecs_status host_scene_restore_kept(host_world *w, host_manager *const *mgrs, siz
 char *host_scene_entities_text(host_world *w, const ecs_entity *list, uint32_t n, size_t *len);
 
 /* The inspector's edit: replace e's component of `manager` by the JSON text[0..len),
- * through the manager's load_component with the checks of a scene load (references name
- * live entities by scene id or e<index>). On error e keeps its old value and error holds
- * the message with its JSON path. */
+ * through the manager's read_component (or load_component) with the checks of a scene load
+ * (references name live entities by scene id or e<index>). On error e keeps its old value and error
+ * holds the message with its JSON path. */
 ecs_status host_scene_edit(host_world *w, ecs_entity e, const char *manager, const char *text,
                            size_t len, char *error, size_t errlen);
 

@@ -49,6 +49,12 @@ static inline bool host_manager_saves(const host_manager *m)
     return m->desc.write_component || m->desc.save_component;
 }
 
+/* Can m load components from JSON (read_component or load_component)? */
+static inline bool host_manager_loads(const host_manager *m)
+{
+    return m->desc.read_component || m->desc.load_component;
+}
+
 /* A system: run every frame over its collection, in the ordered list. */
 typedef struct host_system {
     ecs_system_desc desc; /* the plugin's desc; desc.name points at name, query unused */

@@ -14,6 +14,8 @@
  *   RL_VERSION="v"  version string, in every log line (default "1")
  *   RL_STEP=n       added to each value per update (default 1)
  *   RL_LAYOUT=1|2   state layout and state_version (default 1)
+ *   RL_STREAM       write_component/read_component (the host's JSON writer and reader)
+ *                   instead of save_component/load_component (cJSON trees)
  *   RL_NO_JSON      no save_component/load_component: cannot migrate; a fresh load makes
  *                   RL_OWN entities with values 1000, 2000, ... itself
  *   RL_NO_API       do not publish "test.reloadee" (a second plugin of this source)
@@ -216,6 +218,39 @@ static ecs_status mgr_save(void *state, ecs_entity e, cJSON **out)
     return *out ? ECS_OK : ECS_ERR_NO_MEMORY;
 }
 
+#ifdef RL_STREAM
+static ecs_status mgr_write(void *state, ecs_entity e, ecs_json_writer *w)
+{
+    rl_state *s = state;
+    long i = find(s, e);
+    if (i >= 0) w->number(w, (double)VALUE(s, i));
+    return ECS_OK;
+}
+
+static ecs_status mgr_read(void *state, ecs_entity e, ecs_json_reader *r)
+{
+#ifdef RL_CRASH_IN_MIGRATION
+    raise(SIGFPE);
+#endif
+    rl_state *s = state;
+    double v = NAN;
+    if (!r->number(r, &v)) return ECS_ERR_BAD_VALUE;
+    if (!(fabs(v) <= 9007199254740992.0) || v != floor(v)) { /* 2^53: exact in a double */
+        r->error(r, "expected a whole number");
+        return ECS_ERR_BAD_VALUE;
+    }
+#ifdef RL_MIGRATION_LIMIT
+    if (v > RL_MIGRATION_LIMIT) {
+        r->error(r, "expected at most %d, found %.0f", RL_MIGRATION_LIMIT, v);
+        return ECS_ERR_BAD_VALUE;
+    }
+#endif
+    ecs_status st = add(s, e, (int64_t)v);
+    if (st != ECS_OK) r->error(r, "%s", ecs_status_text(st));
+    return st;
+}
+#endif
+
 static ecs_status mgr_load(void *state, ecs_entity e, const cJSON *json)
 {
 #ifdef RL_CRASH_IN_MIGRATION
@@ -283,7 +318,11 @@ static ecs_status register_all(const ecs_host *h, rl_state *s)
                           .update = mgr_update,
                           .entities_destroyed = mgr_destroyed,
                           .count = mgr_count};
-#ifndef RL_NO_JSON
+#if defined(RL_STREAM)
+    m.write_component = mgr_write;
+    m.read_component = mgr_read;
+    (void)mgr_save, (void)mgr_load;
+#elif !defined(RL_NO_JSON)
     m.save_component = mgr_save;
     m.load_component = mgr_load;
 #endif
