@@ -735,6 +735,84 @@ static void Jparse_nesting_1000_accepted_1001_refused(void **state)
 /* ---- The arena ----------------------------------------------------------------------- */
 
 /* A scene as examples/gen_scene.c writes them: the first block holds it all. */
+/* Every byte value at every place of a long string (the quick scans take 16 and 8 bytes
+ * at a time): a control byte is refused where it stands, '"' ends the string early, every
+ * other byte is part of it. */
+static void Jparse_every_byte_at_every_place_of_a_long_string(void **state)
+{
+    (void)state;
+    for (int at = 0; at < 40; at++) {
+        for (int c = 1; c < 256; c++) {
+            char text[64];
+            memset(text, 'a', sizeof text);
+            text[0] = '"';
+            text[1 + at] = (char)c;
+            text[50] = '"';
+            host_jparse_error e;
+            cJSON *v = host_jparse(text, 51, NULL, &e);
+            if (c < 0x20) {
+                assert_null(v);
+                assert_int_equal(e.status, HOST_JPARSE_CONTROL_CHARACTER);
+                assert_int_equal(e.offset, 1 + at);
+            } else if (c == '"') {
+                assert_null(v);
+                assert_int_equal(e.status, HOST_JPARSE_TRAILING_TEXT);
+            } else if (c == '\\') {
+                assert_null(v); /* "\a" is no escape */
+                assert_int_equal(e.status, HOST_JPARSE_INVALID_ESCAPE);
+                assert_int_equal(e.offset, 1 + at);
+            } else {
+                assert_non_null(v);
+                assert_int_equal(strlen(v->valuestring), 49);
+                assert_int_equal((unsigned char)v->valuestring[at], c);
+                cJSON_Delete(v);
+            }
+        }
+    }
+}
+
+/* A SKIM reader passes over a value by its brackets and strings: brackets inside strings
+ * and the bytes the quick scan also flags ('Y', '_', 'y', DEL) do not count; a bracket
+ * that closes the wrong kind, a string that does not end, a text that ends inside fail. */
+static void Jparse_skim_matches_brackets_and_strings(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        bool ok;
+    } cases[] = {
+        {"{\"a\": [1, \"Y_y]}\\\"\", {\"b\": null}], \"Yy_\\u0041\": 5, \"z\": \"\x7f\"} ,", true},
+        {"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\"YYYYYYYYYYYYYYYYYYYYYYYYY]\"]]]]]]]]]]]]]]]]]]]]]]]"
+         "]]]]]]]]]]]]]",
+         true},
+        {"[1, 2}", false},
+        {"{\"a\": [}]", false},
+        {"[\"never ends]", false},
+        {"[[1]", false},
+        {"]", false},
+        {"-12.5e3, 4", true},
+    };
+    host_jreader *r = host_jr_new();
+    assert_non_null(r);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *t = cases[i].text;
+        ecs_json_reader *api = host_jr_api(r);
+        host_jr_start(r, t, strlen(t), 0, HOST_JR_SKIM);
+        bool ok = (api->skip)(api); /* cmocka has a skip() macro */
+        if (ok != cases[i].ok) fail_msg("skim of %s: %s", t, ok ? "passed" : "failed");
+        if (ok) {
+            size_t end = host_jr_offset(r);
+            const char *comma = strrchr(t, ',');
+            assert_true(host_jr_complete(r));
+            if (comma)
+                assert_int_equal(end, (size_t)(comma - t) - (comma[-1] == ' '));
+            else
+                assert_int_equal(end, strlen(t));
+        }
+    }
+    host_jr_free(r);
+}
+
 static void Jparse_arena_holds_a_scene_in_one_block(void **state)
 {
     (void)state;
@@ -794,6 +872,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(Jparse_same_tree_as_cJSON_on_every_json_file_of_the_repository),
         cmocka_unit_test(Jparse_same_tree_as_cJSON_on_every_gltf_of_assimp_testmodels),
+        cmocka_unit_test(Jparse_every_byte_at_every_place_of_a_long_string),
+        cmocka_unit_test(Jparse_skim_matches_brackets_and_strings),
         cmocka_unit_test(Jparse_same_tree_as_cJSON_on_random_documents),
         cmocka_unit_test(Jparse_mutated_documents_accepted_only_as_cJSON_reads_them),
         cmocka_unit_test(Jparse_long_numbers_are_read_exactly),

@@ -30,6 +30,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 /* ---- the arena ----------------------------------------------------------------------
  * A list of blocks, newest first. In the newest, nodes are taken upwards from `low`
@@ -222,6 +225,18 @@ static inline bool is_digit(char c)
  * above a flagged one, so the lowest flag is exact. */
 static const char *scan_plain(const char *s, const char *end)
 {
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\');
+    const __m128i space = _mm_set1_epi8((char)(0x20 ^ 0x80)), flip = _mm_set1_epi8((char)0x80);
+    for (; end - s >= 16; s += 16) { /* a control byte: signed (x ^ 0x80) < (0x20 ^ 0x80) */
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)s);
+        __m128i ctl = _mm_cmpgt_epi8(space, _mm_xor_si128(x, flip));
+        __m128i hit =
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, slash)), ctl);
+        int mask = _mm_movemask_epi8(hit);
+        if (mask) return s + __builtin_ctz((unsigned)mask);
+    }
+#endif
 #if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     for (; end - s >= 8; s += 8) {
         uint64_t w, q, b;
@@ -871,7 +886,9 @@ struct host_jreader {
     const char *last;   /* the value or key read last: errors point here */
     const char *top_at; /* where the one value starts */
     int depth;
-    bool due, done, checked;
+    bool due, done;
+    bool checked;   /* no duplicate key checks: the text was checked */
+    bool skim;      /* skip() matches brackets and strings only */
     uint8_t *level; /* per open level: LEVEL_OBJECT, LEVEL_ITEMS */
     size_t *key_base;
     int cap;
@@ -1237,43 +1254,92 @@ static bool jr_boolean(ecs_json_reader *api, bool *b)
     return true;
 }
 
-/* The end of the string whose '"' is at s, in text known to be valid. */
-static const char *skip_checked_string(const char *s, const char *end)
+/* The end of the string whose '"' is at s, passed over (escapes not decoded); NULL when
+ * it is not terminated or holds a control character. */
+static const char *skim_string(const char *s, const char *end)
 {
     for (s++;;) {
         s = scan_plain(s, end);
-        if (s >= end || *s == '"') return s + 1;
-        s += 2; /* an escape: its second byte cannot end the string */
+        if (s >= end || (unsigned char)*s < 0x20) return NULL;
+        if (*s == '"') return s + 1;
+        if ((s += 2) > end) return NULL; /* an escape: its second byte cannot end the string */
     }
 }
 
-/* The end of the value at s, in text known to be valid: brackets counted, strings jumped. */
-static const char *skip_checked(const char *s, const char *end)
+/* A byte of [s, end) at or before the first '"', '[', ']', '{' or '}'; end when none. 8
+ * bytes at a time, as scan_plain: x | 6 folds '[' and ']' (and 'Y', '_') into 0x5F, '{'
+ * and '}' (and 'y', DEL) into 0x7F, so the caller checks the byte it gets. */
+static const char *next_structural(const char *s, const char *end)
 {
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"'), six = _mm_set1_epi8(6);
+    const __m128i square = _mm_set1_epi8(']' | 6), curly = _mm_set1_epi8('}' | 6);
+    for (; end - s >= 16; s += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)s), f = _mm_or_si128(x, six);
+        __m128i hit =
+            _mm_or_si128(_mm_cmpeq_epi8(x, quote),
+                         _mm_or_si128(_mm_cmpeq_epi8(f, square), _mm_cmpeq_epi8(f, curly)));
+        int mask = _mm_movemask_epi8(hit);
+        if (mask) return s + __builtin_ctz((unsigned)mask);
+    }
+#endif
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    for (; end - s >= 8; s += 8) {
+        uint64_t w, q, a, b;
+        memcpy(&w, s, 8);
+        q = w ^ (ONES * '"');
+        a = (w | (ONES * 6)) ^ (ONES * (']' | 6));
+        b = (w | (ONES * 6)) ^ (ONES * ('}' | 6));
+        uint64_t hit = ((q - ONES) & ~q) | ((a - ONES) & ~a) | ((b - ONES) & ~b);
+        hit &= HIGHS;
+        if (hit) return s + (__builtin_ctzll(hit) >> 3);
+    }
+#endif
+    while (s < end && *s != '"' && *s != '[' && *s != ']' && *s != '{' && *s != '}') s++;
+    return s;
+}
+
+/* The end of the value at s passed over by its brackets and strings alone: each closing
+ * bracket must match its opening one, each string be terminated; what lies between is not
+ * checked. NULL when they do not match, or the text ends first. */
+static const char *skim_value(const char *s, const char *end)
+{
+    uint64_t objects[HOST_JPARSE_MAX_DEPTH / 64 + 1]; /* bit d: level d is an object */
     int depth = 0;
+    if (*s != '"' && *s != '[' && *s != '{') { /* a number or literal: at least a byte */
+        const char *start = s;
+        while (s < end && !is_space(*s) && *s != ',' && *s != ']' && *s != '}') s++;
+        return s > start ? s : NULL;
+    }
     do {
         char c = *s;
         if (c == '"') {
-            s = skip_checked_string(s, end);
+            if (!(s = skim_string(s, end))) return NULL;
         } else if (c == '{' || c == '[') {
+            if (depth == HOST_JPARSE_MAX_DEPTH) return NULL;
+            uint64_t bit = (uint64_t)1 << (depth & 63);
+            objects[depth >> 6] = c == '{' ? objects[depth >> 6] | bit : objects[depth >> 6] & ~bit;
             depth++, s++;
-        } else if (c == '}' || c == ']') {
-            depth--, s++;
-        } else if (depth > 0) {
-            s++; /* , : white space, or a byte of a number or literal */
+        } else if (c == ']' || c == '}') {
+            depth--;
+            if (depth < 0 || (c == '}') != ((objects[depth >> 6] >> (depth & 63)) & 1)) return NULL;
+            s++;
         } else {
-            while (s < end && !is_space(*s) && *s != ',' && *s != ']' && *s != '}') s++;
+            s++; /* 'Y', '_', 'y' or DEL: the quick scan flags them too */
         }
+        if (depth > 0) s = next_structural(s, end);
     } while (depth > 0 && s < end);
-    return s;
+    return depth == 0 ? s : NULL;
 }
 
 static bool jr_skip(ecs_json_reader *api)
 {
     host_jreader *r = R(api);
     if (!jr_due(r)) return false;
-    if (r->checked) {
-        r->p.p = skip_checked(r->p.p, r->p.end);
+    if (r->skim) { /* what is passed over is checked elsewhere, or was */
+        const char *after = skim_value(r->p.p, r->p.end);
+        if (!after) return jr_lex_fail(r, HOST_JPARSE_END_OF_TEXT, r->p.p);
+        r->p.p = after;
         jr_value_done(r);
         return true;
     }
@@ -1371,8 +1437,9 @@ void host_jr_free(host_jreader *r)
     free(r);
 }
 
-void host_jr_start(host_jreader *r, const char *text, size_t len, size_t at, bool checked)
+void host_jr_start(host_jreader *r, const char *text, size_t len, size_t at, host_jr_mode mode)
 {
+    bool checked = mode == HOST_JR_TRUSTED;
     r->p.p = text + at;
     r->p.end = text + len;
     r->p.status = HOST_JPARSE_OK;
@@ -1386,6 +1453,7 @@ void host_jr_start(host_jreader *r, const char *text, size_t len, size_t at, boo
     r->due = true;
     r->done = r->failed = false;
     r->checked = checked;
+    r->skim = mode != HOST_JR_STRICT;
     r->fail_at = NULL;
     r->message[0] = '\0';
     if (!checked && r->p.p == r->p.end) {

@@ -103,11 +103,18 @@ void host_jparse_describe(const char *text, size_t len, const host_jparse_error 
 
 /* ---- the pull reader: ecs_json_reader over a document's text ----------------------
  * One value read at a time by its caller (a manager's read_component, the scene loader
- * itself), with the grammar of the parser above. A reader started unchecked checks
- * everything it passes, duplicate keys and \u0000 included; one started `checked` on text
- * an unchecked reader has already passed skips the key checks. The first error stops it:
- * a syntax error (the parser's message) or a message about a value, with its offset. */
+ * itself), with the grammar of the parser above. The first error stops it: a syntax
+ * error (the parser's message) or a message about a value, with its offset. */
 typedef struct host_jreader host_jreader;
+
+/* How much a reader checks:
+ * - STRICT: everything it reads or passes over, duplicate keys and \u0000 included;
+ * - SKIM: what it reads, as STRICT; what it passes over (skip(), a member's value that
+ *   key() passes) only by its brackets and strings: whoever reads that value later with a
+ *   STRICT reader (or host_jparse) checks it. The scene loader's first pass.
+ * - TRUSTED: the text was checked before (the host's own, or passed by a STRICT reader):
+ *   no duplicate key checks, skip() as SKIM. */
+typedef enum host_jr_mode { HOST_JR_STRICT, HOST_JR_TRUSTED, HOST_JR_SKIM } host_jr_mode;
 
 /* Resolve a scene id for ecs_json_reader.entity: true with *out, or false with a reason
  * in why (why_len bytes). */
@@ -117,7 +124,7 @@ typedef bool (*host_jr_resolve_fn)(void *ctx, const char *id, ecs_entity *out, c
 host_jreader *host_jr_new(void); /* NULL when out of memory */
 void host_jr_free(host_jreader *r);
 /* Read one value of text[0..len) starting at offset `at` (a BOM skipped at 0). */
-void host_jr_start(host_jreader *r, const char *text, size_t len, size_t at, bool checked);
+void host_jr_start(host_jreader *r, const char *text, size_t len, size_t at, host_jr_mode mode);
 void host_jr_on_entity(host_jreader *r, host_jr_resolve_fn resolve, void *ctx);
 ecs_json_reader *host_jr_api(host_jreader *r);
 /* Has the value been read whole, without an error? */

@@ -223,6 +223,20 @@ static void load_fail_at(scene_load *l, size_t at, const char *fmt, ...)
                     msg);
 }
 
+/* A syntax error at offset `at` as "file:line:col: what" (no JSON path: the text around
+ * it is not JSON). */
+static void syntax_fail(scene_load *l, size_t at, host_jparse_status status, const char *msg)
+{
+    if (l->failed) return;
+    int line, col;
+    l->failed = true;
+    host_json_position(l->text, l->text + at, &line, &col);
+    if (status == HOST_JPARSE_EMPTY || !l->lines)
+        host_format(l->error, sizeof l->error, "%s: %s", l->path, msg);
+    else
+        host_format(l->error, sizeof l->error, "%s:%d:%d: %s", l->path, line, col, msg);
+}
+
 /* The reader's error as the load's: a syntax error as "file:line:col: what". */
 static bool reader_failed(scene_load *l, const host_jreader *r)
 {
@@ -230,18 +244,10 @@ static bool reader_failed(scene_load *l, const host_jreader *r)
     host_jparse_status syntax;
     const char *msg;
     if (!host_jr_error(r, &at, &syntax, &msg)) return false;
-    if (syntax != HOST_JPARSE_OK && !l->failed) {
-        int line, col;
-        l->failed = true;
-        host_json_position(l->text, l->text + at, &line, &col);
-        if (syntax == HOST_JPARSE_EMPTY)
-            host_format(l->error, sizeof l->error, "%s: %s", l->path, msg);
-        else if (l->lines)
-            host_format(l->error, sizeof l->error, "%s:%d:%d: %s", l->path, line, col, msg);
-        else
-            host_format(l->error, sizeof l->error, "%s: %s", l->path, msg);
-    }
-    load_fail_at(l, at, "%s", msg);
+    if (syntax != HOST_JPARSE_OK)
+        syntax_fail(l, at, syntax, msg);
+    else
+        load_fail_at(l, at, "%s", msg);
     return true;
 }
 
@@ -260,9 +266,23 @@ static const cJSON *non_finite_in(const cJSON *v)
 /* The end of the (checked) value at offset `at`. */
 static size_t value_end(scene_load *l, host_jreader *r, size_t at)
 {
-    host_jr_start(r, l->text, l->len, at, true);
+    host_jr_start(r, l->text, l->len, at, HOST_JR_TRUSTED); /* pass one matched its brackets */
     host_jr_api(r)->skip(host_jr_api(r));
     return host_jr_offset(r);
+}
+
+/* A value [at, end) that did not parse: where and why (pass one only matched its
+ * brackets; this is where the rest of it is checked). */
+static void value_syntax_fail(scene_load *l, size_t at, const host_jparse_error *e)
+{
+    char what[160];
+    if (e->status == HOST_JPARSE_OUT_OF_MEMORY) {
+        load_fail_at(l, NO_POS, "out of memory");
+        return;
+    }
+    host_jparse_error in_text = {e->status, at + e->offset, at + e->first};
+    host_jparse_describe(l->text, l->len, &in_text, what, sizeof what);
+    syntax_fail(l, in_text.offset, e->status, what);
 }
 
 /* The value at `at` as a new tree (malloc'd, cJSON_Delete it) that can be kept and saved
@@ -270,8 +290,9 @@ static size_t value_end(scene_load *l, host_jreader *r, size_t at)
 static cJSON *keepable_tree(scene_load *l, host_jreader *r, size_t at)
 {
     size_t end = value_end(l, r, at);
-    cJSON *v = host_jparse_keys(l->text + at, end - at, NULL, true, NULL);
-    if (!v) return load_fail_at(l, at, "out of memory keeping a value"), NULL;
+    host_jparse_error e;
+    cJSON *v = host_jparse_keys(l->text + at, end - at, NULL, true, &e);
+    if (!v) return value_syntax_fail(l, at, &e), NULL;
     const cJSON *bad = non_finite_in(v);
     if (!bad) return v;
     size_t off = at;
@@ -412,10 +433,10 @@ static bool index_entities(scene_load *l, host_jreader *r)
 
 /* Pass one: the whole document checked and indexed (see above). On a failure the rest of
  * the text is still checked: a syntax error anywhere is the news. */
-static bool index_document(scene_load *l, host_jreader *r)
+static bool index_document(scene_load *l, host_jreader *r, host_jr_mode mode)
 {
     ecs_json_reader *api = host_jr_api(r);
-    host_jr_start(r, l->text, l->len, 0, l->captured); /* the host's own text: checked */
+    host_jr_start(r, l->text, l->len, 0, mode);
     size_t root_at = host_jr_offset(r), version_at = NO_POS;
     bool entities = false, ok = true;
     double version = 0;
@@ -482,7 +503,7 @@ static bool check_ids(scene_load *l, host_jreader *r)
     for (size_t k = 0; k < l->nkept; k++) { /* unknown top-level keys come back on save */
         if (l->kept[k].entity != UINT32_MAX) continue;
         cJSON *v = keepable_tree(l, r, l->kept[k].value_at);
-        host_jr_start(r, l->text, l->len, l->kept[k].key_at, true);
+        host_jr_start(r, l->text, l->len, l->kept[k].key_at, HOST_JR_TRUSTED);
         const char *name = NULL;
         host_jr_api(r)->string(host_jr_api(r), &name, NULL);
         if (v && !l->extra && !(l->extra = cJSON_CreateObject())) name = NULL;
@@ -503,7 +524,7 @@ static bool captured_ids(scene_load *l)
     for (uint32_t i = 0; r && i < l->n; i++) {
         const char *id;
         size_t n;
-        host_jr_start(r, l->text, l->len, l->id_at[i], true);
+        host_jr_start(r, l->text, l->len, l->id_at[i], HOST_JR_TRUSTED);
         if (!host_jr_api(r)->string(host_jr_api(r), &id, &n) || !(l->ids[i] = pool_copy(l, id, n)))
             break;
         l->ids_read = i + 1 == l->n;
@@ -535,7 +556,7 @@ static ecs_status read_one(scene_load *l, host_manager *mgr, uint32_t i, size_t 
 {
     host_jreader *r = reader_for_depth(l);
     if (!r) return load_fail_at(l, NO_POS, "out of memory"), ECS_ERR_NO_MEMORY;
-    host_jr_start(r, l->text, l->len, at, true);
+    host_jr_start(r, l->text, l->len, at, l->captured ? HOST_JR_TRUSTED : HOST_JR_STRICT);
     host_jr_on_entity(r, resolve_for_reader, l);
     host_jreader *saved = l->reader;
     l->reader = r;
@@ -558,8 +579,10 @@ static ecs_status tree_one(scene_load *l, host_manager *mgr, uint32_t i, size_t 
     host_jreader *r = reader_for_depth(l);
     if (!l->arena) l->arena = host_json_arena_new(4096);
     size_t end = r ? value_end(l, r, at) : at;
-    cJSON *json = r && l->arena ? host_jparse(l->text + at, end - at, l->arena, NULL) : NULL;
-    if (!json) return load_fail_at(l, NO_POS, "out of memory"), ECS_ERR_NO_MEMORY;
+    host_jparse_error e = {HOST_JPARSE_OUT_OF_MEMORY, 0, 0};
+    cJSON *json =
+        r && l->arena ? host_jparse_keys(l->text + at, end - at, l->arena, true, &e) : NULL;
+    if (!json) return value_syntax_fail(l, at, &e), ECS_ERR_BAD_VALUE;
     const cJSON *saved = l->tree;
     size_t saved_at = l->tree_at;
     l->tree = json;
@@ -704,7 +727,7 @@ static bool commit_load(scene_load *l)
         if (v->entity == UINT32_MAX) continue;
         cJSON *tree = keepable_tree(l, r, v->value_at);
         const char *name = NULL;
-        host_jr_start(r, l->text, l->len, v->key_at, true);
+        host_jr_start(r, l->text, l->len, v->key_at, HOST_JR_TRUSTED);
         host_jr_api(r)->string(host_jr_api(r), &name, NULL);
         if (tree && !kept[v->entity] && !(kept[v->entity] = cJSON_CreateObject())) name = NULL;
         if (!tree || !name || !cJSON_AddItemToObject(kept[v->entity], name, tree)) {
@@ -779,7 +802,17 @@ static bool prepare(scene_load *l)
 {
     host_jreader *r = host_jr_new();
     if (!r) return load_fail_at(l, NO_POS, "out of memory"), false;
-    bool ok = index_document(l, r) && check_ids(l, r);
+    host_jr_mode mode = l->captured ? HOST_JR_TRUSTED : HOST_JR_SKIM;
+    bool ok = index_document(l, r, mode);
+    if (!ok && mode == HOST_JR_SKIM) { /* the first error in the text, wherever it is */
+        l->failed = false;
+        l->n = 0;
+        l->nkept = 0;
+        cJSON_Delete(l->extra);
+        l->extra = NULL;
+        index_document(l, r, HOST_JR_STRICT);
+    }
+    ok = ok && check_ids(l, r);
     host_jr_free(r);
     return ok;
 }
