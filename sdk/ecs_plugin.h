@@ -275,7 +275,10 @@ typedef enum ecs_json_type {
 typedef struct ecs_json_reader ecs_json_reader;
 struct ecs_json_reader {
     uint32_t struct_size; /* sizeof(ecs_json_reader) as the host was built */
-    /* The type of the next value, not read (inside an object: after key()). */
+    /* The type of the next value, without reading it or changing what comes next:
+     * inside an object call it after key(); inside an array, before or after more().
+     * ECS_JSON_END at the end of an array (more() then closes it), where a key is due,
+     * after the value, or once the reader failed. */
     ecs_json_type (*peek)(ecs_json_reader *r);
     bool (*begin_object)(ecs_json_reader *r);
     /* Inside an object: the next member's key into *key (UTF-8, NUL-terminated), its
@@ -306,6 +309,25 @@ struct ecs_json_reader {
     /* Has the reader failed? */
     bool (*failed)(ecs_json_reader *r);
 };
+
+/* "a number", "an object", ... for "expected X, found Y" messages ("nothing" for
+ * ECS_JSON_END): the words the reader's own messages use. */
+static inline const char *ecs_json_type_text(ecs_json_type t)
+{
+    static const char *const names[] = {"nothing",  "null",     "false",    "true",
+                                        "a number", "a string", "an array", "an object"};
+    return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "nothing";
+}
+
+/* Refuse the value r stands before, of kind `found` (from peek()): pass over it, so that
+ * the error points at it, and fail r with "expected <expected>, found <its kind>".
+ * Returns false. (The parentheses keep a function-like skip() macro, as cmocka's, out.) */
+static inline bool ecs_json_refuse(ecs_json_reader *r, ecs_json_type found, const char *expected)
+{
+    (r->skip)(r);
+    r->error(r, "expected %s, found %s", expected, ecs_json_type_text(found));
+    return false;
+}
 
 typedef struct ecs_manager_desc {
     uint32_t struct_size; /* sizeof(ecs_manager_desc) as the plugin was built */

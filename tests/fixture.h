@@ -30,6 +30,17 @@ void fixture_frames(fixture *f, int n);
 struct cJSON;
 ecs_status fixture_save_json(const ecs_manager_desc *m, ecs_entity e, struct cJSON **out);
 
+/* Give e the component of manager m that the JSON text describes, as the host loads it:
+ * read_component through the host's JSON reader (strict: the text is checked as it is
+ * read), else load_component on the text parsed. A reference (the reader's entity())
+ * resolves no id: it fails with "reference to an unknown id '<id>'", the host's message
+ * for an id it does not know. The reader's first error is printed on stderr as the host
+ * logs a scene error; a failed reader makes the status ECS_ERR_BAD_VALUE if the manager
+ * said ECS_OK, and a manager that returns ECS_OK before reading its whole value gets
+ * ECS_ERR_PLUGIN. With text NULL, the manager is called with a NULL reader / json (its own
+ * argument check). */
+ecs_status fixture_load_json(const ecs_manager_desc *m, ecs_entity e, const char *text);
+
 /* Unload everything, free the world, remove the folder. */
 void fixture_close(fixture *f);
 

@@ -91,15 +91,16 @@ static uint32_t count(dn_test *t)
 
 #define assert_entity_equal(a, b) assert_int_equal((a).id, (b).id)
 
-/* Run load_component(e, json) with stderr (the host's log) captured into log[0..size). */
-static ecs_status load_logged(dn_test *t, ecs_entity e, const cJSON *json, char *log, size_t size)
+/* Load e's name from the JSON text (fixture_load_json) with stderr (the host's log)
+ * captured into log[0..size). */
+static ecs_status load_logged(dn_test *t, ecs_entity e, const char *text, char *log, size_t size)
 {
     char path[] = "/tmp/ecs-dn-log-XXXXXX";
     int fd = mkstemp(path), saved = dup(STDERR_FILENO);
     assert_true(fd >= 0 && saved >= 0);
     fflush(stderr);
     dup2(fd, STDERR_FILENO);
-    ecs_status s = t->manager->load_component(t->manager->state, e, json);
+    ecs_status s = fixture_load_json(t->manager, e, text);
     fflush(stderr);
     dup2(saved, STDERR_FILENO);
     close(saved);
@@ -455,18 +456,14 @@ static void DebugName_json_round_trip(void **state)
     assert_true(cJSON_IsString(json));
     char *text = cJSON_PrintUnformatted(json);
     cJSON_Delete(json);
-    cJSON *parsed = cJSON_Parse(text); /* through text, as a scene file would */
+    assert_int_equal(fixture_load_json(m, b, text), ECS_OK); /* through text, as a scene */
     free(text);
-    assert_int_equal(m->load_component(m->state, b, parsed), ECS_OK);
-    cJSON_Delete(parsed);
     assert_string_equal(get(t, b), name);
     assert_entity_equal(find(t, name), b);
     json = (cJSON *)1;
     assert_int_equal(fixture_save_json(m, bare, &json), ECS_OK);
-    assert_null(json);                            /* no name: nothing to save */
-    cJSON *other = cJSON_CreateString("renamed"); /* loading over a name replaces it */
-    assert_int_equal(m->load_component(m->state, b, other), ECS_OK);
-    cJSON_Delete(other);
+    assert_null(json);                                                /* no name: nothing to save */
+    assert_int_equal(fixture_load_json(m, b, "\"renamed\""), ECS_OK); /* replaces the name */
     assert_string_equal(get(t, b), "renamed");
     assert_int_equal(count(t), 2);
 }
@@ -489,31 +486,27 @@ static void DebugName_json_rejects_bad_values(void **state)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ecs_entity e = new_entity(t);
         assert_int_equal(set(t, e, "before"), ECS_OK);
-        cJSON *json = cJSON_Parse(bad[i]);
-        assert_non_null(json);
         char log[512];
-        ecs_status s = load_logged(t, e, json, log, sizeof log);
-        cJSON_Delete(json);
+        ecs_status s = load_logged(t, e, bad[i], log, sizeof log);
         if (s != ECS_ERR_BAD_VALUE) fail_msg("%s: status %d", bad[i], (int)s);
         if (get(t, e)) fail_msg("%s: the entity kept a name after the error", bad[i]);
         if (!strstr(log, "expected a name of 1-255 bytes of UTF-8 without control characters, "
                          "found "))
             fail_msg("%s: the log does not name the key and what was expected:\n%s", bad[i], log);
     }
-    char long_name[ECS_DEBUG_NAME_MAX + 1];
-    memset(long_name, 'q', ECS_DEBUG_NAME_MAX);
-    long_name[ECS_DEBUG_NAME_MAX] = '\0';
-    cJSON *json = cJSON_CreateString(long_name);
+    char long_name[ECS_DEBUG_NAME_MAX + 3]; /* a JSON string of 256 bytes */
+    memset(long_name, 'q', ECS_DEBUG_NAME_MAX + 2);
+    long_name[0] = long_name[ECS_DEBUG_NAME_MAX + 1] = '"';
+    long_name[ECS_DEBUG_NAME_MAX + 2] = '\0';
     ecs_entity e = new_entity(t), dead = new_entity(t);
-    assert_int_equal(m->load_component(m->state, e, json), ECS_ERR_BAD_VALUE);
+    assert_int_equal(fixture_load_json(m, e, long_name), ECS_ERR_BAD_VALUE);
     destroy(t, dead);
-    assert_int_equal(m->load_component(m->state, dead, json), ECS_ERR_STALE_ENTITY);
-    assert_int_equal(m->load_component(m->state, e, NULL), ECS_ERR_INVALID_ARGUMENT);
+    assert_int_equal(fixture_load_json(m, dead, long_name), ECS_ERR_STALE_ENTITY);
+    assert_int_equal(fixture_load_json(m, e, NULL), ECS_ERR_INVALID_ARGUMENT);
     assert_int_equal(fixture_save_json(m, e, NULL), ECS_ERR_INVALID_ARGUMENT);
     cJSON *out = (cJSON *)1;
     assert_int_equal(fixture_save_json(m, dead, &out), ECS_ERR_STALE_ENTITY);
     assert_null(out);
-    cJSON_Delete(json);
     assert_int_equal(count(t), 0);
     /* a scene cannot resolve entity references outside a scene load */
     ecs_entity ref;

@@ -879,6 +879,12 @@ void host_jparse_describe(const char *text, size_t len, const host_jparse_error 
 
 #define JR_INLINE_LEVELS 32
 
+typedef struct jr_level {
+    const char *open; /* its '[' or '{' */
+    size_t key_base;  /* where its keys start in p.keys */
+    uint8_t flags;    /* LEVEL_OBJECT, LEVEL_ITEMS */
+} jr_level;
+
 struct host_jreader {
     ecs_json_reader api; /* first: the manager's pointer is the reader's */
     parser p;
@@ -887,13 +893,12 @@ struct host_jreader {
     const char *top_at; /* where the one value starts */
     int depth;
     bool due, done;
-    bool checked;   /* no duplicate key checks: the text was checked */
-    bool skim;      /* skip() matches brackets and strings only */
-    uint8_t *level; /* per open level: LEVEL_OBJECT, LEVEL_ITEMS */
-    size_t *key_base;
+    bool peeked;     /* due: peek() read the ',' before this array element */
+    bool checked;    /* no duplicate key checks: the text was checked */
+    bool skim;       /* skip() matches brackets and strings only */
+    jr_level *level; /* the open arrays and objects: inline_level, or on the heap */
     int cap;
-    uint8_t inline_level[JR_INLINE_LEVELS];
-    size_t inline_key_base[JR_INLINE_LEVELS];
+    jr_level inline_level[JR_INLINE_LEVELS];
     /* the first failure: a syntax error (p.status), or a message (status OK) */
     bool failed;
     const char *fail_at;
@@ -964,9 +969,7 @@ static ecs_json_type type_at(const char *s)
 
 const char *host_jr_type_name(ecs_json_type t)
 {
-    static const char *const names[] = {"nothing",  "null",     "false",    "true",
-                                        "a number", "a string", "an array", "an object"};
-    return (unsigned)t < sizeof names / sizeof *names ? names[t] : "nothing";
+    return ecs_json_type_text(t);
 }
 
 static bool jr_more(ecs_json_reader *api);
@@ -977,7 +980,7 @@ static bool jr_due(host_jreader *r)
 {
     if (r->failed) return false;
     if (!r->due) {
-        if (r->depth > 0 && !(r->level[r->depth - 1] & LEVEL_OBJECT)) {
+        if (r->depth > 0 && !(r->level[r->depth - 1].flags & LEVEL_OBJECT)) {
             const char *at = r->p.p;
             if (!jr_more(&r->api))
                 return jr_message(r, at, "expected another element, found the end of the array");
@@ -997,27 +1000,39 @@ static bool jr_due(host_jreader *r)
 static void jr_value_done(host_jreader *r)
 {
     r->due = false;
+    r->peeked = false;
     if (r->depth == 0) r->done = true;
+}
+
+/* The value at p is not of the kind a read wants: true with the syntax error when it is
+ * no JSON value at all ("tru", "01", "+1", an unterminated string: checked as far as a
+ * scalar goes, p left where it was), else false (then its kind is the news). */
+static bool jr_malformed(host_jreader *r)
+{
+    const char *at = r->p.p;
+    ecs_json_type t = type_at(at);
+    if (t == ECS_JSON_ARRAY || t == ECS_JSON_OBJECT) return false;
+    if (!parse_scalar(&r->p, NULL)) return jr_syntax(r), true;
+    r->p.p = at;
+    return false;
 }
 
 static bool jr_expected(host_jreader *r, const char *what)
 {
-    ecs_json_type t = type_at(r->p.p);
-    if (t == ECS_JSON_END) {
-        if (*r->p.p == '+') return jr_lex_fail(r, HOST_JPARSE_NUMBER_PLUS_SIGN, r->p.p);
-        if (*r->p.p == '.') return jr_lex_fail(r, HOST_JPARSE_NUMBER_LEADING_POINT, r->p.p);
-        return jr_lex_fail(r, HOST_JPARSE_EXPECTED_VALUE, r->p.p);
-    }
-    return jr_message(r, r->p.p, "expected %s, found %s", what, host_jr_type_name(t));
+    if (jr_malformed(r)) return false;
+    return jr_message(r, r->p.p, "expected %s, found %s", what, host_jr_type_name(type_at(r->p.p)));
 }
 
 static ecs_json_type jr_peek(ecs_json_reader *api)
 {
     host_jreader *r = R(api);
     if (r->failed || r->done) return ECS_JSON_END;
-    if (!r->due) {
-        if (r->depth == 0 || (r->level[r->depth - 1] & LEVEL_OBJECT) || !jr_more(api))
-            return ECS_JSON_END;
+    if (!r->due) { /* inside an array: look past the ',' (the next more() knows) */
+        if (r->depth == 0 || (r->level[r->depth - 1].flags & LEVEL_OBJECT)) return ECS_JSON_END;
+        skip_space(&r->p);
+        if (r->p.p < r->p.end && *r->p.p == ']') return ECS_JSON_END; /* more() closes it */
+        if (!jr_more(api)) return ECS_JSON_END;
+        r->peeked = true;
     }
     skip_space(&r->p);
     if (r->p.p == r->p.end) return jr_lex_fail(r, HOST_JPARSE_END_OF_TEXT, r->p.p), ECS_JSON_END;
@@ -1032,18 +1047,14 @@ static bool jr_push(host_jreader *r, uint8_t kind)
     if (r->depth == r->cap) {
         int cap = r->cap * 2;
         bool heap = r->level != r->inline_level;
-        uint8_t *level = realloc(heap ? r->level : NULL, (size_t)cap);
-        size_t *base =
-            level ? realloc(heap ? r->key_base : NULL, (size_t)cap * sizeof *base) : NULL;
-        if (level && !heap) memcpy(level, r->inline_level, sizeof r->inline_level);
-        if (base && !heap) memcpy(base, r->inline_key_base, sizeof r->inline_key_base);
-        if (level) r->level = level;
-        if (base) r->key_base = base;
-        if (!level || !base) return jr_lex_fail(r, HOST_JPARSE_OUT_OF_MEMORY, r->p.p);
+        jr_level *level = realloc(heap ? r->level : NULL, (size_t)cap * sizeof *level);
+        if (!level) return jr_lex_fail(r, HOST_JPARSE_OUT_OF_MEMORY, r->p.p);
+        if (!heap) memcpy(level, r->inline_level, sizeof r->inline_level);
+        r->level = level;
         r->cap = cap;
     }
-    r->level[r->depth] = kind;
-    r->key_base[r->depth] = r->p.nkeys;
+    r->level[r->depth] = (jr_level){r->p.p, r->p.nkeys, kind};
+    r->peeked = false;
     r->depth++;
     r->due = false;
     r->p.p++;
@@ -1074,9 +1085,11 @@ static bool jr_close(host_jreader *r)
 {
     r->p.p++;
     r->depth--;
-    if ((r->level[r->depth] & LEVEL_OBJECT) && !r->checked) {
-        if (!keys_unique(&r->p, r->key_base[r->depth])) return jr_syntax(r);
-        r->p.nkeys = r->key_base[r->depth];
+    const jr_level *closed = &r->level[r->depth];
+    r->last = closed->open; /* the value read last is now the whole array or object */
+    if ((closed->flags & LEVEL_OBJECT) && !r->checked) {
+        if (!keys_unique(&r->p, closed->key_base)) return jr_syntax(r);
+        r->p.nkeys = closed->key_base;
     }
     jr_value_done(r);
     return false;
@@ -1087,11 +1100,15 @@ static bool jr_close(host_jreader *r)
 static bool jr_next(host_jreader *r, bool object)
 {
     if (r->failed) return false;
-    if (r->depth == 0 || !(r->level[r->depth - 1] & LEVEL_OBJECT) != !object)
+    if (r->depth == 0 || !(r->level[r->depth - 1].flags & LEVEL_OBJECT) != !object)
         return jr_message(r, r->p.p, "%s called outside an %s", object ? "key()" : "more()",
                           object ? "object" : "array");
+    if (r->peeked && r->due) { /* peek() went past the ',' already: this element */
+        r->peeked = false;
+        return true;
+    }
     if (r->due && !jr_skip(&r->api)) return false;
-    uint8_t *level = &r->level[r->depth - 1];
+    uint8_t *level = &r->level[r->depth - 1].flags;
     char close = object ? '}' : ']';
     skip_space(&r->p);
     if (r->p.p == r->p.end) return jr_lex_fail(r, HOST_JPARSE_END_OF_TEXT, r->p.p);
@@ -1199,9 +1216,36 @@ static bool jr_array_f32(ecs_json_reader *api, float *x, uint32_t n)
     const char *open = r->p.p;
     ecs_json_type t = type_at(open);
     if (t != ECS_JSON_ARRAY) {
-        if (t == ECS_JSON_END) return jr_expected(r, "an array");
+        if (jr_malformed(r)) return false;
         return jr_message(r, open, "expected an array of %u finite numbers, found %s", n,
                           host_jr_type_name(t));
+    }
+    if (n >= 1 && n <= 16) { /* the common case in one loop: n numbers, then the "]" */
+        float v[16];
+        const char *q = open + 1, *end = r->p.end;
+        uint32_t k = 0;
+        for (; k < n; k++) {
+            while (q < end && is_space(*q)) q++;
+            if (q == end || (*q != '-' && !is_digit(*q))) break;
+            double d;
+            r->p.p = q;
+            if (!lex_number(&r->p, &d)) break;
+            v[k] = (float)d;
+            if (!isfinite(v[k])) break;
+            for (q = r->p.p; q < end && is_space(*q);) q++;
+            if (q == end || *q != (k + 1 < n ? ',' : ']')) break;
+            q++;
+        }
+        if (k == n) { /* all there and nothing more: done */
+            memcpy(x, v, n * sizeof *x);
+            r->p.p = q;
+            r->p.status = HOST_JPARSE_OK; /* a number that broke off above is read again */
+            r->last = open;
+            jr_value_done(r);
+            return true;
+        }
+        r->p.p = open; /* the slow way says what is wrong */
+        r->p.status = HOST_JPARSE_OK;
     }
     if (!jr_push(r, 0)) return false;
     uint32_t i = 0;
@@ -1344,6 +1388,7 @@ static bool jr_skip(ecs_json_reader *api)
         return true;
     }
     int depth = r->depth;
+    const char *value = r->last; /* jr_key() below moves last to each key passed over */
     do {
         if (r->due) { /* a value starts here */
             skip_space(&r->p);
@@ -1356,12 +1401,13 @@ static bool jr_skip(ecs_json_reader *api)
             } else {
                 return jr_syntax(r);
             }
-        } else if (r->level[r->depth - 1] & LEVEL_OBJECT) {
+        } else if (r->level[r->depth - 1].flags & LEVEL_OBJECT) {
             if (!jr_key(api, NULL) && r->failed) return false;
         } else if (!jr_more(api) && r->failed) {
             return false;
         }
     } while (r->depth > depth || r->due);
+    r->last = value; /* the value passed over is the one read last, as when skimmed */
     return !r->failed;
 }
 
@@ -1421,7 +1467,6 @@ host_jreader *host_jr_new(void)
                                jr_error,
                                jr_failed};
     r->level = r->inline_level;
-    r->key_base = r->inline_key_base;
     r->cap = JR_INLINE_LEVELS;
     r->p.unique_keys = true;
     return r;
@@ -1431,7 +1476,6 @@ void host_jr_free(host_jreader *r)
 {
     if (!r) return;
     if (r->level != r->inline_level) free(r->level);
-    if (r->key_base != r->inline_key_base) free(r->key_base);
     free(r->p.scratch);
     free(r->p.keys);
     free(r);
@@ -1451,7 +1495,7 @@ void host_jr_start(host_jreader *r, const char *text, size_t len, size_t at, hos
     r->top_at = r->last = r->p.p;
     r->depth = 0;
     r->due = true;
-    r->done = r->failed = false;
+    r->done = r->failed = r->peeked = false;
     r->checked = checked;
     r->skim = mode != HOST_JR_STRICT;
     r->fail_at = NULL;
@@ -1511,7 +1555,7 @@ bool host_jr_skip_rest(host_jreader *r)
     while (!r->failed && (r->depth > 0 || r->due)) {
         if (r->due)
             jr_skip(&r->api);
-        else if (r->level[r->depth - 1] & LEVEL_OBJECT)
+        else if (r->level[r->depth - 1].flags & LEVEL_OBJECT)
             jr_key(&r->api, NULL);
         else
             jr_more(&r->api);

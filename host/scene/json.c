@@ -250,7 +250,9 @@ const char *host_json_find(const char *text, size_t len, const cJSON *root, cons
 
 /* ---- the JSON path of an offset, from the (valid) text alone ---- */
 
-/* Walk the value at l->p; true once l->target (a value's or a key's first byte) is met. */
+/* Walk the value at l->p; true once l->target (a value's or a key's first byte) is met.
+ * The text need not be valid JSON (the loader checks some values only when it reads
+ * them): every step moves on, and the loader's first pass bounded the nesting. */
 static bool walk_text(locator *l, const char *target)
 {
     skip_ws(l);
@@ -278,9 +280,11 @@ static bool walk_text(locator *l, const char *target)
             } else {
                 path_add(l, mark, "[%d]", NULL, i);
             }
+            const char *before = l->p;
             if (walk_text(l, target)) return true;
             skip_ws(l);
-            if (l->p < l->end && *l->p == ',') l->p++;
+            if (l->p < l->end && (*l->p == ',' || l->p == before))
+                l->p++; /* past the comma, or past a byte that is no JSON: always on */
         }
         l->p++;
     } else {

@@ -25,7 +25,6 @@
  * and reports every name given to an entity without one, and every name removed, to the
  * host's signatures (component_added / component_removed), when the host offers them.
  */
-#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -401,24 +400,27 @@ static ecs_status dn_write(void *state, ecs_entity e, ecs_json_writer *w)
     return ECS_OK;
 }
 
-/* Name e from a scene value: a JSON string. On error e is left without a name; a bad value
- * is reported through host->scene_error (the host adds file, line, column and JSON path)
- * with what was expected: ECS_ERR_BAD_VALUE, ECS_ERR_STALE_ENTITY, ECS_ERR_INVALID_ARGUMENT
- * (NULL json), ECS_ERR_NO_MEMORY. */
-static ecs_status dn_load_component(void *state, ecs_entity e, const struct cJSON *json)
+/* Name e from the scene value r stands before: a JSON string. On error e is left without a
+ * name; a bad value fails the reader (the host adds file, line, column and JSON path) with
+ * what was expected: ECS_ERR_BAD_VALUE, ECS_ERR_STALE_ENTITY, ECS_ERR_INVALID_ARGUMENT (NULL
+ * r), ECS_ERR_NO_MEMORY. */
+static ecs_status dn_read(void *state, ecs_entity e, ecs_json_reader *r)
 {
     dn_state *s = (dn_state *)state;
-    const char *call = "load_component";
+    const char *call = "read_component", *name = NULL, *problem = "";
     if (!ecs_alive(s->host, e)) return refuse(s, ECS_ERR_STALE_ENTITY, call, e, "not alive");
-    if (!json) return refuse(s, ECS_ERR_INVALID_ARGUMENT, call, e, "json is NULL");
-    const char *problem = cJSON_IsString(json) ? name_problem(json->valuestring) : "";
+    if (!r) return refuse(s, ECS_ERR_INVALID_ARGUMENT, call, e, "the reader is NULL");
+    ecs_json_type type = r->peek(r);
+    if (type != ECS_JSON_STRING)
+        r->skip(r); /* the value is the one read last: the error points at it */
+    else if (r->string(r, &name, NULL))
+        problem = name_problem(name); /* valid until the next call on r: dn_set copies it */
     ecs_status st = ECS_ERR_BAD_VALUE;
-    if (problem) {
-        s->host->scene_error(s->host, json, "expected " NAME_EXPECTED ", found %s%s%s",
-                             ecs_json_type_name(json), *problem ? ": " : "", problem);
-    } else {
-        st = dn_set(s, e, json->valuestring);
-    }
+    if (problem)
+        r->error(r, "expected " NAME_EXPECTED ", found %s%s%s", ecs_json_type_text(type),
+                 *problem ? ": " : "", problem);
+    else
+        st = dn_set(s, e, name);
     if (st != ECS_OK) dn_clear(s, e); /* the contract: no component after an error */
     return st;
 }
@@ -482,7 +484,7 @@ static ecs_status register_all(const ecs_host *h, dn_state *s)
                           .entities_destroyed = dn_entities_destroyed,
                           .count = dn_count,
                           .write_component = dn_write,
-                          .load_component = dn_load_component};
+                          .read_component = dn_read};
     ecs_debug_name_api api = {sizeof api, s,       dn_set,    dn_get,
                               dn_clear,   dn_find, dn_format, dn_count};
     ecs_status st = h->register_manager(h, &m);

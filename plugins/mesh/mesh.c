@@ -22,7 +22,6 @@
  * owner into its position. The same two events are reported to the host's signatures
  * (component_added / component_removed) when the host offers them.
  */
-#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -524,156 +523,137 @@ typedef struct json_where {
     int k;
 } json_where;
 
-/* Report "expected X, found Y" at node v through the host (which adds the file, line,
- * column and JSON path during a scene load) and return ECS_ERR_BAD_VALUE. */
-static ecs_status json_bad(const json_where *at, const cJSON *v, const char *expected,
-                           const char *found)
+/* What each value of a mesh object must be, for "expected X, found Y" messages. */
+#define MESH_WANTED     "a string of 1-255 bytes of UTF-8 without control characters"
+#define MATERIAL_WANTED "a string of 0-255 bytes of UTF-8 without control characters"
+#define BOUNDS_WANTED   "an object {\"min\": [x,y,z], \"max\": [x,y,z]}"
+#define VEC3_WANTED     "an array of 3 finite numbers"
+
+/* One mesh object as it is read: its strings copied out of the reader (they last only
+ * until its next call), which keys were found. */
+typedef struct json_mesh_read {
+    char mesh[ECS_MESH_NAME_MAX], material[ECS_MESH_NAME_MAX];
+    bool has_mesh, has_bounds;
+    ecs_mesh_desc d; /* its strings point into mesh and material */
+} json_mesh_read;
+
+/* Fail the reader for key, missing from the object just read (the error points at the
+ * value read last). Returns false. */
+static bool json_missing(ecs_json_reader *r, const char *key, const char *expected)
 {
-    const ecs_host *h = at->s->host;
-    h->scene_error(h, v, "expected %s, found %s", expected, found);
-    return ECS_ERR_BAD_VALUE;
+    r->error(r, "expected \"%s\": %s, found nothing", key, expected);
+    return false;
 }
 
-/* The same for key, missing from object o: reported at o. */
-static ecs_status json_missing(const json_where *at, const cJSON *o, const char *key,
-                               const char *expected)
+/* Read a string value into out (ECS_MESH_NAME_MAX bytes): a resource name (allow_empty
+ * false) or a material name. False with the reader failed otherwise. */
+static bool json_text(ecs_json_reader *r, bool allow_empty, char *out)
 {
-    const ecs_host *h = at->s->host;
-    h->scene_error(h, o, "expected \"%s\": %s, found nothing", key, expected);
-    return ECS_ERR_BAD_VALUE;
-}
-
-/* Read o[key], an array of 3 finite numbers (as floats), into *out. Errors point at the
- * array, or at its bad element. */
-static ecs_status json_vec3(const json_where *at, const cJSON *o, const char *key, ecs_vec3 *out)
-{
-    const char *expected = "an array of 3 finite numbers";
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    char found[64];
-    if (!v) return json_missing(at, o, key, expected);
-    if (!cJSON_IsArray(v)) return json_bad(at, v, expected, ecs_json_type_name(v));
-    int n = cJSON_GetArraySize(v);
-    if (n != 3) {
-        snprintf(found, sizeof found, "an array of %d", n);
-        return json_bad(at, v, expected, found);
+    const char *expected = allow_empty ? MATERIAL_WANTED : MESH_WANTED, *text;
+    ecs_json_type type = r->peek(r);
+    if (type != ECS_JSON_STRING) return ecs_json_refuse(r, type, expected);
+    if (!r->string(r, &text, NULL)) return false;
+    const char *why = text_problem(text, allow_empty);
+    if (why) {
+        r->error(r, "expected %s, found a string where %s", expected, why);
+        return false;
     }
-    float f[3];
-    for (int c = 0; c < 3; c++) {
-        const cJSON *x = cJSON_GetArrayItem(v, c);
-        if (!cJSON_IsNumber(x)) return json_bad(at, x, "a finite number", ecs_json_type_name(x));
-        f[c] = (float)x->valuedouble;
-        if (!isfinite(f[c])) { /* also a finite double beyond the float range */
-            snprintf(found, sizeof found, "%g (not a finite float)", x->valuedouble);
-            return json_bad(at, x, "a finite number", found);
+    memcpy(out, text, strlen(text) + 1); /* shorter than ECS_MESH_NAME_MAX: checked */
+    return true;
+}
+
+/* Read the "bounds" object into *out: "min" and "max", arrays of 3 finite numbers (the
+ * reader's messages point at the array or its bad element), min <= max on every axis. */
+static bool json_bounds(ecs_json_reader *r, ecs_aabb *out)
+{
+    const char *key;
+    float lo[3], hi[3];
+    bool has_min = false, has_max = false;
+    ecs_json_type type = r->peek(r);
+    if (type != ECS_JSON_OBJECT) return ecs_json_refuse(r, type, BOUNDS_WANTED);
+    r->begin_object(r);
+    while (r->key(r, &key)) { /* other keys: key() passes over their values */
+        if (strcmp(key, "min") == 0)
+            has_min = r->array_f32(r, lo, 3);
+        else if (strcmp(key, "max") == 0)
+            has_max = r->array_f32(r, hi, 3);
+    }
+    if (r->failed(r)) return false;
+    if (!has_min) return json_missing(r, "min", VEC3_WANTED);
+    if (!has_max) return json_missing(r, "max", VEC3_WANTED);
+    out->min = ecs_vec3_make(lo[0], lo[1], lo[2]);
+    out->max = ecs_vec3_make(hi[0], hi[1], hi[2]);
+    if (!bounds_problem(*out)) return true;
+    int axis = lo[0] > hi[0] ? 0 : lo[1] > hi[1] ? 1 : 2; /* finite: only the order is wrong */
+    r->error(r, "expected min <= max on every axis, found min %g above max %g on axis %c",
+             (double)lo[axis], (double)hi[axis], "xyz"[axis]);
+    return false;
+}
+
+/* Read one mesh object into *m. Keys, in any order: "mesh" (required), "material" (default
+ * none), "visible" (default true), "bounds" (required); others are ignored with a warning
+ * as they come (a typo loses data). False with the reader failed otherwise. */
+static bool json_mesh(const json_where *at, ecs_json_reader *r, json_mesh_read *m)
+{
+    const char *key;
+    ecs_json_type type = r->peek(r);
+    if (type != ECS_JSON_OBJECT)
+        return ecs_json_refuse(r, type, "a mesh object {\"mesh\": ..., \"bounds\": ...}");
+    m->has_mesh = m->has_bounds = false;
+    m->material[0] = '\0';
+    m->d.visible = true;
+    r->begin_object(r);
+    while (r->key(r, &key)) {
+        if (strcmp(key, "mesh") == 0) {
+            m->has_mesh = json_text(r, false, m->mesh);
+        } else if (strcmp(key, "material") == 0) {
+            json_text(r, true, m->material);
+        } else if (strcmp(key, "visible") == 0) {
+            r->boolean(r, &m->d.visible); /* "expected true or false, found ..." */
+        } else if (strcmp(key, "bounds") == 0) {
+            m->has_bounds = json_bounds(r, &m->d.local_bounds);
+        } else { /* key() passes over its value */
+            const ecs_host *h = at->s->host;
+            h->log(h, ECS_LOG_WARN,
+                   "read_component: entity %u.%u: \"%s\"[%d]: unknown key \"%s\" ignored "
+                   "(known: mesh, material, visible, bounds)",
+                   ecs_entity_index(at->e), ecs_entity_generation(at->e), MANAGER_NAME, at->k, key);
         }
     }
-    *out = ecs_vec3_make(f[0], f[1], f[2]);
-    return ECS_OK;
+    if (r->failed(r)) return false;
+    if (!m->has_mesh) return json_missing(r, "mesh", MESH_WANTED);
+    if (!m->has_bounds) return json_missing(r, "bounds", BOUNDS_WANTED);
+    m->d.mesh = m->mesh;
+    m->d.material = m->material;
+    return true;
 }
 
-/* Read the optional string key of o into *out (absent: fallback). */
-static ecs_status json_text(const json_where *at, const cJSON *o, const char *key, bool allow_empty,
-                            const char *fallback, const char **out)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    const char *expected = allow_empty ? "a string of 0-255 bytes of UTF-8 without control "
-                                         "characters"
-                                       : "a string of 1-255 bytes of UTF-8 without control "
-                                         "characters";
-    if (!v && fallback) return *out = fallback, ECS_OK;
-    if (!v) return json_missing(at, o, key, expected);
-    if (!cJSON_IsString(v)) return json_bad(at, v, expected, ecs_json_type_name(v));
-    const char *why = text_problem(v->valuestring, allow_empty);
-    if (why) {
-        char found[64];
-        snprintf(found, sizeof found, "a string where %s", why);
-        return json_bad(at, v, expected, found);
-    }
-    *out = v->valuestring;
-    return ECS_OK;
-}
-
-/* Read the "bounds" object of o into *out. */
-static ecs_status json_bounds(const json_where *at, const cJSON *o, ecs_aabb *out)
-{
-    const char *expected = "an object {\"min\": [x,y,z], \"max\": [x,y,z]}";
-    const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, "bounds");
-    if (!b) return json_missing(at, o, "bounds", expected);
-    if (!cJSON_IsObject(b)) return json_bad(at, b, expected, ecs_json_type_name(b));
-    ecs_status st = json_vec3(at, b, "min", &out->min);
-    if (st == ECS_OK) st = json_vec3(at, b, "max", &out->max);
-    if (st != ECS_OK || !bounds_problem(*out)) return st;
-    const float lo[3] = {out->min.x, out->min.y, out->min.z};
-    const float hi[3] = {out->max.x, out->max.y, out->max.z};
-    int axis = lo[0] > hi[0] ? 0 : lo[1] > hi[1] ? 1 : 2;
-    char found[96];
-    snprintf(found, sizeof found, "min %g above max %g on axis %c", (double)lo[axis],
-             (double)hi[axis], "xyz"[axis]);
-    return json_bad(at, b, "min <= max on every axis", found);
-}
-
-/* Warn about keys of mesh object o this version does not know (a typo loses data). */
-static void json_unknown_keys(const json_where *at, const cJSON *o)
-{
-    static const char *const known[] = {"mesh", "material", "visible", "bounds"};
-    const cJSON *v;
-    cJSON_ArrayForEach(v, o)
-    {
-        bool found = false;
-        for (size_t j = 0; j < sizeof known / sizeof known[0] && !found; j++)
-            found = v->string && strcmp(v->string, known[j]) == 0;
-        if (!found)
-            at->s->host->log(at->s->host, ECS_LOG_WARN,
-                             "load_component: entity %u.%u: \"%s\"[%d]: unknown key \"%s\" "
-                             "ignored (known: mesh, material, visible, bounds)",
-                             ecs_entity_index(at->e), ecs_entity_generation(at->e), MANAGER_NAME,
-                             at->k, v->string ? v->string : "");
-    }
-}
-
-/* Read one mesh object into *d (its strings point into o). Keys: "mesh" (required),
- * "material" (default none), "visible" (default true), "bounds" (required); others are
- * ignored with a warning. */
-static ecs_status json_mesh(const json_where *at, const cJSON *o, ecs_mesh_desc *d)
-{
-    if (!cJSON_IsObject(o))
-        return json_bad(at, o, "a mesh object {\"mesh\": ..., \"bounds\": ...}",
-                        ecs_json_type_name(o));
-    json_unknown_keys(at, o);
-    const cJSON *vis = cJSON_GetObjectItemCaseSensitive(o, "visible");
-    ecs_status st = json_text(at, o, "mesh", false, NULL, &d->mesh);
-    if (st == ECS_OK) st = json_text(at, o, "material", true, "", &d->material);
-    if (st == ECS_OK && vis && !cJSON_IsBool(vis))
-        st = json_bad(at, vis, "true or false", ecs_json_type_name(vis));
-    d->visible = !vis || cJSON_IsTrue(vis);
-    if (st == ECS_OK) st = json_bounds(at, o, &d->local_bounds);
-    return st;
-}
-
-/* Give e the meshes of a scene value, replacing those it had: an array of mesh objects.
- * On error e is left without meshes; a bad value is reported through host->scene_error at
- * the most precise node (the key, the array element) with what was expected:
- * ECS_ERR_BAD_VALUE, ECS_ERR_STALE_ENTITY, ECS_ERR_INVALID_ARGUMENT, ECS_ERR_NO_MEMORY. */
-static ecs_status mesh_load_component(void *state, ecs_entity e, const struct cJSON *json)
+/* [scene-load] Give e the meshes of the scene value r stands before, replacing those it
+ * had: an array of mesh objects, each added as soon as it is read. On error e is left
+ * without meshes (all or nothing); a bad value fails the reader at the most precise place
+ * (the key, the array element) with what was expected: ECS_ERR_BAD_VALUE,
+ * ECS_ERR_STALE_ENTITY, ECS_ERR_INVALID_ARGUMENT, ECS_ERR_NO_MEMORY. */
+static ecs_status mesh_read_component(void *state, ecs_entity e, ecs_json_reader *r)
 {
     mesh_state *s = (mesh_state *)state;
     json_where at = {s, e, -1};
+    json_mesh_read m;
     if (!ecs_alive(s->host, e))
-        return refuse(s, ECS_ERR_STALE_ENTITY, "load_component", e, "not alive");
-    if (!json) return refuse(s, ECS_ERR_INVALID_ARGUMENT, "load_component", e, "json is NULL");
+        return refuse(s, ECS_ERR_STALE_ENTITY, "read_component", e, "not alive");
+    if (!r) return refuse(s, ECS_ERR_INVALID_ARGUMENT, "read_component", e, "the reader is NULL");
     remove_list(s, e, head_of(s, e));
-    if (!cJSON_IsArray(json))
-        return json_bad(&at, json, "an array of mesh objects", ecs_json_type_name(json));
-    ecs_status st = ECS_OK;
-    const cJSON *item;
-    cJSON_ArrayForEach(item, json)
-    {
-        ecs_mesh_desc d;
-        at.k++;
-        st = json_mesh(&at, item, &d);
-        if (st == ECS_OK) st = mesh_add(s, e, &d, NULL);
-        if (st != ECS_OK) break;
+    ecs_json_type type = r->peek(r);
+    if (type != ECS_JSON_ARRAY) {
+        ecs_json_refuse(r, type, "an array of mesh objects");
+        return ECS_ERR_BAD_VALUE;
     }
+    ecs_status st = ECS_OK;
+    r->begin_array(r);
+    while (st == ECS_OK && r->more(r)) {
+        at.k++;
+        st = json_mesh(&at, r, &m) ? mesh_add(s, e, &m.d, NULL) : ECS_ERR_BAD_VALUE;
+    }
+    if (st == ECS_OK && r->failed(r)) st = ECS_ERR_BAD_VALUE;
     if (st != ECS_OK) remove_list(s, e, head_of(s, e)); /* all or nothing */
     return st;
 }
@@ -755,7 +735,7 @@ static ecs_status register_all(const ecs_host *h, mesh_state *s)
                           .entities_destroyed = mesh_entities_destroyed,
                           .count = mesh_count,
                           .write_component = mesh_write,
-                          .load_component = mesh_load_component};
+                          .read_component = mesh_read_component};
     ecs_mesh_api api = {sizeof api,    s,        mesh_add,         mesh_remove, mesh_remove_all,
                         mesh_count_of, mesh_get, mesh_set_visible, mesh_count};
     ecs_status st = h->register_manager(h, &m);

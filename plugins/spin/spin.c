@@ -15,14 +15,12 @@
  * map[index(entity[i])] == i + 1 for every instance; the host's signature bit of "spin" is
  * set exactly for the entities with an instance (reported on add and remove).
  */
-#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ecs_math.h"
-#include "ecs_json.h"
 #include "ecs_plugin.h"
 #include "ecs_soa.h"
 #include "spin_api.h"
@@ -241,59 +239,45 @@ static ecs_status spin_write(void *state, ecs_entity e, ecs_json_writer *w)
     return ECS_OK;
 }
 
-/* Warn about keys of a spin object this version does not know (a typo loses data). */
-static void warn_unknown_keys(const spin_state *s, const cJSON *json)
+/* The rate of the scene value r stands before, {"rate": [x, y, z]}, into *out; a bad value
+ * fails the reader at the most precise place (the reader's own messages for the array and
+ * its elements): false. Unknown keys are warned about as they come (a typo loses data). */
+static bool read_rate(const spin_state *s, ecs_json_reader *r, ecs_vec3 *out)
 {
-    for (const cJSON *x = json->child; x; x = x->next)
-        if (!x->string || strcmp(x->string, "rate") != 0)
-            s->host->log(s->host, ECS_LOG_WARN, "unknown key \"%s\" ignored (known: rate)",
-                         x->string ? x->string : "");
-}
-
-/* The rate of a scene value {"rate": [x, y, z]} into *out; a bad value is reported at the
- * most precise node through host->scene_error: ECS_ERR_BAD_VALUE. */
-static ecs_status read_rate(const spin_state *s, const cJSON *json, ecs_vec3 *out)
-{
-    const ecs_host *h = s->host;
-    if (!cJSON_IsObject(json)) {
-        h->scene_error(h, json, "expected an object {" RATE_WANTED "}, found %s",
-                       ecs_json_type_name(json));
-        return ECS_ERR_BAD_VALUE;
-    }
-    const cJSON *a = cJSON_GetObjectItemCaseSensitive(json, "rate");
-    if (!a) {
-        h->scene_error(h, json, "expected " RATE_WANTED ", found nothing");
-        return ECS_ERR_BAD_VALUE;
-    }
-    if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != 3) {
-        h->scene_error(h, a, "expected an array of 3 finite numbers, found %s",
-                       cJSON_IsArray(a) ? "another number of elements" : ecs_json_type_name(a));
-        return ECS_ERR_BAD_VALUE;
-    }
+    ecs_json_type type = r->peek(r);
+    const char *key;
     float v[3];
-    for (int k = 0; k < 3; k++) {
-        const cJSON *x = cJSON_GetArrayItem(a, k);
-        v[k] = cJSON_IsNumber(x) ? (float)x->valuedouble : NAN;
-        if (isfinite(v[k])) continue;
-        h->scene_error(h, x, "expected a finite number (radians per second), found %s",
-                       cJSON_IsNumber(x) ? "one beyond the float range" : ecs_json_type_name(x));
-        return ECS_ERR_BAD_VALUE;
+    bool has_rate = false;
+    if (type != ECS_JSON_OBJECT) {
+        r->skip(r); /* the value is the one read last: the error points at it */
+        r->error(r, "expected an object {" RATE_WANTED "}, found %s", ecs_json_type_text(type));
+        return false;
     }
-    warn_unknown_keys(s, json);
+    r->begin_object(r);
+    while (r->key(r, &key)) {
+        if (strcmp(key, "rate") == 0)
+            has_rate = r->array_f32(r, v, 3);
+        else /* key() passes over its value */
+            s->host->log(s->host, ECS_LOG_WARN, "unknown key \"%s\" ignored (known: rate)", key);
+    }
+    if (r->failed(r)) return false;
+    if (!has_rate) {
+        r->error(r, "expected " RATE_WANTED ", found nothing");
+        return false;
+    }
     *out = ecs_vec3_make(v[0], v[1], v[2]);
-    return ECS_OK;
+    return true;
 }
 
-/* [scene-load] Give e the spin json describes (replacing its rate). On error e is left
+/* [scene-load] Give e the spin r stands before (replacing its rate). On error e is left
  * without a spin. */
-static ecs_status spin_load(void *state, ecs_entity e, const cJSON *json)
+static ecs_status spin_read(void *state, ecs_entity e, ecs_json_reader *r)
 {
     spin_state *s = (spin_state *)state;
-    if (!json) return ECS_ERR_INVALID_ARGUMENT;
+    if (!r) return ECS_ERR_INVALID_ARGUMENT;
     if (!ecs_alive(s->host, e)) return ECS_ERR_STALE_ENTITY;
     ecs_vec3 rate;
-    ecs_status st = read_rate(s, json, &rate);
-    if (st == ECS_OK) st = spin_set(s, e, rate);
+    ecs_status st = read_rate(s, r, &rate) ? spin_set(s, e, rate) : ECS_ERR_BAD_VALUE;
     if (st != ECS_OK && lookup(s, e) != NONE) remove_instance(s, lookup(s, e));
     return st;
 }
@@ -357,7 +341,7 @@ static ecs_status register_all(const ecs_host *h, spin_state *s, uint32_t *bit)
                           .entities_destroyed = spin_entities_destroyed,
                           .count = spin_count,
                           .write_component = spin_write,
-                          .load_component = spin_load};
+                          .read_component = spin_read};
     ecs_manager_index ix = {.struct_size = sizeof ix,
                             .state = s,
                             .has = spin_has,

@@ -43,7 +43,6 @@
  * and reports each transform added and removed to the host's signatures, when the host
  * offers them (add_instance, remove_instance: the only places the set of entities changes).
  */
-#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,7 +53,6 @@
 #endif
 
 #include "ecs_math.h"
-#include "ecs_json.h"
 #include "ecs_plugin.h"
 #include "ecs_soa.h"
 #include "transform_api.h"
@@ -863,130 +861,81 @@ static ecs_status mgr_write(void *state, ecs_entity e, ecs_json_writer *w)
     return ECS_OK;
 }
 
-/* Read obj[key] as an array of exactly n finite float numbers into out; a missing key
- * leaves out as it was. ECS_ERR_BAD_VALUE otherwise, reported (host->scene_error) at the
- * array or its bad element with what was expected. */
-static ecs_status read_floats(const tf_state *t, const cJSON *obj, const char *key, float *out,
-                              int n)
+/* The value of "parent": a scene id resolved into *pe, or null (none: *pe stays null).
+ * Resolving may load the parent's own transform first (it may come later in the scene),
+ * which moves instances: the caller looks them up afterwards. ECS_OK, or the error with
+ * the reader failed. */
+static ecs_status read_parent(const tf_state *t, ecs_entity e, ecs_json_reader *r, ecs_entity *pe)
 {
-    const cJSON *a = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (!a) return ECS_OK;
-    const char *want = n == 3 ? "an array of 3 finite numbers" : "an array of 4 finite numbers";
-    if (!cJSON_IsArray(a)) {
-        t->host->scene_error(t->host, a, "expected %s, found %s", want, ecs_json_type_name(a));
+    ecs_json_type type = r->peek(r);
+    if (type == ECS_JSON_NULL) return r->skip(r) ? ECS_OK : ECS_ERR_BAD_VALUE;
+    if (type != ECS_JSON_STRING) {
+        ecs_json_refuse(r, type, "a scene id (a string) or null");
         return ECS_ERR_BAD_VALUE;
     }
-    if (cJSON_GetArraySize(a) != n) {
-        t->host->scene_error(t->host, a, "expected %s, found %d elements", want,
-                             cJSON_GetArraySize(a));
-        return ECS_ERR_BAD_VALUE;
+    if (!r->entity(r, pe)) return ECS_ERR_BAD_VALUE; /* the reader says why */
+    if (!ecs_alive(t->host, *pe)) {
+        r->error(r, "the parent cannot be resolved (%s)", ecs_status_text(ECS_ERR_STALE_ENTITY));
+        return ECS_ERR_STALE_ENTITY;
     }
-    float v[4];
-    int k = 0;
-    for (const cJSON *x = a->child; x; x = x->next, k++) {
-        v[k] = cJSON_IsNumber(x) ? (float)x->valuedouble : NAN;
-        if (!isfinite(v[k])) {
-            if (cJSON_IsNumber(x))
-                t->host->scene_error(t->host, x, "expected a finite number (float range), found %g",
-                                     x->valuedouble);
-            else
-                t->host->scene_error(t->host, x, "expected a finite number, found %s",
-                                     ecs_json_type_name(x));
-            return ECS_ERR_BAD_VALUE;
-        }
+    if (ecs_entity_eq(*pe, e)) {
+        r->error(r, "expected another entity's id, found its own");
+        return ECS_ERR_CYCLE;
     }
-    memcpy(out, v, (size_t)n * sizeof *out);
     return ECS_OK;
 }
 
-/* The local of a component's JSON into *l (identity for what is missing). */
-static ecs_status read_local(const tf_state *t, const cJSON *json, ecs_transform_local *l)
-{
-    float pos[3] = {0, 0, 0}, rot[4] = {0, 0, 0, 1}, scl[3] = {1, 1, 1};
-    ecs_status s = read_floats(t, json, "position", pos, 3);
-    if (s == ECS_OK) s = read_floats(t, json, "rotation", rot, 4);
-    if (s == ECS_OK) s = read_floats(t, json, "scale", scl, 3);
-    if (s != ECS_OK) return s;
-    l->position = ecs_vec3_make(pos[0], pos[1], pos[2]);
-    l->rotation.x = rot[0], l->rotation.y = rot[1], l->rotation.z = rot[2], l->rotation.w = rot[3];
-    l->scale = ecs_vec3_make(scl[0], scl[1], scl[2]);
-    if (quat_norm2(l->rotation) > 0.0) return ECS_OK;
-    t->host->scene_error(t->host, cJSON_GetObjectItemCaseSensitive(json, "rotation"),
-                         "expected a non-zero quaternion [x, y, z, w], found a zero one");
-    return ECS_ERR_BAD_VALUE;
-}
-
-/* Warn about keys this manager does not know (kept out of the data, not an error). */
-static void warn_unknown_keys(const tf_state *t, const cJSON *json)
-{
-    static const char *const known[] = {"position", "rotation", "scale", "parent"};
-    for (const cJSON *x = json->child; x; x = x->next) {
-        bool ok = false;
-        for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
-            if (x->string && strcmp(x->string, known[k]) == 0) ok = true;
-        if (!ok)
-            t->host->log(t->host, ECS_LOG_WARN, "unknown key \"%s\" ignored",
-                         x->string ? x->string : "");
-    }
-}
-
-/* The parent's instance into *p (NONE without "parent"). A parent entity without a
- * transform yet (the scene lists it later) gets an identity one marked implicit, which its
- * own component replaces when it comes. */
-static ecs_status read_parent(tf_state *t, ecs_entity e, const cJSON *json, uint32_t *p)
-{
-    const cJSON *j = cJSON_GetObjectItemCaseSensitive(json, "parent");
-    *p = NONE;
-    if (!j || cJSON_IsNull(j)) return ECS_OK;
-    if (!cJSON_IsString(j)) {
-        t->host->scene_error(t->host, j, "expected a scene id (a string) or null, found %s",
-                             ecs_json_type_name(j));
-        return ECS_ERR_BAD_VALUE;
-    }
-    ecs_entity pe;
-    ecs_status s = t->host->scene_resolve(t->host, j->valuestring, &pe);
-    if (s == ECS_OK && !ecs_alive(t->host, pe)) s = ECS_ERR_STALE_ENTITY;
-    if (s != ECS_OK) {
-        t->host->scene_error(t->host, j, "\"%s\" cannot be resolved (%s)", j->valuestring,
-                             ecs_status_text(s));
-        return s;
-    }
-    if (ecs_entity_eq(pe, e)) {
-        t->host->scene_error(t->host, j, "expected another entity's id, found its own (\"%s\")",
-                             j->valuestring);
-        return ECS_ERR_CYCLE;
-    }
-    *p = lookup(t, pe);
-    if (*p != NONE) return ECS_OK;
-    ecs_transform_local id = identity_local();
-    return add_instance(t, pe, &id, NONE, FLAG_IMPLICIT, p);
-}
-
-/* [scene-load] Give e the transform json describes. An implicit transform (e was named as
- * a parent first) is filled in; on error it stays implicit and unchanged. */
-static ecs_status mgr_load(void *state, ecs_entity e, const cJSON *json)
+/* [scene-load] Give e the transform r stands before. The keys come in the file's order:
+ * they are read into a local and a parent first, each checked where it stands, and nothing
+ * changes before the object is read whole. A parent entity without a transform yet (the
+ * scene lists it later) then gets an identity one marked implicit, which its own component
+ * replaces when it comes. An implicit transform (e was named as a parent first) is filled
+ * in; on error it stays implicit and unchanged, as does a transform e has already. */
+static ecs_status mgr_read(void *state, ecs_entity e, ecs_json_reader *r)
 {
     tf_state *t = (tf_state *)state;
-    ecs_transform_local l;
-    uint32_t i, p;
-    if (!json) return ECS_ERR_INVALID_ARGUMENT;
+    ecs_transform_local l = identity_local(); /* for what is missing */
+    ecs_entity pe = ecs_entity_null();
+    ecs_status s = ECS_OK;
+    const char *key;
+    float v[4];
+    uint32_t i, p = NONE;
+    if (!r) return ECS_ERR_INVALID_ARGUMENT;
     if (!ecs_alive(t->host, e)) return ECS_ERR_STALE_ENTITY;
-    if (!cJSON_IsObject(json)) { /* a transform it has already is replaced (an edit) */
-        t->host->scene_error(t->host, json,
-                             "expected an object {\"position\": [x, y, z], \"rotation\": "
-                             "[x, y, z, w], \"scale\": [x, y, z], \"parent\": \"id\"}, found %s",
-                             ecs_json_type_name(json));
+    ecs_json_type type = r->peek(r);
+    if (type != ECS_JSON_OBJECT) { /* a transform it has already stays as it is */
+        ecs_json_refuse(r, type,
+                        "an object {\"position\": [x, y, z], \"rotation\": [x, y, z, w], "
+                        "\"scale\": [x, y, z], \"parent\": \"id\"}");
         return ECS_ERR_BAD_VALUE;
     }
-    ecs_status s = read_local(t, json, &l);
-    if (s == ECS_OK) s = read_parent(t, e, json, &p);
+    r->begin_object(r);
+    while (s == ECS_OK && r->key(r, &key)) {
+        if (strcmp(key, "position") == 0) {
+            if (r->array_f32(r, v, 3)) l.position = ecs_vec3_make(v[0], v[1], v[2]);
+        } else if (strcmp(key, "scale") == 0) {
+            if (r->array_f32(r, v, 3)) l.scale = ecs_vec3_make(v[0], v[1], v[2]);
+        } else if (strcmp(key, "rotation") == 0) {
+            if (!r->array_f32(r, v, 4)) continue; /* the reader failed: said where */
+            l.rotation.x = v[0], l.rotation.y = v[1], l.rotation.z = v[2], l.rotation.w = v[3];
+            if (!(quat_norm2(l.rotation) > 0.0)) /* at the array, just read */
+                r->error(r, "expected a non-zero quaternion [x, y, z, w], found a zero one");
+        } else if (strcmp(key, "parent") == 0) {
+            s = read_parent(t, e, r, &pe);
+        } else { /* kept out of the data, not an error: key() passes over its value */
+            t->host->log(t->host, ECS_LOG_WARN, "unknown key \"%s\" ignored", key);
+        }
+    }
+    if (s == ECS_OK && r->failed(r)) s = ECS_ERR_BAD_VALUE;
     if (s != ECS_OK) return s;
-    warn_unknown_keys(t, json);
-    i = lookup(t, e); /* resolving the parent may have loaded others and moved instances */
+    if (!ecs_entity_is_null(pe) && (p = lookup(t, pe)) == NONE) {
+        ecs_transform_local id = identity_local();
+        if ((s = add_instance(t, pe, &id, NONE, FLAG_IMPLICIT, &p)) != ECS_OK) return s;
+    }
+    i = lookup(t, e); /* only now: resolving the parent may have loaded others, moving instances */
     if (i == NONE) return add_instance(t, e, &l, p, 0, NULL);
-    if ((s = reparent(t, i, p, &i)) != ECS_OK) {
-        t->host->scene_error(t->host, cJSON_GetObjectItemCaseSensitive(json, "parent"), "%s",
-                             ecs_status_text(s));
+    if ((s = reparent(t, i, p, &i)) != ECS_OK) { /* a cycle (an edit), or out of memory */
+        r->error(r, "%s", ecs_status_text(s));
         return s;
     }
     local_put(&locals(t)[i], &l, local_check(&l));
@@ -1041,7 +990,7 @@ static ecs_status register_all(const ecs_host *h, tf_state *t)
                           .entities_destroyed = mgr_entities_destroyed,
                           .count = mgr_count,
                           .write_component = mgr_write,
-                          .load_component = mgr_load};
+                          .read_component = mgr_read};
     ecs_status s = h->register_manager(h, &m);
     if (s != ECS_OK) return s;
     ecs_transform_api api = {sizeof api,

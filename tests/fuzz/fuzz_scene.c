@@ -5,6 +5,9 @@
  * Each input is written to a temporary .json file and loaded with host_scene_load():
  * - a failed load must leave the world empty (all or nothing): no live entity, no
  *   component in any manager, nothing left to announce;
+ * - a load that succeeds must have read valid JSON: the strict parser (unique keys) takes
+ *   the same input (the loader's first pass only matches the brackets of component values;
+ *   this checks that every byte was checked by someone all the same);
  * - a load that succeeds is saved, the world emptied, the saved file loaded again (it must
  *   load) and saved again: both saves must hold the same scene (see same_scene). Then
  *   everything is destroyed and announced and the world must be empty again.
@@ -21,6 +24,7 @@
 #include <cjson/cJSON.h>
 
 #include "fixture.h"
+#include "jparse.h"
 #include "json.h"
 #include "log.h"
 #include "scene.h"
@@ -160,6 +164,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         empty_world(); /* the store's top-level keys */
         return 0;
     }
+    cJSON *strict = host_jparse_keys((const char *)data, size, NULL, true, NULL);
+    if (!strict) finding("a scene that is not valid JSON loaded");
+    cJSON_Delete(strict);
     if (host_scene_save(world.w, saved) != ECS_OK) finding("a loaded scene could not be saved");
     empty_world();
     if (host_scene_load(world.w, saved) != ECS_OK) finding("a saved scene does not load");
