@@ -1139,10 +1139,9 @@ static void Reload_transform_under_mesh_keeps_world_matrices_and_bounds(void **s
 /* The manifest disables transform: mesh, which depends on it, is parked first; both keep
  * their components as JSON, references (parents) included. Enabled again, both come back
  * and every parent, position and bound is what the scene said. */
-static void Reload_disabled_transform_comes_back_with_its_hierarchy(void **state)
+/* The scene of the hierarchy tests: a <- b <- c, and d (with a mesh) under a. */
+static void write_hierarchy_scene(fixture *f)
 {
-    fixture *f = *state;
-    char manifest[4096];
     assert_int_equal(
         harness_write_file(
             f->scene,
@@ -1154,23 +1153,11 @@ static void Reload_disabled_transform_comes_back_with_its_hierarchy(void **state
             "\"bounds\": {\"min\": [-1, -1, -1], \"max\": [1, 1, 1]}}]}]}\n",
             0600),
         0);
-    put_copy(f, TRANSFORM_SO, "transform.so");
-    put_copy(f, MESH_SO, "mesh.so");
-    START(f, "loaded mesh", NULL);
-    path_in_dir(f, "manifest.json", manifest, sizeof manifest);
-    assert_int_equal(
-        harness_write_file(
-            manifest, "{\"plugins\": [{\"name\": \"transform\", \"disabled\": true}]}\n", 0644),
-        0);
-    WAIT_LINE(f, "plugin 'mesh' parked: it depends on plugin 'transform', which is disabled by "
-                 "manifest.json; its components are kept");
-    WAIT_LINE(f, "plugin 'transform' unloaded; its components are kept");
-    let_run(f, 100);
-    assert_int_equal(harness_write_file(manifest, "{\"plugins\": []}\n", 0644), 0);
-    WAIT_LINE(f, "plugin 'mesh' comes back");
-    WAIT_NTH(f, "restored the kept components of", 2);
-    STOP(f);
-    EXPECT_ABSENT(f, "[error]");
+}
+
+/* The file saved at exit holds that hierarchy again: every parent, position and bound. */
+static void check_hierarchy_saved(fixture *f)
+{
     char *saved = harness_read_file(f->out, NULL);
     cJSON *doc = saved ? cJSON_Parse(saved) : NULL, *e;
     assert_non_null(doc);
@@ -1206,6 +1193,49 @@ static void Reload_disabled_transform_comes_back_with_its_hierarchy(void **state
     assert_int_equal(checked, 4);
     cJSON_Delete(doc);
     free(saved);
+}
+
+static void Reload_disabled_transform_comes_back_with_its_hierarchy(void **state)
+{
+    fixture *f = *state;
+    char manifest[4096];
+    write_hierarchy_scene(f);
+    put_copy(f, TRANSFORM_SO, "transform.so");
+    put_copy(f, MESH_SO, "mesh.so");
+    START(f, "loaded mesh", NULL);
+    path_in_dir(f, "manifest.json", manifest, sizeof manifest);
+    assert_int_equal(
+        harness_write_file(
+            manifest, "{\"plugins\": [{\"name\": \"transform\", \"disabled\": true}]}\n", 0644),
+        0);
+    WAIT_LINE(f, "plugin 'mesh' parked: it depends on plugin 'transform', which is disabled by "
+                 "manifest.json; its components are kept");
+    WAIT_LINE(f, "plugin 'transform' unloaded; its components are kept");
+    let_run(f, 100);
+    assert_int_equal(harness_write_file(manifest, "{\"plugins\": []}\n", 0644), 0);
+    WAIT_LINE(f, "plugin 'mesh' comes back");
+    WAIT_NTH(f, "restored the kept components of", 2);
+    STOP(f);
+    EXPECT_ABSENT(f, "[error]");
+    check_hierarchy_saved(f);
+}
+
+/* A reload of transform to another state_version migrates the whole hierarchy through
+ * JSON: the capture is in order (parents first), so the new version's readers start at
+ * the values the capture noted, and the parents resolve through ids read only then. */
+static void Reload_transform_layout_change_migrates_its_hierarchy(void **state)
+{
+    fixture *f = *state;
+    write_hierarchy_scene(f);
+    put_copy(f, TRANSFORM_SO, "transform.so");
+    put_copy(f, MESH_SO, "mesh.so");
+    START(f, "loaded mesh", NULL);
+    put_rename(f, "transform_layout2", "transform.so");
+    WAIT_LINE(f, "reload: transform 1.0.0 -> 1.0.0: JSON migration, 4 components kept");
+    let_run(f, 100);
+    STOP(f);
+    EXPECT_ABSENT(f, "[error]");
+    check_hierarchy_saved(f);
 }
 
 /* ---- Polling ---- */
@@ -1746,6 +1776,7 @@ int main(void)
         TEST(Reload_manifest_disabling_a_provider_parks_its_users),
         TEST(Reload_transform_under_mesh_keeps_world_matrices_and_bounds),
         TEST(Reload_disabled_transform_comes_back_with_its_hierarchy),
+        TEST(Reload_transform_layout_change_migrates_its_hierarchy),
         TEST(Reload_poll_mode_detects_a_new_build),
         TEST(Reload_has_its_slice_in_the_trace),
         TEST(Reload_watches_every_plugin_folder),

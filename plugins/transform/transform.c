@@ -57,7 +57,9 @@
 #include "ecs_soa.h"
 #include "transform_api.h"
 
-#define STATE_LAYOUT  1u         /* == state_version: checked when a state is adopted */
+#ifndef STATE_LAYOUT    /* a test build gives another to make a reload migrate through JSON */
+#define STATE_LAYOUT 1u /* == state_version: checked when a state is adopted */
+#endif
 #define NO_BIT        UINT32_MAX /* no signatures: a host without them */
 #define MANAGER_NAME  "transform"
 #define NONE          ECS_SOA_NONE
