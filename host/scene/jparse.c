@@ -134,6 +134,15 @@ static bool arena_grow(host_json_arena *a, size_t need)
 
 /* ---- the parser's state ------------------------------------------------------------ */
 
+/* A key of an open object: where its '"' is, and its length when it has no escape
+ * (KEY_ESCAPED otherwise: decoded when compared). */
+typedef struct key_note {
+    const char *at;
+    size_t plain_len;
+} key_note;
+
+#define KEY_ESCAPED SIZE_MAX
+
 typedef struct parser {
     const char *p, *end;    /* the next byte to read; the end of the text */
     host_json_arena *arena; /* NULL: malloc mode */
@@ -141,8 +150,8 @@ typedef struct parser {
     size_t scratch_cap;
     host_jparse_status status; /* the first error */
     const char *error_at;
-    bool unique_keys;  /* refuse a key twice in one object, and \u0000 in a string */
-    const char **keys; /* unique_keys: where each key of the open objects starts */
+    bool unique_keys; /* refuse a key twice in one object, and \u0000 in a string */
+    key_note *keys;   /* unique_keys: where each key of the open objects starts */
     size_t nkeys, capkeys;
     const char *first_at; /* HOST_JPARSE_DUPLICATE_KEY: the first occurrence */
 } parser;
@@ -544,16 +553,16 @@ static bool parse_scalar(parser *p, cJSON *v)
  * ':' read; p->p is left at its value. NULL with the error set. */
 /* unique_keys: remember where the key of a new object member starts (its object's keys
  * start at p->keys[base], checked when it closes: keys_unique). */
-static bool note_key(parser *p, const char *key_at)
+static bool note_key(parser *p, const char *key_at, size_t plain_len)
 {
     if (p->nkeys == p->capkeys) {
         size_t cap = p->capkeys ? p->capkeys * 2 : 64;
-        const char **keys = realloc(p->keys, cap * sizeof *keys);
+        key_note *keys = realloc(p->keys, cap * sizeof *keys);
         if (!keys) return fail(p, HOST_JPARSE_OUT_OF_MEMORY, key_at);
         p->keys = keys;
         p->capkeys = cap;
     }
-    p->keys[p->nkeys++] = key_at;
+    p->keys[p->nkeys++] = (key_note){key_at, plain_len};
     return true;
 }
 
@@ -574,8 +583,13 @@ static int key_ref_order(const void *a, const void *b)
 }
 
 /* The key whose '"' is at `at` (already checked) into *k. */
-static bool key_text(parser *p, const char *at, size_t i, key_ref *k)
+static bool key_text(parser *p, const key_note *note, size_t i, key_ref *k)
 {
+    const char *at = note->at;
+    if (note->plain_len != KEY_ESCAPED) { /* its text as it stands */
+        *k = (key_ref){at + 1, note->plain_len, i, false};
+        return true;
+    }
     const char *s, *saved = p->p;
     size_t n;
     bool escaped;
@@ -605,8 +619,8 @@ static bool keys_unique(parser *p, size_t base)
     size_t n = p->nkeys - base, got = 0, dup = n, first = 0;
     if (n < 2) return true;
     key_ref small[16], *refs = n <= 16 ? small : malloc(n * sizeof *refs);
-    if (!refs) return fail(p, HOST_JPARSE_OUT_OF_MEMORY, p->keys[base]);
-    while (got < n && key_text(p, p->keys[base + got], got, &refs[got])) got++;
+    if (!refs) return fail(p, HOST_JPARSE_OUT_OF_MEMORY, p->keys[base].at);
+    while (got < n && key_text(p, &p->keys[base + got], got, &refs[got])) got++;
     if (got == n && n <= 16) {
         for (size_t j = 1; j < n && dup == n; j++)
             for (size_t i = 0; i < j; i++)
@@ -626,8 +640,8 @@ static bool keys_unique(parser *p, size_t base)
     if (refs != small) free(refs);
     if (got < n) return false;
     if (dup == n) return true;
-    p->first_at = p->keys[base + first];
-    return fail(p, HOST_JPARSE_DUPLICATE_KEY, p->keys[base + dup]);
+    p->first_at = p->keys[base + first].at;
+    return fail(p, HOST_JPARSE_DUPLICATE_KEY, p->keys[base + dup].at);
 }
 
 static cJSON *new_child(parser *p, cJSON *parent)
@@ -640,7 +654,9 @@ static cJSON *new_child(parser *p, cJSON *parent)
         if (*p->p != '"') return fail(p, HOST_JPARSE_EXPECTED_KEY, p->p), NULL;
         const char *key_at = p->p;
         if (!parse_string(p, &v->string)) return NULL;
-        if (p->unique_keys && !note_key(p, key_at)) return NULL;
+        size_t raw = (size_t)(p->p - key_at) - 2; /* an escape always makes a key shorter */
+        if (p->unique_keys && !note_key(p, key_at, strlen(v->string) == raw ? raw : KEY_ESCAPED))
+            return NULL;
         skip_space(p);
         if (p->p == p->end) return fail(p, HOST_JPARSE_END_OF_TEXT, p->p), NULL;
         if (*p->p != ':') return fail(p, HOST_JPARSE_EXPECTED_COLON, p->p), NULL;
@@ -1157,7 +1173,7 @@ static bool jr_key(ecs_json_reader *api, const char **key)
     const char *at = r->p.p;
     if (*at != '"') return jr_lex_fail(r, HOST_JPARSE_EXPECTED_KEY, at);
     if (!lex_string(&r->p, &s, &n, &escaped)) return jr_syntax(r);
-    if (!r->checked && !note_key(&r->p, at)) return jr_syntax(r);
+    if (!r->checked && !note_key(&r->p, at, escaped ? KEY_ESCAPED : n)) return jr_syntax(r);
     skip_space(&r->p);
     if (r->p.p == r->p.end) return jr_lex_fail(r, HOST_JPARSE_END_OF_TEXT, r->p.p);
     if (*r->p.p != ':') return jr_lex_fail(r, HOST_JPARSE_EXPECTED_COLON, r->p.p);

@@ -4,6 +4,7 @@
 #include "plugin_file.h"
 #include "jparse.h"
 #include "log.h"
+#include "mem.h"
 
 #define HOST_JSON_MAX_BYTES                                                                        \
     ((size_t)8 << 30) /* 8 GiB: a scene file (4 M entities: ~1.1 GB), not a disk */
@@ -63,6 +64,7 @@ char *host_json_read_text(const char *path, size_t *len, char *err, size_t errle
     }
     size_t cap = st.st_size > 0 ? (size_t)st.st_size + 1 : 4096, n = 0;
     char *buf = cap <= HOST_JSON_MAX_BYTES ? malloc(cap) : NULL;
+    if (buf && cap >= ((size_t)4 << 20)) host_mem_advise_huge(buf, cap); /* fewer faults */
     while (buf) {
         n += fread(buf + n, 1, cap - 1 - n, f);
         if (n < cap - 1 || feof(f)) break;
