@@ -15,23 +15,21 @@
  * t the host's frame time. An entity without a transform is left alone.
  *
  * Scene JSON (every key optional; unknown keys and bad values are errors that name the
- * file, line and key through host->scene_error):
+ * file, line, column and JSON path, through the host's reader):
  *   "bob": { "axis": [0, 1, 0], "amplitude": 1, "frequency": 1, "phase": 0,
  *            "center": [x, y, z] }
  *
  * Reload: the state starts with its layout number (BOB_STATE_VERSION, also the plugin's
  * state_version); a new build with the same number adopts the old state, a different one
- * gets the components back through save_component / load_component.
+ * gets the components back through write_component / read_component (the host's JSON
+ * writer and reader: no JSON library in the plugin).
  */
-#include <cjson/cJSON.h>
-#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ecs_math.h"
-#include "ecs_json.h"
 #include "ecs_plugin.h"
 #include "ecs_soa.h"
 #include "transform_api.h"
@@ -135,102 +133,78 @@ static uint32_t bob_count(void *state)
     return ((bob_state *)state)->soa.count;
 }
 
-static cJSON *vec3_json(ecs_vec3 v)
-{
-    const double d[3] = {ecs_json_float(v.x), ecs_json_float(v.y), ecs_json_float(v.z)};
-    return cJSON_CreateDoubleArray(d, 3);
-}
-
-/* [scene-save] e's component as a new JSON object in *out (NULL when e has none). */
-static ecs_status bob_save(void *state, ecs_entity e, cJSON **out)
+/* [scene-save] e's component through the host's JSON writer; nothing when e has none. */
+static ecs_status bob_write(void *state, ecs_entity e, ecs_json_writer *w)
 {
     bob_state *b = (bob_state *)state;
-    *out = NULL;
     uint32_t i = ecs_soa_lookup(&b->soa, F_ENTITY, &b->map, e);
     if (i == ECS_SOA_NONE) return ECS_OK;
     const bob_motion *m = &motions(b)[i];
-    cJSON *o = cJSON_CreateObject();
-    if (!o || !cJSON_AddItemToObject(o, "axis", vec3_json(m->axis)) ||
-        !cJSON_AddNumberToObject(o, "amplitude", ecs_json_float(m->amplitude)) ||
-        !cJSON_AddNumberToObject(o, "frequency", ecs_json_float(m->frequency)) ||
-        !cJSON_AddNumberToObject(o, "phase", ecs_json_float(m->phase)) ||
-        ((flags(b)[i] & FLAG_HAS_CENTER) &&
-         !cJSON_AddItemToObject(o, "center", vec3_json(centers(b)[i])))) {
-        cJSON_Delete(o);
-        return ECS_ERR_NO_MEMORY;
+    const ecs_vec3 c = centers(b)[i];
+    const float axis[3] = {m->axis.x, m->axis.y, m->axis.z}, center[3] = {c.x, c.y, c.z};
+    w->begin_object(w);
+    w->key(w, "axis");
+    w->array_f32(w, axis, 3);
+    w->key(w, "amplitude");
+    w->number_f32(w, m->amplitude);
+    w->key(w, "frequency");
+    w->number_f32(w, m->frequency);
+    w->key(w, "phase");
+    w->number_f32(w, m->phase);
+    if (flags(b)[i] & FLAG_HAS_CENTER) {
+        w->key(w, "center");
+        w->array_f32(w, center, 3);
     }
-    *out = o;
+    w->end_object(w);
     return ECS_OK;
 }
 
-/* A number that fits a float into *out; otherwise a scene error at j. */
-static ecs_status read_number(bob_state *b, const cJSON *j, float *out)
-{
-    if (!cJSON_IsNumber(j) || !(fabs(j->valuedouble) <= FLT_MAX)) { /* also NaN */
-        b->host->scene_error(b->host, j, "expected a finite number (float range)");
-        return ECS_ERR_BAD_VALUE;
-    }
-    *out = (float)j->valuedouble;
-    return ECS_OK;
-}
-
-/* An array of 3 finite numbers into *out; otherwise a scene error at j. */
-static ecs_status read_vec3(bob_state *b, const cJSON *j, ecs_vec3 *out)
+/* The value of key (r stands before it) into *m, or into *center (setting
+ * FLAG_HAS_CENTER in *fl). On a bad value the reader fails, naming it. */
+static void read_key(ecs_json_reader *r, const char *key, bob_motion *m, ecs_vec3 *center,
+                     uint8_t *fl)
 {
     float v[3];
-    if (!cJSON_IsArray(j) || cJSON_GetArraySize(j) != 3) {
-        b->host->scene_error(b->host, j, "expected an array of 3 numbers");
-        return ECS_ERR_BAD_VALUE;
-    }
-    for (int k = 0; k < 3; k++)
-        if (read_number(b, cJSON_GetArrayItem(j, k), &v[k]) != ECS_OK) return ECS_ERR_BAD_VALUE;
-    *out = ecs_vec3_make(v[0], v[1], v[2]);
-    return ECS_OK;
-}
-
-/* Read key j of the component into *m, or into *center (setting FLAG_HAS_CENTER in *fl). */
-static ecs_status read_key(bob_state *b, const cJSON *j, bob_motion *m, ecs_vec3 *center,
-                           uint8_t *fl)
-{
-    if (strcmp(j->string, "axis") == 0) return read_vec3(b, j, &m->axis);
-    if (strcmp(j->string, "amplitude") == 0) return read_number(b, j, &m->amplitude);
-    if (strcmp(j->string, "phase") == 0) return read_number(b, j, &m->phase);
-    if (strcmp(j->string, "frequency") == 0) {
-        if (read_number(b, j, &m->frequency) != ECS_OK) return ECS_ERR_BAD_VALUE;
-        if (m->frequency >= 0) return ECS_OK;
-        b->host->scene_error(b->host, j, "expected a frequency >= 0 (hertz)");
-        return ECS_ERR_BAD_VALUE;
-    }
-    if (strcmp(j->string, "center") == 0) {
+    if (strcmp(key, "axis") == 0) {
+        if (r->array_f32(r, v, 3)) m->axis = ecs_vec3_make(v[0], v[1], v[2]);
+    } else if (strcmp(key, "amplitude") == 0) {
+        r->number_f32(r, &m->amplitude);
+    } else if (strcmp(key, "phase") == 0) {
+        r->number_f32(r, &m->phase);
+    } else if (strcmp(key, "frequency") == 0) {
+        if (r->number_f32(r, &m->frequency) && !(m->frequency >= 0))
+            r->error(r, "expected a frequency >= 0 (hertz)");
+    } else if (strcmp(key, "center") == 0) {
         *fl |= FLAG_HAS_CENTER;
-        return read_vec3(b, j, center);
+        if (r->array_f32(r, v, 3)) *center = ecs_vec3_make(v[0], v[1], v[2]);
+    } else {
+        r->error(r, "unknown key (expected axis, amplitude, frequency, phase or center)");
     }
-    b->host->scene_error(b->host, j,
-                         "unknown key (expected axis, amplitude, frequency, phase or center)");
-    return ECS_ERR_BAD_VALUE;
 }
 
-/* [scene-load] Give e the component json describes. Every value is checked before the
- * instance is made, so on error e is left without one. */
-static ecs_status bob_load(void *state, ecs_entity e, const cJSON *json)
+/* [scene-load] Give e the component r stands before, replacing the one it has (an
+ * inspector edit). Every value is read before anything changes, so on error e keeps
+ * what it had. */
+static ecs_status bob_read(void *state, ecs_entity e, ecs_json_reader *r)
 {
     bob_state *b = (bob_state *)state;
     bob_motion m = {{0, 1, 0}, 1.0f, 1.0f, 0.0f};
     ecs_vec3 center = {0, 0, 0};
     uint8_t fl = 0;
-    uint32_t i;
-    if (ecs_soa_lookup(&b->soa, F_ENTITY, &b->map, e) != ECS_SOA_NONE) {
-        b->host->scene_error(b->host, json, "the entity has a bob component already");
-        return ECS_ERR_EXISTS;
-    }
-    if (!cJSON_IsObject(json)) {
-        b->host->scene_error(b->host, json, "expected an object {\"amplitude\": 1, ...}");
+    const char *key;
+    ecs_json_type type = r->peek(r);
+    if (type != ECS_JSON_OBJECT) {
+        ecs_json_refuse(r, type, "an object {\"amplitude\": 1, ...}");
         return ECS_ERR_BAD_VALUE;
     }
-    for (const cJSON *j = json->child; j; j = j->next)
-        if (read_key(b, j, &m, &center, &fl) != ECS_OK) return ECS_ERR_BAD_VALUE;
-    ecs_status s = add_instance(b, e, &i);
-    if (s != ECS_OK) return s;
+    r->begin_object(r);
+    while (r->key(r, &key)) read_key(r, key, &m, &center, &fl);
+    if (r->failed(r)) return ECS_ERR_BAD_VALUE;
+    uint32_t i = ecs_soa_lookup(&b->soa, F_ENTITY, &b->map, e);
+    if (i == ECS_SOA_NONE) {
+        ecs_status s = add_instance(b, e, &i);
+        if (s != ECS_OK) return s;
+    }
     motions(b)[i] = m;
     centers(b)[i] = center;
     flags(b)[i] = fl;
@@ -289,8 +263,8 @@ static ecs_status plugin_load(const ecs_host *h, const ecs_load_args *args, void
                           .update = bob_update,
                           .entities_destroyed = bob_entities_destroyed,
                           .count = bob_count,
-                          .save_component = bob_save,
-                          .load_component = bob_load};
+                          .write_component = bob_write,
+                          .read_component = bob_read};
     ecs_status s = h->register_manager(h, &m);
     if (s != ECS_OK) {
         if (prev)
