@@ -810,7 +810,7 @@ static bool prepare(scene_load *l)
         l->nkept = 0;
         cJSON_Delete(l->extra);
         l->extra = NULL;
-        index_document(l, r, HOST_JR_STRICT);
+        ok = index_document(l, r, HOST_JR_STRICT); /* its word is the last */
     }
     ok = ok && check_ids(l, r);
     host_jr_free(r);
