@@ -1011,6 +1011,100 @@ static ecs_status save_with(scene_test *t, world_test *w, const char *out,
 /* A manager that writes invalid JSON (a misuse, a value nested deeper than a scene may be,
  * a NaN in a cJSON value) fails the save with one line naming it, the entity and the
  * mistake; the old file stays; a value exactly as deep as allowed saves and loads back. */
+/* Managers that misuse the reader (read_component), for Scene_load_refuses_misused_readers. */
+static ecs_status lazy_read(void *state, ecs_entity e, ecs_json_reader *r)
+{
+    (void)state, (void)e, (void)r;
+    return ECS_OK; /* reads nothing */
+}
+
+static ecs_status open_read(void *state, ecs_entity e, ecs_json_reader *r)
+{
+    (void)state, (void)e;
+    r->begin_object(r); /* and never closes it */
+    return ECS_OK;
+}
+
+static ecs_status greedy_read(void *state, ecs_entity e, ecs_json_reader *r)
+{
+    (void)state, (void)e;
+    double x;
+    (r->skip)(r);
+    return r->number(r, &x) ? ECS_OK : ECS_ERR_BAD_VALUE; /* past its value */
+}
+
+static ecs_status silent_read(void *state, ecs_entity e, ecs_json_reader *r)
+{
+    (void)state, (void)e;
+    (r->skip)(r);
+    return ECS_ERR_BAD_VALUE; /* refuses without a word */
+}
+
+/* Load in with transform's read_component replaced by `reader` (NULL: its own); the
+ * status, and what the host logged in *said (free it). */
+static ecs_status load_with(scene_test *t, world_test *w, const char *in,
+                            ecs_status (*reader)(void *, ecs_entity, ecs_json_reader *),
+                            char **said)
+{
+    char log[PATH_SIZE];
+    host_manager *tf = NULL;
+    for (size_t m = 0; m < w->f.w->manager_count; m++)
+        if (!strcmp(w->f.w->managers[m]->name, "transform")) tf = w->f.w->managers[m];
+    assert_non_null(tf);
+    ecs_status (*real)(void *, ecs_entity, ecs_json_reader *) = tf->desc.read_component;
+    if (reader) tf->desc.read_component = reader; /* NULL: the real one */
+    fflush(stderr);
+    int saved_fd = dup(2),
+        fd = open(path_in(t, "load-log.txt", log), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(saved_fd >= 0 && fd >= 0);
+    dup2(fd, 2);
+    close(fd);
+    ecs_status s = host_scene_load(w->f.w, in);
+    fflush(stderr);
+    dup2(saved_fd, 2);
+    close(saved_fd);
+    tf->desc.read_component = real;
+    *said = read_all(log);
+    return s;
+}
+
+/* A manager that misuses its reader fails the load with a message naming it and the
+ * place, and the world is as it was: no entity made by the load is left. */
+static void Scene_load_refuses_misused_readers(void **state)
+{
+    scene_test *t = *state;
+    world_test *w = world_open(t);
+    char in[PATH_SIZE];
+    char *text = tree_scene("t", 3, "");
+    write_scene(t, "misread.json", text, in);
+    free(text);
+    static const struct {
+        ecs_status (*reader)(void *, ecs_entity, ecs_json_reader *);
+        const char *why;
+    } c[] = {
+        {lazy_read, "manager 'transform' returned from read_component before reading its whole "
+                    "value (a plugin bug)"},
+        {open_read, "before reading its whole value"},
+        {greedy_read, "read past the end of the value"},
+        {silent_read, "manager 'transform' refused it: "},
+    };
+    world_counts before = counts_of(w);
+    for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+        char *said = NULL;
+        assert_int_not_equal(load_with(t, w, in, c[k].reader, &said), ECS_OK);
+        if (!strstr(said, c[k].why) || !strstr(said, "misread.json:") ||
+            !strstr(said, "entities[0].transform"))
+            fail_msg("case %zu: unclear log: %s", k, said);
+        free(said);
+        world_counts after = counts_of(w);
+        assert_memory_equal(&after, &before, sizeof after);
+    }
+    char *said = NULL; /* and the real reader loads it */
+    assert_int_equal(load_with(t, w, in, NULL, &said), ECS_OK);
+    free(said);
+    assert_int_equal(host_entities_live(w->f.w->entities), before.live + 3);
+}
+
 static void Scene_save_refuses_invalid_writer_output(void **state)
 {
     scene_test *t = *state;
@@ -1464,6 +1558,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(Scene_save_that_cannot_rename_leaves_no_temporary_file,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(Scene_save_refuses_invalid_writer_output, setup, teardown),
+        cmocka_unit_test_setup_teardown(Scene_load_refuses_misused_readers, setup, teardown),
         cmocka_unit_test_setup_teardown(Scene_doc_examples_load, setup, teardown),
         cmocka_unit_test_setup_teardown(Scene_demo_example_loads_with_its_hierarchy, setup,
                                         teardown),

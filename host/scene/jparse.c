@@ -1003,7 +1003,7 @@ static bool jr_due(host_jreader *r)
         } else if (r->depth > 0) {
             return jr_message(r, r->p.p, "a value read where a key is due (call key() first)");
         } else {
-            return jr_message(r, r->p.p, "read past the end of the value");
+            return jr_message(r, r->top_at, "read past the end of the value");
         }
     }
     skip_space(&r->p);
