@@ -356,8 +356,10 @@ static bool keep_value(scene_load *l, uint32_t entity, size_t key_at, size_t val
 /* The manager among l->mgrs that loads components named key, or l->managers. */
 static size_t manager_named(const scene_load *l, const char *key)
 {
-    for (size_t m = 0; m < l->managers; m++)
-        if (host_manager_loads(l->mgrs[m]) && !strcmp(l->mgrs[m]->name, key)) return m;
+    for (size_t m = 0; m < l->managers; m++) { /* the first byte rules most out */
+        const char *name = l->mgrs[m]->name;
+        if (name[0] == key[0] && host_manager_loads(l->mgrs[m]) && !strcmp(name, key)) return m;
+    }
     return l->managers;
 }
 
@@ -384,13 +386,14 @@ static bool index_entity(scene_load *l, host_jreader *r)
     api->begin_object(api);
     while (api->key(api, &key)) {
         size_t key_at = host_jr_last(r), value_at = host_jr_offset(r);
-        if (strcmp(key, "id") == 0 && l->captured) { /* the host's own: read when asked */
+        bool is_id = key[0] == 'i' && key[1] == 'd' && !key[2];
+        if (is_id && l->captured) { /* the host's own: read when asked */
             l->id_at[i] = value_at;
             l->ids[i] = "";
             api->skip(api);
             continue;
         }
-        if (strcmp(key, "id") == 0) {
+        if (is_id) {
             if (api->peek(api) != ECS_JSON_STRING || !api->string(api, &id, &n) || !n) {
                 if (!api->failed(api))
                     load_fail_at(l, value_at, "expected \"id\": a non-empty string");
