@@ -259,9 +259,10 @@ typedef enum ecs_json_type {
 /* [scene-load] A JSON reader for read_component: the fast way to load, values pulled
  * straight from the scene file's text with no cJSON tree in between (the mirror image of
  * ecs_json_writer). The reader stands before the component's one value; read it whole.
- * Objects: begin_object, then `while (r->key(r, &k))` read (or skip) the member's value;
- * key() returns false at the '}' and closes the object. Arrays: begin_array, then
- * `while (r->more(r))` read one element each time; more() returns false at the ']'.
+ * Objects: begin_object, then `while (r->key(r, &k))` read the member's value (one left
+ * unread is passed over by the next key()); key() returns false at the '}' and closes the
+ * object. Arrays: begin_array, then `while (r->more(r))` read one element each time (a
+ * read without more() takes the next element too); more() returns false at the ']'.
  *
  * Every reading call returns false when the value is not of its kind ("expected a
  * number, found a string"), and then the reader has failed: it keeps the first error,
@@ -269,9 +270,10 @@ typedef enum ecs_json_type {
  * false (peek: ECS_JSON_END) so a manager may read on and check once. A manager that
  * dislikes a value it read says so with error() (located at the value or key read last)
  * and returns an error status; one whose reader failed returns ECS_ERR_BAD_VALUE.
- * Strings are valid until the next call on the reader. The text has been checked as
- * JSON before any manager reads it: a manager only ever sees its own mistakes and the
- * file's content. The reader is valid only during the call. */
+ * Strings are valid until the next call on the reader. The reader checks the text as it
+ * reads it (and what it passes over): a syntax error fails it like a value of the wrong
+ * kind, with the parser's message ("expected ',' or ']' after an array element").
+ * The reader is valid only during the call. */
 typedef struct ecs_json_reader ecs_json_reader;
 struct ecs_json_reader {
     uint32_t struct_size; /* sizeof(ecs_json_reader) as the host was built */
@@ -292,7 +294,7 @@ struct ecs_json_reader {
     /* A number as the nearest float; one beyond a float's range is an error. */
     bool (*number_f32)(ecs_json_reader *r, float *x);
     /* An array of exactly n numbers into x[0..n) as floats (a vector, a quaternion):
-     * "expected an array of 3 numbers" otherwise. */
+     * "expected an array of 3 finite numbers, found 2 elements" otherwise. */
     bool (*array_f32)(ecs_json_reader *r, float *x, uint32_t n);
     /* A string (UTF-8, NUL-terminated; \u0000 is refused in scene files) and its
      * length in *len (may be NULL). */
