@@ -1139,20 +1139,23 @@ static void Reload_transform_under_mesh_keeps_world_matrices_and_bounds(void **s
 /* The manifest disables transform: mesh, which depends on it, is parked first; both keep
  * their components as JSON, references (parents) included. Enabled again, both come back
  * and every parent, position and bound is what the scene said. */
-/* The scene of the hierarchy tests: a <- b <- c, and d (with a mesh) under a. */
-static void write_hierarchy_scene(fixture *f)
+/* The scene of the hierarchy tests: a <- b <- c, and d (with a mesh) under a; parents
+ * listed first, or children first (a save, or a migration's capture, must then put the
+ * referenced entities first itself). */
+static void write_hierarchy_scene(fixture *f, bool children_first)
 {
-    assert_int_equal(
-        harness_write_file(
-            f->scene,
-            "{\"version\": 1, \"entities\": [\n"
-            " {\"id\": \"a\", \"transform\": {\"position\": [1, 0, 0]}},\n"
-            " {\"id\": \"b\", \"transform\": {\"position\": [0, 2, 0], \"parent\": \"a\"}},\n"
-            " {\"id\": \"c\", \"transform\": {\"position\": [0, 0, 3], \"parent\": \"b\"}},\n"
-            " {\"id\": \"d\", \"transform\": {\"parent\": \"a\"}, \"mesh\": [{\"mesh\": \"m\", "
-            "\"bounds\": {\"min\": [-1, -1, -1], \"max\": [1, 1, 1]}}]}]}\n",
-            0600),
-        0);
+    static const char *const line[] = {
+        " {\"id\": \"a\", \"transform\": {\"position\": [1, 0, 0]}}",
+        " {\"id\": \"b\", \"transform\": {\"position\": [0, 2, 0], \"parent\": \"a\"}}",
+        " {\"id\": \"c\", \"transform\": {\"position\": [0, 0, 3], \"parent\": \"b\"}}",
+        " {\"id\": \"d\", \"transform\": {\"parent\": \"a\"}, \"mesh\": [{\"mesh\": \"m\", "
+        "\"bounds\": {\"min\": [-1, -1, -1], \"max\": [1, 1, 1]}}]}"};
+    char text[1024];
+    int o[4] = {0, 1, 2, 3}, r[4] = {2, 1, 3, 0}; /* c, b, d, a */
+    const int *order = children_first ? r : o;
+    snprintf(text, sizeof text, "{\"version\": 1, \"entities\": [\n%s,\n%s,\n%s,\n%s]}\n",
+             line[order[0]], line[order[1]], line[order[2]], line[order[3]]);
+    assert_int_equal(harness_write_file(f->scene, text, 0600), 0);
 }
 
 /* The file saved at exit holds that hierarchy again: every parent, position and bound. */
@@ -1199,7 +1202,7 @@ static void Reload_disabled_transform_comes_back_with_its_hierarchy(void **state
 {
     fixture *f = *state;
     char manifest[4096];
-    write_hierarchy_scene(f);
+    write_hierarchy_scene(f, false);
     put_copy(f, TRANSFORM_SO, "transform.so");
     put_copy(f, MESH_SO, "mesh.so");
     START(f, "loaded mesh", NULL);
@@ -1221,12 +1224,12 @@ static void Reload_disabled_transform_comes_back_with_its_hierarchy(void **state
 }
 
 /* A reload of transform to another state_version migrates the whole hierarchy through
- * JSON: the capture is in order (parents first), so the new version's readers start at
- * the values the capture noted, and the parents resolve through ids read only then. */
-static void Reload_transform_layout_change_migrates_its_hierarchy(void **state)
+ * JSON. Parents listed first: the capture is in order, so the new version's readers start
+ * at the values the capture noted, and the parents resolve through ids read only then.
+ * Children first: the capture reorders its text, and the restore reads it whole. */
+static void check_layout_change_migrates_hierarchy(fixture *f, bool children_first)
 {
-    fixture *f = *state;
-    write_hierarchy_scene(f);
+    write_hierarchy_scene(f, children_first);
     put_copy(f, TRANSFORM_SO, "transform.so");
     put_copy(f, MESH_SO, "mesh.so");
     START(f, "loaded mesh", NULL);
@@ -1236,6 +1239,16 @@ static void Reload_transform_layout_change_migrates_its_hierarchy(void **state)
     STOP(f);
     EXPECT_ABSENT(f, "[error]");
     check_hierarchy_saved(f);
+}
+
+static void Reload_transform_layout_change_migrates_its_hierarchy(void **state)
+{
+    check_layout_change_migrates_hierarchy(*state, false);
+}
+
+static void Reload_transform_layout_change_migrates_a_hierarchy_listed_children_first(void **state)
+{
+    check_layout_change_migrates_hierarchy(*state, true);
 }
 
 /* ---- Polling ---- */
@@ -1777,6 +1790,7 @@ int main(void)
         TEST(Reload_transform_under_mesh_keeps_world_matrices_and_bounds),
         TEST(Reload_disabled_transform_comes_back_with_its_hierarchy),
         TEST(Reload_transform_layout_change_migrates_its_hierarchy),
+        TEST(Reload_transform_layout_change_migrates_a_hierarchy_listed_children_first),
         TEST(Reload_poll_mode_detects_a_new_build),
         TEST(Reload_has_its_slice_in_the_trace),
         TEST(Reload_watches_every_plugin_folder),
