@@ -219,7 +219,8 @@ static ecs_query_desc desc_of(const query *q)
 }
 
 /* Every entity of a view of q, in visiting order, into out: walked with view_next, and
- * again with view_next_many in batches of 1, 3 and 64, which must give the same sequence. */
+ * again with view_next_many in batches of 1, 3, 64 and 256 (eight at a time inside), which must
+ * give the same sequence. */
 static uint32_t view_list(const vworld *v, const query *q, ecs_entity *out)
 {
     static ecs_entity again[MAX_IDS];
@@ -232,7 +233,7 @@ static uint32_t view_list(const vworld *v, const query *q, ecs_entity *out)
         assert_true(n < MAX_IDS);
         out[n++] = e;
     }
-    static const uint32_t batches[] = {1, 3, 64};
+    static const uint32_t batches[] = {1, 3, 64, 256};
     for (size_t b = 0; b < sizeof batches / sizeof batches[0]; b++) {
         assert_int_equal(v->h->view_init(v->h, &d, &view), ECS_OK);
         uint32_t m = 0, got;
@@ -927,6 +928,43 @@ static void View_tests_signature_bits_only_when_every_manager_reports(void **sta
     vworld_close(&v);
 }
 
+/* A view checks each entity's generation against the host's: on indices reused once (the
+ * ids of a second generation), walked in batches (eight entities at a time inside), it
+ * gives the live ones that match and none of those destroyed this frame, like view_next. */
+static void View_walks_reused_indices_and_skips_the_destroyed(void **state)
+{
+    (void)state;
+    vworld v;
+    vworld_open(&v, real_plugins, NULL, manifest_with("{\"managers\": 2, \"signature\": true}"),
+                false);
+    enum { N = ECS_MINIMUM_FREE_INDICES + 1000 };
+    static ecs_entity e[N];
+    assert_int_equal(host_entity_create_many(v.w->entities, e, N), ECS_OK);
+    for (int i = 0; i < N; i++) assert_int_equal(host_entity_destroy(v.w->entities, e[i]), ECS_OK);
+    host_world_frame(v.w); /* announced: the indices become reusable */
+    host_world_frame(v.w);
+    assert_int_equal(host_entity_create_many(v.w->entities, e, N), ECS_OK);
+    uint32_t reused = 0;
+    for (int i = 0; i < N; i++) {
+        reused += ecs_entity_generation(e[i]) > 0;
+        assert_int_equal(v.vp->add(v.vp->self, 0, e[i]), ECS_OK);
+        if (i % 3 == 0) assert_int_equal(v.vp->add(v.vp->self, 1, e[i]), ECS_OK);
+    }
+    assert_true(reused >= 1000);
+    for (int i = 0; i < N; i += 7) /* dead, not announced: still in the managers' lists */
+        assert_int_equal(host_entity_destroy(v.w->entities, e[i]), ECS_OK);
+    static const query both = {{"c0", "c1", NULL}, {NULL}}, not_c1 = {{"c0", NULL}, {"c1", NULL}};
+    static uint32_t want[MAX_IDS];
+    static ecs_entity got[MAX_IDS];
+    const query *qs[] = {&both, &not_c1};
+    for (int k = 0; k < 2; k++) {
+        uint32_t nw = reference(&v, qs[k], e, N, want);
+        assert_true(nw > 100);
+        expect_set("view of reused indices", 0, 0, want, nw, got, view_list(&v, qs[k], got));
+    }
+    vworld_close(&v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -941,6 +979,7 @@ int main(void)
         cmocka_unit_test(Bad_calls_at_run_time_are_refused_naming_the_plugin),
         cmocka_unit_test(View_walks_the_smallest_manager),
         cmocka_unit_test(View_tests_signature_bits_only_when_every_manager_reports),
+        cmocka_unit_test(View_walks_reused_indices_and_skips_the_destroyed),
         cmocka_unit_test(Safe_mode_catches_a_crashing_system), /* last: installs the guard */
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

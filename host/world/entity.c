@@ -18,6 +18,9 @@
 
 #define INDEX_COUNT (1u << ECS_ENTITY_INDEX_BITS)
 #define RING_MASK   (INDEX_COUNT - 1u)
+/* The alive keys and 64 bytes more: a view reads each key as the low half of a 32-bit word
+ * (view.c, eight at a time), which for the last index reaches 2 bytes past the keys. */
+#define KEY_BYTES ((size_t)INDEX_COUNT * sizeof(uint16_t) + 64u)
 
 struct host_entities {
     uint8_t *generation; /* INDEX_COUNT bytes, reserved once */
@@ -41,7 +44,7 @@ host_entities *host_entities_new(void)
     if (!em) return NULL;
     em->generation = reserve(INDEX_COUNT);
     em->ring = reserve((size_t)INDEX_COUNT * sizeof(uint32_t));
-    em->key = reserve((size_t)INDEX_COUNT * sizeof(uint16_t));
+    em->key = reserve(KEY_BYTES);
     if (!em->generation || !em->ring || !em->key) goto error;
     em->generation[0] = 0xFF; /* index 0 is never handed out: null is never alive */
     em->next_fresh = 1;
@@ -56,7 +59,7 @@ void host_entities_free(host_entities *em)
     if (!em) return;
     if (em->generation) munmap(em->generation, INDEX_COUNT);
     if (em->ring) munmap(em->ring, (size_t)INDEX_COUNT * sizeof(uint32_t));
-    if (em->key) munmap(em->key, (size_t)INDEX_COUNT * sizeof(uint16_t));
+    if (em->key) munmap(em->key, KEY_BYTES);
     free(em);
 }
 

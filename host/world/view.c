@@ -156,30 +156,144 @@ static inline uint32_t column_bit(const uint64_t *column, uint32_t i)
     return (uint32_t)(column[i >> 6] >> (i & 63)) & 1u;
 }
 
-/* The signature walk: n column tests per entity, the first n_with wanting 1. Branches, not
- * a branch-free count: the outcome is usually predictable, and a count would make each
- * entity's store wait for the previous entity's loads. Two managers (one column) is the
- * common case and has its own loop. */
+/* One column test per entity (two managers in the query, the common case), entities
+ * list[i..end) into out from out[got]; returns the new got. No branch per entity: each
+ * entity is stored at out[got] and got grows by its verdict, so a query whose outcome is a
+ * coin toss (a tenth of the entities named, say) costs what a predictable one does. The
+ * caller makes sure out has end - i slots from got. */
+static uint32_t sig1_scalar(const ecs_entity *restrict list, uint32_t i, uint32_t end,
+                            const uint64_t *column, uint32_t flip, const uint16_t *keys,
+                            ecs_entity *restrict out, uint32_t got)
+{
+    for (; i < end; i++) {
+        ecs_entity e = list[i];
+        out[got] = e;
+        got +=
+            (column_bit(column, e.id & ECS_ENTITY_INDEX_MASK) ^ flip) & ecs_alive_exact_in(keys, e);
+    }
+    return got;
+}
+
+typedef uint32_t (*sig1_fn)(const ecs_entity *restrict, uint32_t, uint32_t, const uint64_t *,
+                            uint32_t, const uint16_t *, ecs_entity *restrict, uint32_t);
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+/* lanes[m]: the lanes set in the 8-bit mask m, in order, 4 bits each (the rest 0): the
+ * permutation that packs an AVX2 vector's chosen entities to its front. */
+static uint32_t lanes[256];
+
+static void lanes_init(void)
+{
+    for (uint32_t m = 0; m < 256; m++) {
+        uint32_t packed = 0, n = 0;
+        for (uint32_t b = 0; b < 8; b++)
+            if (m >> b & 1u) packed |= b << (4 * n++);
+        lanes[m] = packed;
+    }
+}
+
+/* sig1_scalar, eight entities at a time with AVX2: the column words and the alive keys
+ * gathered, the verdicts as a mask, the chosen entities packed and stored at out[got]
+ * (eight lanes written, got grows by the number chosen). The keys are gathered as 32-bit
+ * words at key i's address (the entity manager pads its keys so the last one can be read
+ * that way) and the upper half dropped. */
+__attribute__((target("avx2,popcnt"))) static uint32_t
+sig1_avx2(const ecs_entity *restrict list, uint32_t i, uint32_t end, const uint64_t *column,
+          uint32_t flip, const uint16_t *keys, ecs_entity *restrict out, uint32_t got)
+{
+    const __m256i mask = _mm256_set1_epi32((int)ECS_ENTITY_INDEX_MASK);
+    const __m256i low16 = _mm256_set1_epi32(0xFFFF), k256 = _mm256_set1_epi32(256);
+    const __m256i want = _mm256_set1_epi32((int)(flip ^ 1u)), one = _mm256_set1_epi32(1);
+    const __m256i thirty_one = _mm256_set1_epi32(31),
+                  nibbles = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
+    const __m256i fifteen = _mm256_set1_epi32(15);
+    const int *words = (const int *)column, *key_words = (const int *)keys;
+    for (; end - i >= 8; i += 8) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(list + i));
+        __m256i x = _mm256_and_si256(v, mask);
+        __m256i w = _mm256_i32gather_epi32(words, _mm256_srli_epi32(x, 5), 4);
+        __m256i bit = _mm256_and_si256(_mm256_srlv_epi32(w, _mm256_and_si256(x, thirty_one)), one);
+        __m256i k = _mm256_and_si256(_mm256_i32gather_epi32(key_words, x, 2), low16);
+        __m256i ok = _mm256_and_si256(
+            _mm256_cmpeq_epi32(bit, want),
+            _mm256_cmpeq_epi32(k, _mm256_add_epi32(_mm256_srli_epi32(v, 22), k256)));
+        uint32_t m = (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(ok));
+        __m256i perm =
+            _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32((int)lanes[m]), nibbles), fifteen);
+        _mm256_storeu_si256((__m256i *)(out + got), _mm256_permutevar8x32_epi32(v, perm));
+        got += (uint32_t)__builtin_popcount(m);
+    }
+    return sig1_scalar(list, i, end, column, flip, keys, out, got);
+}
+
+/* sig1_avx2 where the processor has AVX2, else sig1_scalar; chosen once. */
+static sig1_fn sig1_pick(void)
+{
+    static sig1_fn chosen;
+    if (!chosen) {
+        __builtin_cpu_init();
+        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt")) {
+            lanes_init();
+            chosen = sig1_avx2;
+        } else {
+            chosen = sig1_scalar;
+        }
+    }
+    return chosen;
+}
+#else
+static sig1_fn sig1_pick(void)
+{
+    return sig1_scalar;
+}
+#endif
+
+/* next_sig for one entity (view_next): a plain loop that stops at the first match. */
+static uint32_t next_sig_one(ecs_view *v, uint32_t n_with, uint32_t n, const uint16_t *keys,
+                             ecs_entity *out)
+{
+    uint32_t i = v->next, count = v->count;
+    for (; i < count; i++) {
+        ecs_entity e = v->list[i];
+        uint32_t x = e.id & ECS_ENTITY_INDEX_MASK, ok = 1;
+        for (uint32_t k = 0; k < n; k++)
+            ok &= column_bit((const uint64_t *)v->host[1 + k], x) == (k < n_with);
+        if (ok && ecs_alive_exact_in(keys, e)) {
+            *out = e;
+            v->next = i + 1;
+            return 1;
+        }
+    }
+    v->next = i;
+    return 0;
+}
+
+/* The signature walk: n column tests per entity, the first n_with wanting 1, and the alive
+ * check, without a branch per entity (see sig1_scalar). Each round runs at most max - got
+ * entities, so the unconditional stores stay inside out. */
 static uint32_t next_sig(ecs_view *v, uint32_t n_with, uint32_t n, const uint16_t *keys,
                          ecs_entity *restrict out, uint32_t max)
 {
     const ecs_entity *restrict list = v->list;
-    const uint64_t *c0 = (const uint64_t *)v->host[1];
     uint32_t i = v->next, count = v->count, got = 0;
-    if (n == 1) {
-        uint32_t want = n_with;
-        for (; i < count && got < max; i++) {
-            ecs_entity e = list[i];
-            if (column_bit(c0, e.id & ECS_ENTITY_INDEX_MASK) == want && ecs_alive_exact_in(keys, e))
-                out[got++] = e;
+    if (max == 1) return next_sig_one(v, n_with, n, keys, out);
+    sig1_fn sig1 = n == 1 ? sig1_pick() : NULL;
+    while (i < count && got < max) {
+        uint32_t end = count - i > max - got ? i + (max - got) : count;
+        if (sig1) {
+            got = sig1(list, i, end, (const uint64_t *)v->host[1], n_with ^ 1u, keys, out, got);
+            i = end;
+            continue;
         }
-    } else {
-        for (; i < count && got < max; i++) {
+        for (; i < end; i++) {
             ecs_entity e = list[i];
-            uint32_t x = e.id & ECS_ENTITY_INDEX_MASK, ok = 1;
+            uint32_t x = e.id & ECS_ENTITY_INDEX_MASK, ok = ecs_alive_exact_in(keys, e);
             for (uint32_t k = 0; k < n; k++) /* none: the walked manager alone */
                 ok &= column_bit((const uint64_t *)v->host[1 + k], x) == (k < n_with);
-            if (ok && ecs_alive_exact_in(keys, e)) out[got++] = e;
+            out[got] = e;
+            got += ok;
         }
     }
     v->next = i;
