@@ -24,6 +24,7 @@ typedef struct host_options {
     int64_t frames;          /* -1: until SIGINT/SIGTERM */
     double fps;              /* 0: as fast as possible */
     bool stats, list, strict, allow_insecure, no_timing;
+    uint32_t timing_every; /* --timing-every: time the updates on one frame in this many */
     const char *trace_path;
     const char *scene_path; /* --scene: load it after the plugins */
     const char *save_path;  /* --save: write the world there at exit */

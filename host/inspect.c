@@ -257,7 +257,7 @@ static cJSON *schedule_json(host_inspector *in)
     cJSON *v = cJSON_CreateObject(), *steps = cJSON_AddArrayToObject(v, "steps");
     host_step *rows = malloc((w->manager_count + w->system_count + 1) * sizeof *rows);
     size_t n = rows ? host_schedule_all(w, rows) : 0;
-    double frame_total = (double)w->frame_timing.total_ns;
+    double frame_total = (double)w->timed_frames_ns; /* the frames the steps were timed in */
     for (size_t i = 0; i < n; i++) {
         const host_manager *m = rows[i].m;
         const host_system *s = rows[i].s;

@@ -218,6 +218,7 @@ int main(int argc, char **argv)
     }
     code = HOST_EXIT_OK;
     w->time_managers = !opt.no_timing;
+    w->time_every = opt.timing_every;
     w->safe = opt.safe && host_guard_install();
     w->probe = probe_config(&opt);
     install_signals();

@@ -426,29 +426,43 @@ static void Frame_numbers_dt_and_time_increase(void **state)
     }
 }
 
-static void Frame_timing_one_sample_per_manager_per_frame(void **state)
+/* With --timing-every 1, one sample per manager per frame; by default one per manager on
+ * one frame in HOST_TIME_EVERY (frames 0, 8, 16 of 17), the frame itself timed on all. The
+ * managers' times are parts of the timed frames. */
+static void Frame_timing_one_sample_per_manager_per_timed_frame(void **state)
 {
     fixture *fx = *state;
     fx->sleep_ns = 2000000; /* 2 ms */
     add_manager(fx, "slow", true, true)->on_update = sleep_in_update;
     add_manager(fx, "fast1", true, true);
     add_manager(fx, "fast2", true, false);
-    enum { FRAMES = 7 };
-    for (int f = 0; f < FRAMES; f++) host_world_frame(fx->w);
     host_world *w = fx->w;
-    uint64_t managers_total = 0;
-    for (size_t i = 0; i < w->manager_count; i++) {
-        const host_timing *t = &w->managers[i]->timing;
-        if (t->count != FRAMES)
-            fail_msg("manager %s: %llu samples after %d frames", w->managers[i]->name,
-                     (unsigned long long)t->count, FRAMES);
-        managers_total += t->total_ns;
+    static const struct {
+        uint32_t every;
+        int frames, timed;
+    } runs[] = {{1, 7, 7}, {HOST_TIME_EVERY, 2 * HOST_TIME_EVERY + 1, 3}};
+    uint64_t before = 0, frames_before = 0;
+    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+        w->time_every = runs[r].every;
+        w->frame.frame = 0; /* frame 0 is a timed one */
+        for (int f = 0; f < runs[r].frames; f++) host_world_frame(w);
+        uint64_t managers_total = 0, timed = (uint64_t)runs[r].timed;
+        for (size_t i = 0; i < w->manager_count; i++) {
+            const host_timing *t = &w->managers[i]->timing;
+            if (t->count != before + timed)
+                fail_msg("every %u: manager %s: %llu samples after %d more frames", runs[r].every,
+                         w->managers[i]->name, (unsigned long long)t->count, runs[r].frames);
+            managers_total += t->total_ns;
+        }
+        before += timed;
+        frames_before += (uint64_t)runs[r].frames;
+        assert_int_equal(w->frame_timing.count, frames_before);
+        assert_int_equal(w->timed_frames, before);
+        const host_timing *slow = &w->managers[0]->timing;
+        assert_true(slow->max_ns >= fx->sleep_ns);
+        assert_true(slow->total_ns >= before * fx->sleep_ns);
+        assert_true(managers_total <= w->timed_frames_ns); /* parts of the timed frames */
     }
-    assert_int_equal(w->frame_timing.count, FRAMES);
-    const host_timing *slow = &w->managers[0]->timing;
-    assert_true(slow->max_ns >= fx->sleep_ns);
-    assert_true(slow->total_ns >= FRAMES * fx->sleep_ns);
-    assert_true(managers_total <= w->frame_timing.total_ns); /* parts of the frame */
 }
 
 static void Frame_untimed_loop_still_updates_in_order_and_announces(void **state)
@@ -480,7 +494,7 @@ int main(void)
         TEST(Announce_indices_not_reused_until_after_announcement),
         TEST(Announce_cascade_arrives_as_later_batches_in_same_frame),
         TEST(Frame_numbers_dt_and_time_increase),
-        TEST(Frame_timing_one_sample_per_manager_per_frame),
+        TEST(Frame_timing_one_sample_per_manager_per_timed_frame),
         TEST(Frame_untimed_loop_still_updates_in_order_and_announces),
     };
     return cmocka_run_group_tests_name("announce", tests, NULL, NULL);

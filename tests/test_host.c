@@ -797,6 +797,20 @@ static int count_slices(const cJSON *events, const char *name, const char *cat)
     return n;
 }
 
+/* The updates are timed on one frame in 8 by default (frames 0, 8, 16 of 17), on every
+ * frame with --timing-every 1, and --stats says on how many. */
+static void Host_stats_says_on_how_many_frames_updates_were_timed(void **state)
+{
+    fixture *f = *state;
+    ADD(f, "counter");
+    HOST(f, "--stats", "--frames", "17");
+    EXPECT_EXIT(f, 0);
+    EXPECT_OUT(f, "updates timed on 3 of the 17 frames (--timing-every 8)");
+    HOST(f, "--stats", "--timing-every", "1", "--frames", "5");
+    EXPECT_EXIT(f, 0);
+    EXPECT_OUT(f, "updates timed on 5 of the 5 frames (--timing-every 1)");
+}
+
 static void Host_stats_with_no_timing_still_counts_frames(void **state)
 {
     fixture *f = *state;
@@ -890,6 +904,8 @@ static void Host_usage_errors_exit_2(void **state)
         {"--frames", "1.5", "DIR", "--frames needs a whole number >= 0, not '1.5'"},
         {"--frames", "", "DIR", "--frames needs a whole number >= 0, not ''"},
         {"--fps", "fast", "DIR", "--fps needs a number from 0 to 1e6, not 'fast'"},
+        {"--timing-every", "0", "DIR",
+         "--timing-every needs a whole number from 1 to 1000000, not '0'"},
         {"DIR", "--frames", NULL, "option '--frames' needs a value"},
         {"--no-installed-plugins", NULL, NULL,
          "no plugin folder: --no-installed-plugins needs a PLUGIN_DIR or ECS_PLUGIN_PATH"},
@@ -1308,6 +1324,7 @@ int main(void)
         TEST(Host_trace_to_missing_folder_exits_2_at_start),
         TEST(Host_quiet_logs_errors_only),
         TEST(Host_usage_errors_exit_2),
+        TEST(Host_stats_says_on_how_many_frames_updates_were_timed),
         TEST(Host_help_and_version_exit_0),
         TEST(Host_without_plugin_dir_uses_the_installed_folder),
         TEST(Host_several_plugin_folders_the_first_wins),

@@ -8,6 +8,10 @@
 
 #define HOST_TIMING_BUCKETS (64 * 16)
 
+/* Steps are timed on one frame in this many by default (host_world.time_every,
+ * --timing-every). */
+#define HOST_TIME_EVERY 8u
+
 typedef struct host_timing {
     uint64_t count, total_ns, max_ns;
     uint32_t bucket[HOST_TIMING_BUCKETS];

@@ -47,6 +47,7 @@ host_world *host_world_new(void)
         return NULL;
     }
     w->time_managers = true;
+    w->time_every = HOST_TIME_EVERY;
     host_clock_init(); /* the per-step timing's clock */
     return w;
 }
@@ -271,7 +272,8 @@ void host_world_frame(host_world *w)
     w->frame.time = (double)(start - w->start_ns) / 1e9;
     w->last_frame_ns = start;
 
-    bool timed = w->time_managers || w->trace;
+    bool timed = w->trace ||
+                 (w->time_managers && (w->time_every <= 1 || w->frame.frame % w->time_every == 0));
     uint64_t t0 = start;
     if (w->collections.active && host_collections_apply(&w->collections, &w->sig, w->entities) &&
         timed) {
@@ -285,6 +287,7 @@ void host_world_frame(host_world *w)
     uint64_t end = start + host_clock_ns(ticks, host_clock_ticks()); /* timed or not */
     if (w->trace) trace_slice(w, "destroyed", "announce", t0, end > t0 ? end : t0);
     host_timing_record(&w->frame_timing, end - start);
+    if (timed) w->timed_frames++, w->timed_frames_ns += end - start;
     w->frame.frame++;
 }
 
@@ -301,7 +304,7 @@ const char *host_world_entity_text(const host_world *w, ecs_entity e, char *buf,
  * its collection). */
 static void print_row(const host_world *w, FILE *out, const host_step *st)
 {
-    double frame_total = (double)w->frame_timing.total_ns;
+    double frame_total = (double)w->timed_frames_ns; /* the frames the steps were timed in */
     const host_manager *m = st->m;
     const host_system *s = st->s;
     const host_timing *t = m ? &m->timing : &s->timing;
@@ -331,4 +334,7 @@ void host_world_print_stats(const host_world *w, FILE *out)
             (unsigned long long)f->count, host_timing_mean(f) / 1e3,
             (double)host_timing_quantile(f, 0.99) / 1e3, (double)f->max_ns / 1e3,
             host_entities_live(w->entities));
+    fprintf(out, "updates timed on %llu of the %llu frames (--timing-every %u)\n",
+            (unsigned long long)w->timed_frames, (unsigned long long)f->count,
+            w->trace ? 1u : w->time_every);
 }

@@ -78,6 +78,11 @@ struct host_world {
     size_t destroyed_cap;
     host_timing frame_timing;
     bool time_managers; /* time each manager's update (default); off: a bare dispatch loop */
+    /* Time the steps on one frame in time_every (HOST_TIME_EVERY by default; 1: every
+     * frame): a clock read costs more than an empty update, so timing every step of every
+     * frame would cost more than the dispatch itself. A --trace times every frame. */
+    uint32_t time_every;
+    uint64_t timed_frames, timed_frames_ns; /* frames whose steps were timed, and their time */
     FILE *trace;
     uint64_t trace_origin_ns;
     bool trace_first;
