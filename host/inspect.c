@@ -45,6 +45,7 @@ typedef struct log_line {
 typedef struct step_mark {
     const void *step; /* the manager or system */
     uint64_t total_ns, count;
+    double last_us; /* what the previous request said: kept while no timed frame ran */
 } step_mark;
 
 struct host_inspector {
@@ -247,7 +248,7 @@ static step_mark *mark_of(host_inspector *in, const void *step)
     step_mark *v = realloc(in->marks, (in->mark_count + 1) * sizeof *v);
     if (!v) return NULL;
     in->marks = v;
-    in->marks[in->mark_count] = (step_mark){step, 0, 0};
+    in->marks[in->mark_count] = (step_mark){step, 0, 0, 0};
     return &in->marks[in->mark_count++];
 }
 
@@ -273,10 +274,10 @@ static cJSON *schedule_json(host_inspector *in)
             cJSON_AddNumberToObject(o, "components", c ? c->count : 0);
         }
         step_mark *mk = mark_of(in, m ? (const void *)m : (const void *)s);
-        double recent = 0;
+        double recent = mk ? mk->last_us : 0;
         if (mk && t->count > mk->count)
             recent = (double)(t->total_ns - mk->total_ns) / (double)(t->count - mk->count) / 1e3;
-        if (mk) mk->total_ns = t->total_ns, mk->count = t->count;
+        if (mk) mk->total_ns = t->total_ns, mk->count = t->count, mk->last_us = recent;
         cJSON_AddNumberToObject(o, "last_us", recent);
         cJSON_AddNumberToObject(o, "mean_us", host_timing_mean(t) / 1e3);
         cJSON_AddNumberToObject(o, "p99_us", (double)host_timing_quantile(t, 0.99) / 1e3);
