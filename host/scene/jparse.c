@@ -13,6 +13,7 @@
  * a pointer bump at the bottom of a block and a string one at its top.
  */
 #include "jparse.h"
+#include "jplain.h"
 
 #include "log.h"
 #include "mem.h"
@@ -225,42 +226,6 @@ static inline bool is_digit(char c)
 
 /* ---- strings ------------------------------------------------------------------------ */
 
-#define ONES  0x0101010101010101ull
-#define HIGHS 0x8080808080808080ull
-
-/* The first byte of [s, end) that ends a plain run of a string: '"', '\' or a control
- * character; end when none. 8 bytes at a time: a byte of x is flagged by
- * (x - ONES*k) & ~x & HIGHS when it is below k (k <= 0x80); a borrow can only flag bytes
- * above a flagged one, so the lowest flag is exact. */
-static const char *scan_plain(const char *s, const char *end)
-{
-#if defined(__SSE2__)
-    const __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\');
-    const __m128i space = _mm_set1_epi8((char)(0x20 ^ 0x80)), flip = _mm_set1_epi8((char)0x80);
-    for (; end - s >= 16; s += 16) { /* a control byte: signed (x ^ 0x80) < (0x20 ^ 0x80) */
-        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)s);
-        __m128i ctl = _mm_cmpgt_epi8(space, _mm_xor_si128(x, flip));
-        __m128i hit =
-            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, slash)), ctl);
-        int mask = _mm_movemask_epi8(hit);
-        if (mask) return s + __builtin_ctz((unsigned)mask);
-    }
-#endif
-#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    for (; end - s >= 8; s += 8) {
-        uint64_t w, q, b;
-        memcpy(&w, s, 8);
-        q = w ^ (ONES * '"');
-        b = w ^ (ONES * '\\');
-        uint64_t hit = ((q - ONES) & ~q) | ((b - ONES) & ~b) | ((w - ONES * 0x20) & ~w);
-        hit &= HIGHS;
-        if (hit) return s + (__builtin_ctzll(hit) >> 3);
-    }
-#endif
-    while (s < end && *s != '"' && *s != '\\' && (unsigned char)*s >= 0x20) s++;
-    return s;
-}
-
 /* Room for n bytes in the scratch buffer (allocated even for 0: memcpy wants a pointer). */
 static bool scratch_reserve(parser *p, size_t n)
 {
@@ -376,7 +341,7 @@ static bool lex_escaped(parser *p, const char *open, const char *at, const char 
             continue;
         }
         const char *run = at; /* a plain run up to the next '"', '\' or control */
-        at = scan_plain(at, p->end);
+        at = host_json_plain_end(at, p->end);
         if (!scratch_reserve(p, n + (size_t)(at - run)))
             return fail(p, HOST_JPARSE_OUT_OF_MEMORY, run);
         memcpy(p->scratch + n, run, (size_t)(at - run));
@@ -393,7 +358,7 @@ static bool lex_escaped(parser *p, const char *open, const char *at, const char 
  * *escaped says which. p->p moves past it. */
 static bool lex_string(parser *p, const char **out, size_t *n, bool *escaped)
 {
-    const char *open = p->p, *at = scan_plain(open + 1, p->end);
+    const char *open = p->p, *at = host_json_plain_end(open + 1, p->end);
     *escaped = at == p->end || *at != '"';
     if (*escaped) return lex_escaped(p, open, at, out, n);
     *out = open + 1;
@@ -1319,7 +1284,7 @@ static bool jr_boolean(ecs_json_reader *api, bool *b)
 static const char *skim_string(const char *s, const char *end)
 {
     for (s++;;) {
-        s = scan_plain(s, end);
+        s = host_json_plain_end(s, end);
         if (s >= end || (unsigned char)*s < 0x20) return NULL;
         if (*s == '"') return s + 1;
         if ((s += 2) > end) return NULL; /* an escape: its second byte cannot end the string */

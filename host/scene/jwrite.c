@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jplain.h"
 #include "mem.h"
 #include "number.h"
 
@@ -106,6 +107,62 @@ static size_t layout(char *out, bool negative, uint64_t sig, int k)
     return (size_t)(o - out);
 }
 
+/* Decimal digits of v (1-10): from its bit length, one comparison. */
+static int digit_count32(uint32_t v)
+{
+    static const uint32_t pow10[10] = {1u,      10u,      100u,      1000u,      10000u,
+                                       100000u, 1000000u, 10000000u, 100000000u, 1000000000u};
+    int n = ((32 - __builtin_clz(v | 1u)) * 1233) >> 12; /* bits * log10(2), at most 1 low */
+    return n + (n < 10 && v >= pow10[n]);
+}
+
+/* low (< 10^8) as eight ASCII digits, zeros in front, the first in the lowest byte: the
+ * digits computed side by side in one 64-bit word (two 4-digit halves, then four 2-digit
+ * quarters, then tens and ones; the multipliers are exact for these ranges), so the text
+ * is built in a register and stored at once, never stored piecemeal and read back. */
+static uint64_t eight_digits(uint32_t low)
+{
+    uint64_t x = (uint64_t)(low / 10000u) | (uint64_t)(low % 10000u) << 32;
+    uint64_t hundreds = ((x * 10486u) >> 20) & 0x0000007F0000007Full; /* x / 100 */
+    x -= hundreds * 100u;
+    uint64_t z = hundreds | x << 16;                            /* four 2-digit lanes */
+    uint64_t tens = ((z * 103u) >> 10) & 0x000F000F000F000Full; /* z / 10 */
+    return (tens | (z - tens * 10u) << 8) + 0x3030303030303030ull;
+}
+
+/* layout() for a float's digits (at most 9), built in registers and stored in 16-byte
+ * pieces; the exponent form goes to layout(). Writes up to 26 bytes of out (past the
+ * text's end): out must hold 32. */
+static size_t layout_f32(char *out, bool negative, uint32_t sig, int k)
+{
+    int n = digit_count32(sig), e = k + n - 1;
+    if (n > 9 || e < -4 || e >= 15) return layout(out, negative, sig, k);
+    __extension__ typedef unsigned __int128 u128;
+    u128 d = (u128)('0' + sig / 100000000u) | (u128)eight_digits(sig % 100000000u) << 8;
+    d >>= 8 * (9 - n); /* the n digits in the low bytes, zero bytes above */
+    char *o = out;
+    *o = '-';
+    o += negative;
+    if (e < 0) { /* 0.000ddd: at most three zeros after the point */
+        memcpy(o, "0.000", 5);
+        o += 1 - e;
+        memcpy(o, &d, 16);
+        o += n;
+    } else if (e + 1 >= n) { /* an integer: its digits, then zeros (at most 14) */
+        memcpy(o, &d, 16);
+        memcpy(o + n, "00000000000000", 14);
+        o += e + 1;
+    } else { /* d.ddd: the digits, the point over the first one after it, the rest on */
+        u128 rest = d >> (8 * (e + 1));
+        memcpy(o, &d, 16);
+        o[e + 1] = '.';
+        memcpy(o + e + 2, &rest, 16);
+        o += n + 1;
+    }
+    *o = '\0';
+    return (size_t)(o - out);
+}
+
 static size_t special(double x, char *out)
 {
     const char *t = isnan(x) || isinf(x) ? "null" : signbit(x) ? "-0" : "0";
@@ -127,7 +184,7 @@ size_t host_json_f32_text(float x, char *out)
     if (x == 0 || !isfinite(x)) return special(x, out);
     int k;
     uint64_t sig = host_number_shortest_f32(x, &k);
-    return layout(out, signbit(x), sig, k);
+    return layout_f32(out, signbit(x), (uint32_t)sig, k);
 }
 
 /* ---- the buffer ---- */
@@ -186,8 +243,8 @@ static void quoted_n(host_jwriter *w, const char *s, size_t n)
     if (!host_jw_reserve(w, n * 6 + 2)) return;
     char *o = w->buf + w->len;
     *o++ = '"';
-    const unsigned char *p = (const unsigned char *)s;
-    while (p < (const unsigned char *)s + n && !needs_escape(*p)) p++; /* most strings */
+    const unsigned char *p =
+        (const unsigned char *)host_json_plain_end(s, s + n); /* most: the end */
     memcpy(o, s, (size_t)(p - (const unsigned char *)s));
     o += p - (const unsigned char *)s;
     for (; *p; p++) {

@@ -934,6 +934,7 @@ typedef struct scene_save {
     ecs_entity *referenced; /* entities whose id was asked for */
     uint32_t ref_count, ref_cap;
     bool failed;
+    bool forward; /* an entity referred to one not saved yet: the order may change */
     /* a scene id of the save looks like a made one (e<index>, e<index>_<k>): made ids must
      * be checked against the table. Else they cannot collide (one per index), and a million
      * entities without scene ids skip two million table lookups. */
@@ -996,6 +997,8 @@ static int made_reserve(scene_save *v, uint32_t idx)
 static void edge_add(scene_save *v, ecs_entity e)
 {
     if (v->saving == UINT32_MAX || e.id == v->saving_entity.id) return;
+    uint32_t idx = ecs_entity_index(e);
+    if (idx >= v->cap || !v->written[idx]) v->forward = true;
     if (v->edge_count == v->edge_cap) {
         uint32_t cap = v->edge_cap ? v->edge_cap * 2 : 1024;
         save_edge *g = realloc(v->edges, cap * sizeof *g);
@@ -1114,6 +1117,11 @@ typedef struct capture {
     size_t *id_at; /* n: offset of the id's string */
     uint64_t *row; /* the object being written: its managers' offsets + 1 */
     size_t row_id; /* and its id's */
+    /* a save streams its text to the file while the order cannot change (no entity
+     * referred to one not saved yet, see order_references): the writer then holds only
+     * the objects from frags[flushed] on, ", " first, and its memory is reused */
+    struct save_file *stream;
+    uint32_t flushed; /* objects already in the file */
 } capture;
 
 static bool capture_add(capture *c, size_t start, ecs_entity e)
@@ -1325,41 +1333,54 @@ ecs_status host_scene_check_target(const char *path, char *resolved, size_t size
     return ECS_OK;
 }
 
-/* Write text to path through a temporary file in the same folder and a rename. A symlink
- * is written through to its target; anything but a regular file (or nothing) is refused;
- * an existing file keeps its mode (and, for root, its owner); a new one gets 0666 & ~umask.
- * On any failure the old file is untouched and the temporary file removed. */
-static ecs_status write_atomically(const char *path, struct iovec *iov, int n_iov)
+/* A save's file: a temporary file in the target's folder, renamed over the target when
+ * everything was written. A symlink is written through to its target; anything but a
+ * regular file (or nothing) is refused; an existing file keeps its mode (and, for root,
+ * its owner); a new one gets 0666 & ~umask. On any failure the old file is untouched and
+ * the temporary file removed. */
+typedef struct save_file {
+    const char *path; /* as the caller named it (messages) */
+    char target[PATH_MAX];
+    char *tmp;
+    int fd;
+    int err; /* the first failed write's errno */
+} save_file;
+
+/* Check path and create the temporary file. ECS_OK, or an error already reported. */
+static ecs_status save_file_open(save_file *f, const char *path)
 {
-    char target[PATH_MAX], why[PATH_MAX + 128], dir[PATH_MAX], prefix[64];
-    ecs_status s = host_scene_check_target(path, target, sizeof target, why, sizeof why);
+    char why[PATH_MAX + 128], dir[PATH_MAX], prefix[64];
+    *f = (save_file){.path = path, .fd = -1};
+    ecs_status s = host_scene_check_target(path, f->target, sizeof f->target, why, sizeof why);
     if (s != ECS_OK) {
         host_error("scene", "%s: %s (the old file, if any, is untouched)", path, why);
         return s;
     }
-    const char *slash = strrchr(target, '/'), *name = slash ? slash + 1 : target;
-    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - target) + (slash == target) : 1,
-             slash ? target : ".");
+    const char *slash = strrchr(f->target, '/'), *name = slash ? slash + 1 : f->target;
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - f->target) + (slash == f->target) : 1,
+             slash ? f->target : ".");
     temp_prefix(name, prefix, sizeof prefix);
     sweep_temp_files(dir, prefix);
     size_t n = strlen(dir) + strlen(prefix) + 32;
-    char *tmp = malloc(n);
-    if (!tmp) return ECS_ERR_NO_MEMORY;
-    snprintf(tmp, n, "%s/%s%d-XXXXXX", dir, prefix, (int)getpid());
-    int fd = mkstemp(tmp);
-    s = ECS_ERR_IO;
-    if (fd < 0) {
-        host_error("scene", "%s: cannot create a temporary file beside it: %s", path,
-                   strerror(errno));
-        free(tmp);
-        return s;
-    }
-    int at = 0, err = 0; /* iov[at..n_iov): still to write, advanced past what was written */
-    while (at < n_iov) {
-        ssize_t k = writev(fd, iov + at, n_iov - at < IOV_MAX ? n_iov - at : IOV_MAX);
+    if (!(f->tmp = malloc(n))) return ECS_ERR_NO_MEMORY;
+    snprintf(f->tmp, n, "%s/%s%d-XXXXXX", dir, prefix, (int)getpid());
+    if ((f->fd = mkstemp(f->tmp)) >= 0) return ECS_OK;
+    host_error("scene", "%s: cannot create a temporary file beside it: %s", path, strerror(errno));
+    free(f->tmp);
+    f->tmp = NULL;
+    return ECS_ERR_IO;
+}
+
+/* Append iov[0..n_iov) to the file (iov is advanced past what was written). After a failed
+ * write nothing more is written and the commit fails. */
+static void save_file_write(save_file *f, struct iovec *iov, int n_iov)
+{
+    int at = 0; /* iov[at..n_iov): still to write, advanced past what was written */
+    while (!f->err && at < n_iov) {
+        ssize_t k = writev(f->fd, iov + at, n_iov - at < IOV_MAX ? n_iov - at : IOV_MAX);
         if (k < 0 && errno == EINTR) continue;
         if (k <= 0) { /* a failed write (a full disk, a file size limit): no rename */
-            err = k < 0 ? errno : EIO;
+            f->err = k < 0 ? errno : EIO;
             break;
         }
         for (size_t left = (size_t)k; at < n_iov && left >= iov[at].iov_len; at++)
@@ -1369,25 +1390,36 @@ static ecs_status write_atomically(const char *path, struct iovec *iov, int n_io
             iov[at].iov_len -= (size_t)k;
         }
     }
+}
+
+/* Finish the file: with `keep` (everything was captured), its mode, fsync and the rename;
+ * else (or when anything fails) the temporary file is removed and the old file stays. The
+ * failure of a write, the mode or the rename is reported here. */
+static ecs_status save_file_close(save_file *f, bool keep)
+{
+    ecs_status s = ECS_ERR_IO;
     struct stat old;
     mode_t mask = umask(0);
     umask(mask);
-    bool exists = stat(target, &old) == 0;
-    bool ok = at == n_iov && fchmod(fd, exists ? old.st_mode & 07777 : 0666 & ~mask) == 0;
+    bool exists = stat(f->target, &old) == 0;
+    int err = f->err;
+    bool ok = keep && !err && fchmod(f->fd, exists ? old.st_mode & 07777 : 0666 & ~mask) == 0;
     if (ok && exists && geteuid() == 0 && (old.st_uid != 0 || old.st_gid != 0))
-        ok = fchown(fd, old.st_uid, old.st_gid) == 0; /* root saves a user's file: still theirs */
-    if (!err && !ok) err = errno;
-    if (ok && fsync(fd) != 0) ok = false, err = errno;
-    if (close(fd) != 0 && ok) ok = false, err = errno;
-    if (ok && rename(tmp, target) == 0)
+        ok =
+            fchown(f->fd, old.st_uid, old.st_gid) == 0; /* root saves a user's file: still theirs */
+    if (keep && !err && !ok) err = errno;
+    if (ok && fsync(f->fd) != 0) ok = false, err = errno;
+    if (close(f->fd) != 0 && ok) ok = false, err = errno;
+    if (ok && rename(f->tmp, f->target) == 0)
         s = ECS_OK;
-    else
+    else if (keep)
         host_error("scene",
                    "%s: could not write the scene: %s (the old file, if any, is "
                    "untouched)",
-                   path, strerror(err ? err : errno));
-    if (s != ECS_OK) unlink(tmp);
-    free(tmp);
+                   f->path, strerror(err ? err : errno));
+    if (s != ECS_OK) unlink(f->tmp);
+    free(f->tmp);
+    *f = (save_file){.fd = -1};
     return s;
 }
 
@@ -1483,6 +1515,35 @@ static bool order_references(scene_save *v, capture *c, uint32_t *pos_of)
     return ok;
 }
 
+/* The document's text before the first object. */
+static int document_head(char *buf, size_t size)
+{
+    return snprintf(buf, size, "{\n\t\"version\":\t%d,\n\t\"entities\":\t[", HOST_SCENE_VERSION);
+}
+
+#define STREAM_CHUNK ((size_t)256 << 10) /* a save writes its text in pieces of about this */
+
+/* Write the objects captured since the last call to the save's file (the document's head
+ * before the first) and empty the writer for the next ones. Only while the order is final:
+ * order_references keeps every object before the first one that refers forward where it
+ * is. A failed write is kept in the file's err (the save then fails at its end). */
+static void stream_out(capture *c)
+{
+    if (c->n == c->flushed) return;
+    char head[64];
+    struct iovec iov[2];
+    int n = 0;
+    size_t from = 0; /* the first object has no ", " before it */
+    if (c->flushed == 0) {
+        iov[n++] = (struct iovec){head, (size_t)document_head(head, sizeof head)};
+        from = c->frags[0].start;
+    }
+    iov[n++] = (struct iovec){c->jw.buf + from, c->jw.len - from};
+    save_file_write(c->stream, iov, n);
+    c->flushed = c->n;
+    c->jw.len = 0;
+}
+
 /* Capture every live entity with a component of mgrs (with_kept: or kept JSON, or a scene
  * id) as text into c. False when a manager failed or memory ran out. */
 static bool capture_run(scene_save *v, host_manager *const *mgrs, size_t count, bool with_kept,
@@ -1518,12 +1579,14 @@ static bool capture_run(scene_save *v, host_manager *const *mgrs, size_t count, 
     }
     w->scene_save = v;
     for (uint32_t i = 0; !error && i < n; i++) {
-        if (i == 100 && n > 200) error = !host_jw_reserve(&c->jw, c->jw.len / 100 * (n + n / 8));
+        if (i == 100 && n > 200 && !c->stream)
+            error = !host_jw_reserve(&c->jw, c->jw.len / 100 * (n + n / 8));
         v->saving = c->n;
         v->saving_entity = keys[i].e;
         error = !save_entity(v, c, mgrs, count, with_kept, keys[i].e) || error;
         v->saving = UINT32_MAX;
         if (c->n && c->ents[c->n - 1].id == keys[i].e.id) saved_mark(v, keys[i].e);
+        if (c->stream && !v->forward && c->jw.len >= STREAM_CHUNK) stream_out(c);
     }
     if (!error && v->edge_count) { /* referenced entities before the ones referring to them */
         pos_of = calloc((size_t)v->cap + 1, sizeof *pos_of);
@@ -1596,9 +1659,7 @@ static bool document(const capture *c, const cJSON *extra, pieces *d)
     host_jw_init(&d->head);
     host_jw_init(&d->tail);
     char head[64];
-    int h = snprintf(head, sizeof head, "{\n\t\"version\":\t%d,\n\t\"entities\":\t[",
-                     HOST_SCENE_VERSION);
-    host_jw_raw(&d->head, head, (size_t)h);
+    if (c->flushed == 0) host_jw_raw(&d->head, head, (size_t)document_head(head, sizeof head));
     host_jw_raw(&d->tail, "]", 1);
     const cJSON *x;
     cJSON_ArrayForEach(x, extra)
@@ -1609,20 +1670,21 @@ static bool document(const capture *c, const cJSON *extra, pieces *d)
         host_jw_finish(&d->tail);
     }
     host_jw_raw(&d->tail, "\n}\n", 3);
-    bool in_order = true; /* then one piece: each object follows the last one's ", " */
-    for (uint32_t i = 1; in_order && i < c->n; i++)
+    uint32_t first = c->flushed; /* the objects before it are in the file already */
+    bool in_order = first == 0 || first == c->n || c->frags[first].start == 2;
+    for (uint32_t i = first + 1; in_order && i < c->n; i++) /* then one piece */
         in_order = c->frags[i].start == c->frags[i - 1].start + c->frags[i - 1].len + 2;
-    uint32_t parts = c->n == 0 ? 0 : in_order ? 1 : c->n;
+    uint32_t parts = c->n == first ? 0 : in_order ? 1 : c->n - first;
     d->iov = malloc((parts + 2) * sizeof *d->iov);
     if (!d->iov || d->head.error || d->tail.error) return false;
     d->n = 0;
     d->iov[d->n++] = (struct iovec){d->head.buf, d->head.len};
-    if (in_order && c->n) {
+    if (in_order && c->n > first) { /* after streamed objects, with the first one's ", " */
         const frag *last = &c->frags[c->n - 1];
-        d->iov[d->n++] = (struct iovec){c->jw.buf + c->frags[0].start,
-                                        last->start + last->len - c->frags[0].start};
+        size_t from = c->frags[first].start - (first ? 2 : 0);
+        d->iov[d->n++] = (struct iovec){c->jw.buf + from, last->start + last->len - from};
     }
-    for (uint32_t i = 0; !in_order && i < c->n; i++) { /* from the second on, with ", " */
+    for (uint32_t i = first; !in_order && i < c->n; i++) { /* from the second on, with ", " */
         size_t skip = i ? 2 : 0;
         d->iov[d->n++] =
             (struct iovec){c->jw.buf + c->frags[i].start - skip, c->frags[i].len + skip};
@@ -1636,18 +1698,22 @@ static bool document(const capture *c, const cJSON *extra, pieces *d)
 ecs_status host_scene_save(host_world *w, const char *path)
 {
     scene_save v = {.w = w};
-    capture c = {0};
+    save_file f;
+    capture c = {.stream = &f};
     pieces d = {0};
+    ecs_status s = save_file_open(&f, path);
+    if (s != ECS_OK) return s;
     bool ok = capture_run(&v, w->managers, w->manager_count, true, 0, &c) &&
               document(&c, w->scene->extra, &d);
-    ecs_status s = ok ? write_atomically(path, d.iov, d.n) : ECS_ERR_NO_MEMORY;
+    if (ok) save_file_write(&f, d.iov, d.n);
+    s = save_file_close(&f, ok);
     if (!ok)
         host_error("scene", "%s: not saved: a manager failed or memory ran out", path);
     else if (s == ECS_OK)
         host_info("scene", "saved %u entities to %s", c.n, path);
     pieces_free(&d);
     save_free(&v, &c);
-    return s;
+    return ok ? s : ECS_ERR_NO_MEMORY;
 }
 
 /* ---- capture and restore: moving one plugin's components between its versions ---- */
@@ -1659,8 +1725,7 @@ bool host_scene_capture(host_world *w, host_manager *const *mgrs, size_t count,
     capture c = {.record = true};
     pieces d = {0};
     char head[64];
-    size_t h = (size_t)snprintf(head, sizeof head, "{\n\t\"version\":\t%d,\n\t\"entities\":\t[",
-                                HOST_SCENE_VERSION);
+    size_t h = (size_t)document_head(head, sizeof head);
     bool ok = capture_run(&v, mgrs, count, false, h - 2, &c) && document(&c, NULL, &d);
     char *text = NULL, **names = calloc(count + 1, sizeof *names);
     size_t at = 0;
