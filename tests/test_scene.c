@@ -905,6 +905,55 @@ static void Scene_saved_deep_hierarchy_loads_back(void **state)
     EXPECT_SAME_FILE(saved, again);
 }
 
+/* A save writes its text to the file in pieces while no entity has referred forward; from
+ * the first that does, the rest waits for the reordering. A world of 6000 named entities
+ * (over a megabyte of text, several pieces before and after), in chains of ten, whose
+ * entity 2000 (a chain's root) becomes the child of the last one: the last one's chain is
+ * saved before entity 2000, every other entity in index order, and the file loads back
+ * and saves again byte for byte. */
+static void Scene_save_in_pieces_still_puts_a_late_reference_first(void **state)
+{
+    scene_test *t = *state;
+    world_test *w = world_open(t);
+    enum { N = 6000, CHILD = 2000 };
+    static ecs_entity e[N];
+    const ecs_host *h = &w->f.w->plugins[0]->table;
+    assert_int_equal(h->entity_create_many(h, e, N), ECS_OK);
+    for (int i = 0; i < N; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "entity %04d of the streamed save", i);
+        assert_int_equal(w->dn->set(w->dn->self, e[i], name), ECS_OK);
+        ecs_entity parent = i % 10 ? e[i - 1] : ecs_entity_null(); /* chains of ten */
+        assert_int_equal(w->tf->add(w->tf->self, e[i], NULL, parent), ECS_OK);
+    }
+    assert_int_equal(w->tf->set_parent(w->tf->self, e[CHILD], e[N - 1]), ECS_OK);
+    char saved[PATH_SIZE], again[PATH_SIZE];
+    assert_int_equal(host_scene_save(w->f.w, path_in(t, "pieces.json", saved)), ECS_OK);
+    size_t len = 0;
+    char *text = harness_read_file(saved, &len);
+    assert_non_null(text);
+    assert_true(len > 4 * (256u << 10)); /* pieces were written before and after entity 2000 */
+    free(text);
+    cJSON *doc = read_json(saved);
+    const cJSON *list = cJSON_GetObjectItem(doc, "entities");
+    assert_int_equal(cJSON_GetArraySize(list), N);
+    for (int k = 0; k < N; k++) { /* 0..1999, 5990..5999 (5999's chain), 2000..5989 */
+        int want = k < CHILD ? k : k < CHILD + 10 ? N - 10 + (k - CHILD) : k - 10;
+        char name[64];
+        snprintf(name, sizeof name, "entity %04d of the streamed save", want);
+        const cJSON *dn = cJSON_GetObjectItem(cJSON_GetArrayItem(list, k), "debug_name");
+        if (!cJSON_IsString(dn) || strcmp(dn->valuestring, name) != 0)
+            fail_msg("entities[%d] is '%s', expected '%s'", k,
+                     cJSON_IsString(dn) ? dn->valuestring : "?", name);
+    }
+    cJSON_Delete(doc);
+    w = world_open(t);
+    assert_int_equal(host_scene_load(w->f.w, saved), ECS_OK);
+    assert_int_equal(w->tf->count(w->tf->self), N);
+    assert_int_equal(host_scene_save(w->f.w, path_in(t, "pieces-again.json", again)), ECS_OK);
+    EXPECT_SAME_FILE(saved, again);
+}
+
 /* The same scene loaded twice into one world: the save still has unique ids, and loads. */
 static void Scene_same_scene_loaded_twice_saves_unique_ids(void **state)
 {
@@ -1546,6 +1595,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(Scene_same_scene_loaded_twice_saves_unique_ids, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(Scene_save_order_survives_index_reuse, setup, teardown),
+        cmocka_unit_test_setup_teardown(Scene_save_in_pieces_still_puts_a_late_reference_first,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(Scene_round_trip_is_byte_identical, setup, teardown),
         cmocka_unit_test_setup_teardown(Scene_frames_then_save_writes_the_same_scene, setup,
                                         teardown),
