@@ -104,7 +104,7 @@ static int store_reserve(host_scene_store *s, uint32_t index)
 /* ---- string set: open addressing over positions, for scene ids ---- */
 
 typedef struct id_table {
-    uint32_t *slot; /* position + 1, 0 empty */
+    uint64_t *slot; /* the id's hash << 32 | its position + 1; 0 empty */
     uint32_t mask;
 } id_table;
 
@@ -125,15 +125,19 @@ static int table_init(id_table *t, uint32_t n)
 }
 
 /* The position stored under id (names[pos] compared), or -1; with `insert`, store pos
- * when absent and return -1. */
+ * when absent and return -1. The hash kept in each slot decides most probes without
+ * reading the other id (a cache miss each, in a table of a million). */
 static long table_find(id_table *t, const char *const *names, const char *id, long insert)
 {
-    for (uint32_t i = hash_str(id) & t->mask;; i = (i + 1) & t->mask) {
-        if (!t->slot[i]) {
-            if (insert >= 0) t->slot[i] = (uint32_t)insert + 1;
+    uint32_t h = hash_str(id);
+    for (uint32_t i = h & t->mask;; i = (i + 1) & t->mask) {
+        uint64_t s = t->slot[i];
+        if (!s) {
+            if (insert >= 0) t->slot[i] = (uint64_t)h << 32 | ((uint32_t)insert + 1);
             return -1;
         }
-        if (strcmp(names[t->slot[i] - 1], id) == 0) return (long)t->slot[i] - 1;
+        uint32_t pos = (uint32_t)s - 1;
+        if ((uint32_t)(s >> 32) == h && strcmp(names[pos], id) == 0) return (long)pos;
     }
 }
 
