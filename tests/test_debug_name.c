@@ -19,8 +19,8 @@
 #include "fixture.h"
 #include "plugins_fake/mini_host.h"
 
-#ifndef DEBUG_NAME_SO
-#error "DEBUG_NAME_SO must name the built debug_name.so"
+#if !defined(DEBUG_NAME_SO) || !defined(DEBUG_NAME_SEQ_SO)
+#error "DEBUG_NAME_SO and DEBUG_NAME_SEQ_SO must name the built debug_name.so and its test build"
 #endif
 
 /* ---- Fixture: the real plugin in a host_world ---------------------------------------- */
@@ -42,6 +42,18 @@ static int setup(void **state)
 {
     dn_test *t = calloc(1, sizeof *t);
     const char *const paths[] = {DEBUG_NAME_SO, NULL};
+    *state = t;
+    if (!t || fixture_open(&t->f, paths) != 0) return -1;
+    t->api = fixture_api(&t->f, ECS_DEBUG_NAME_API_NAME);
+    t->manager = manager_named(t->f.w, "debug_name");
+    return t->api && t->manager ? 0 : -1;
+}
+
+/* The same with the build of debug_name that renumbers its sequence often. */
+static int setup_seq(void **state)
+{
+    dn_test *t = calloc(1, sizeof *t);
+    const char *const paths[] = {DEBUG_NAME_SEQ_SO, NULL};
     *state = t;
     if (!t || fixture_open(&t->f, paths) != 0) return -1;
     t->api = fixture_api(&t->f, ECS_DEBUG_NAME_API_NAME);
@@ -402,10 +414,11 @@ static void check_model(dn_test *t, const model *m, uint64_t seed, int op)
         fail_msg("seed %" PRIu64 " op %d: count %u, want %u", seed, op, count(t), named);
 }
 
-static void DebugName_random_operations_match_a_model(void **state)
+/* MODEL_OPS random sets (of 200 names), clears, destroys and frames, checked against the
+ * model every `every` operations and at the end: with a large `every` the first find()
+ * comes after thousands of names, when the name index is first built. */
+static void run_model(dn_test *t, uint64_t seed, int every)
 {
-    dn_test *t = *state;
-    const uint64_t seed = 0x5eed0001ull;
     uint64_t rng = seed, clock = 0;
     model *m = calloc(1, sizeof *m);
     assert_non_null(m);
@@ -434,11 +447,29 @@ static void DebugName_random_operations_match_a_model(void **state)
         } else {
             fixture_frames(&t->f, 1);
         }
-        if (op % 2000 == 0) check_model(t, m, seed, op);
+        if (op % every == 0) check_model(t, m, seed, op);
     }
     fixture_frames(&t->f, 1);
     check_model(t, m, seed, MODEL_OPS);
     free(m);
+}
+
+static void DebugName_random_operations_match_a_model(void **state)
+{
+    run_model(*state, 0x5eed0001ull, 2000);
+}
+
+/* The index is built by the first find(), here after about 12,000 names were given. */
+static void DebugName_find_builds_its_index_late_and_matches_the_model(void **state)
+{
+    run_model(*state, 0x5eed0002ull, MODEL_OPS + 1);
+}
+
+/* The same model on a build whose sequence numbers are renumbered every 4,096 names given
+ * (SEQ_LIMIT): find() still takes the most recent holder across the renumberings. */
+static void DebugName_sequence_renumbering_keeps_find_order(void **state)
+{
+    run_model(*state, 0x5eed0003ull, 500);
 }
 
 /* ---- JSON through the manager ---------------------------------------------------------- */
@@ -645,6 +676,10 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(DebugName_format_named_unnamed_truncated, setup, teardown),
         cmocka_unit_test_setup_teardown(DebugName_random_operations_match_a_model, setup, teardown),
+        cmocka_unit_test_setup_teardown(DebugName_find_builds_its_index_late_and_matches_the_model,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(DebugName_sequence_renumbering_keeps_find_order, setup_seq,
+                                        teardown),
         cmocka_unit_test_setup_teardown(DebugName_json_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(DebugName_json_rejects_bad_values, setup, teardown),
         cmocka_unit_test_setup_teardown(DebugName_api_self_is_the_manager_state, setup, teardown),

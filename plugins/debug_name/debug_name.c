@@ -382,7 +382,7 @@ static ecs_status dn_set(void *self, ecs_entity e, const char *name)
         return refuse(s, name ? ECS_ERR_BAD_VALUE : ECS_ERR_INVALID_ARGUMENT, "set", e, problem);
     size_t len = strlen(name);
     uint32_t copy;
-    if ((s->next_seq == SEQ_LIMIT && renumber(s) != ECS_OK) ||
+    if ((s->next_seq >= SEQ_LIMIT && renumber(s) != ECS_OK) ||
         copy_name(s, name, len, s->next_seq, &copy) != ECS_OK)
         return refuse(s, ECS_ERR_NO_MEMORY, "set", e, "out of memory");
     uint32_t i = ecs_soa_lookup(&s->soa, F_ENTITY, &s->map, e);
