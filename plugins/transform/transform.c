@@ -524,8 +524,12 @@ static ecs_status add_instance(tf_state *t, ecs_entity e, const ecs_transform_lo
                                uint32_t *out)
 {
     uint32_t i = t->soa.count, cap = t->soa.capacity;
+    /* Doubling: each element moves once on average. The room is not given back
+     * (ecs_soa_give_back_room): the moves leave about 60 bytes per instance of old copies in
+     * the world array's room, which the next instances overwrite; giving them back made the
+     * W6 build about a fifth slower (a page fault per 64 instances added). */
     if (i == cap && ecs_soa_reserve(&t->soa, cap < 256 ? 256 : cap * 2) != ECS_OK)
-        return ECS_ERR_NO_MEMORY; /* doubling: each element moves once on average */
+        return ECS_ERR_NO_MEMORY;
     if (ecs_entity_map_set(&t->map, e, i) != ECS_OK) return ECS_ERR_NO_MEMORY;
     t->soa.count++; /* not ecs_soa_push: every field is written here, no need to zero it */
     ents(t)[i] = e;
