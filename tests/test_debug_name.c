@@ -220,6 +220,33 @@ static void DebugName_set_accepts_255_bytes_and_utf8(void **state)
     assert_entity_equal(find(t, longest), a);
 }
 
+/* Every length from 1 to 255 bytes (every slot size and its edges), named, half of them
+ * cleared and renamed from the freed slots, reads back whole. */
+static void DebugName_every_name_length_reads_back(void **state)
+{
+    dn_test *t = *state;
+    ecs_entity e[256];
+    char name[256];
+    for (int len = 1; len < 256; len++) {
+        e[len] = new_entity(t);
+        memset(name, 'a' + len % 26, (size_t)len);
+        name[len] = '\0';
+        assert_int_equal(set(t, e[len], name), ECS_OK);
+    }
+    for (int len = 1; len < 256; len += 2) {
+        assert_int_equal(t->api->clear(t->api->self, e[len]), ECS_OK);
+        memset(name, 'A' + len % 26, (size_t)len);
+        name[len] = '\0';
+        assert_int_equal(set(t, e[len], name), ECS_OK);
+    }
+    for (int len = 1; len < 256; len++) {
+        memset(name, (len % 2 ? 'A' : 'a') + len % 26, (size_t)len);
+        name[len] = '\0';
+        assert_string_equal(get(t, e[len]), name);
+        assert_entity_equal(find(t, name), e[len]);
+    }
+}
+
 static void DebugName_get_without_name_or_dead_entity_is_null(void **state)
 {
     dn_test *t = *state;
@@ -663,6 +690,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(DebugName_set_refuses_bad_arguments_and_keeps_the_old_name,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(DebugName_set_accepts_255_bytes_and_utf8, setup, teardown),
+        cmocka_unit_test_setup_teardown(DebugName_every_name_length_reads_back, setup, teardown),
         cmocka_unit_test_setup_teardown(DebugName_get_without_name_or_dead_entity_is_null, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(DebugName_clear_removes_and_reports_missing, setup,

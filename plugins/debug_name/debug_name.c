@@ -5,12 +5,12 @@
  * Data: one ecs_soa (one allocation) holding, per instance i:
  *   entity[i]  the named entity          name[i]  the handle of its name's slot
  * and an ecs_entity_map (entity index -> instance). 8 bytes per name beside its slot.
- * Names live in slabs: slots of 16 to 264 bytes in steps of about a half (the smallest that
+ * Names live in slabs: slots of 12 to 264 bytes in steps of about a half (the smallest that
  * holds the name, its NUL and a 4-byte sequence number) cut from 64 KiB chunks, a freed slot
  * kept on its size's free list. A slot never moves while its name is set (get() hands out
  * its address), and a short name costs its slot, not a heap block with its headers. A
- * handle is the slot's chunk (chunk[handle >> 13]) and its offset in 8-byte units (the low
- * 13 bits): half a pointer.
+ * handle is the slot's chunk (chunk[handle >> 14]) and its offset in 4-byte units (the low
+ * 14 bits): half a pointer.
  * The sequence number, stored in the slot after the NUL, says when the name was given (a
  * counter that only grows; renumbered in order when it would wrap): several entities may
  * share a name, and find() takes the highest one among the live holders, i.e. the entity
@@ -42,10 +42,10 @@
 #include "ecs_soa.h"
 
 #define STATE_LAYOUT  3u         /* == state_version: checked when a state is adopted */
-#define SLAB_CLASSES  9u         /* slot sizes: slab_size[] */
+#define SLAB_CLASSES  10u        /* slot sizes: slab_size[] */
 #define SLAB_CHUNK    65536u     /* bytes of a slab chunk */
-#define SLOT_UNIT     8u         /* a handle's offset counts these */
-#define OFFSET_BITS   13u        /* SLAB_CHUNK / SLOT_UNIT offsets */
+#define SLOT_UNIT     4u         /* a handle's offset counts these */
+#define OFFSET_BITS   14u        /* SLAB_CHUNK / SLOT_UNIT offsets */
 #define SEQ_BYTES     4u         /* the sequence number after a name's NUL */
 #define NO_BIT        UINT32_MAX /* no signatures: a host without them */
 #define MIN_BUCKETS   64u
@@ -55,8 +55,9 @@
 #define SEQ_LIMIT UINT32_MAX
 #endif
 
-/* Slot sizes, multiples of SLOT_UNIT: the last holds 255 bytes, the NUL and the sequence. */
-static const uint16_t slab_size[SLAB_CLASSES] = {16, 24, 32, 48, 64, 96, 128, 192, 264};
+/* Slot sizes, multiples of SLOT_UNIT: the first holds a name of up to 7 bytes, the last
+ * one of 255; each with its NUL and sequence. */
+static const uint16_t slab_size[SLAB_CLASSES] = {12, 16, 24, 32, 48, 64, 96, 128, 192, 264};
 
 enum { F_ENTITY, F_NAME, F_COUNT };
 
@@ -170,7 +171,7 @@ static ecs_status slot_take(dn_state *s, size_t len, uint32_t *h)
     if (s->slab[k].used + size > SLAB_CHUNK) { /* a new chunk */
         if (s->chunk_count == s->chunk_cap) {
             uint32_t cap = s->chunk_cap ? s->chunk_cap * 2 : 16;
-            if (cap > 1u << (32 - OFFSET_BITS)) return ECS_ERR_NO_MEMORY; /* 32 GiB of names */
+            if (cap > 1u << (32 - OFFSET_BITS)) return ECS_ERR_NO_MEMORY; /* 16 GiB of names */
             char **v = (char **)s->host->realloc(s->host, s->chunk, cap * sizeof *v);
             if (!v) return ECS_ERR_NO_MEMORY;
             s->chunk = v;
