@@ -20,6 +20,9 @@
 #define ECS_SOA_H
 
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h> /* madvise, for ecs_soa_discard (when the compiler mode declares it) */
+#endif
 
 #include "ecs_plugin.h"
 
@@ -66,11 +69,29 @@ static inline void ecs_soa_free(ecs_soa *s)
     for (uint32_t k = 0; k < s->field_count; k++) s->field[k] = NULL;
 }
 
+#define ECS_SOA_DISCARD_ALIGN ((uintptr_t)1 << 16) /* a multiple of any page size in use */
+
+/* Give the memory pages inside [p, p + n) back to the OS: their bytes hold nothing any more
+ * and the next write to one gets a fresh page. Only whole 64 KiB-aligned spans go (smaller
+ * gaps are not worth the call), and only where the C library declares madvise (Linux, not
+ * a strict ISO mode); elsewhere, and if the call fails, the bytes simply stay. */
+static inline void ecs_soa_discard(void *p, size_t n)
+{
+#if defined(__linux__) && defined(MADV_DONTNEED)
+    uintptr_t begin = ((uintptr_t)p + ECS_SOA_DISCARD_ALIGN - 1) & ~(ECS_SOA_DISCARD_ALIGN - 1);
+    uintptr_t end = ((uintptr_t)p + n) & ~(ECS_SOA_DISCARD_ALIGN - 1);
+    if (end > begin) (void)madvise((void *)begin, end - begin, MADV_DONTNEED);
+#else
+    (void)p, (void)n;
+#endif
+}
+
 /* Make room for at least `capacity` instances. The one buffer is resized with
  * host->realloc (the C library grows a large block by remapping its pages rather than
  * copying them, and each page is touched once), then each field's array moves up to its
  * new offset, last field first: offsets only grow, so no array is overwritten before it
- * moved. ECS_ERR_NO_MEMORY leaves the store as it was. */
+ * moved. The moves leave the old copies of the arrays in the room after the arrays below
+ * them (see ecs_soa_give_back_room). ECS_ERR_NO_MEMORY leaves the store as it was. */
 static inline ecs_status ecs_soa_reserve(ecs_soa *s, uint32_t capacity)
 {
     if (capacity <= s->capacity) return ECS_OK;
@@ -92,6 +113,19 @@ static inline ecs_status ecs_soa_reserve(ecs_soa *s, uint32_t capacity)
     s->buffer = buf;
     s->capacity = capacity;
     return ECS_OK;
+}
+
+/* Give back the memory pages of the room after each array (between its last instance and
+ * the next array): what they hold are the old copies of arrays that ecs_soa_reserve moved
+ * up, resident until the arrays grow over them. Each such page that an array later grows
+ * into costs a page fault (zero-filled) instead: worth it where growth leaves few old
+ * copies per instance, not where it leaves many that the next instances overwrite soon. */
+static inline void ecs_soa_give_back_room(ecs_soa *s)
+{
+    for (uint32_t k = 0; s->buffer && k < s->field_count; k++) {
+        size_t used = s->size[k] * s->count, room = ecs_soa_round16(s->size[k] * s->capacity);
+        ecs_soa_discard((char *)s->field[k] + used, room - used);
+    }
 }
 
 /* Append one zeroed instance; returns its number, or ECS_SOA_NONE when memory ran out. */

@@ -19,8 +19,8 @@
 #include "fixture.h"
 #include "plugins_fake/mini_host.h"
 
-#ifndef DEBUG_NAME_SO
-#error "DEBUG_NAME_SO must name the built debug_name.so"
+#if !defined(DEBUG_NAME_SO) || !defined(DEBUG_NAME_SEQ_SO)
+#error "DEBUG_NAME_SO and DEBUG_NAME_SEQ_SO must name the built debug_name.so and its test build"
 #endif
 
 /* ---- Fixture: the real plugin in a host_world ---------------------------------------- */
@@ -42,6 +42,18 @@ static int setup(void **state)
 {
     dn_test *t = calloc(1, sizeof *t);
     const char *const paths[] = {DEBUG_NAME_SO, NULL};
+    *state = t;
+    if (!t || fixture_open(&t->f, paths) != 0) return -1;
+    t->api = fixture_api(&t->f, ECS_DEBUG_NAME_API_NAME);
+    t->manager = manager_named(t->f.w, "debug_name");
+    return t->api && t->manager ? 0 : -1;
+}
+
+/* The same with the build of debug_name that renumbers its sequence often. */
+static int setup_seq(void **state)
+{
+    dn_test *t = calloc(1, sizeof *t);
+    const char *const paths[] = {DEBUG_NAME_SEQ_SO, NULL};
     *state = t;
     if (!t || fixture_open(&t->f, paths) != 0) return -1;
     t->api = fixture_api(&t->f, ECS_DEBUG_NAME_API_NAME);
@@ -206,6 +218,33 @@ static void DebugName_set_accepts_255_bytes_and_utf8(void **state)
     assert_string_equal(get(t, b), utf8);
     assert_entity_equal(find(t, utf8), b);
     assert_entity_equal(find(t, longest), a);
+}
+
+/* Every length from 1 to 255 bytes (every slot size and its edges), named, half of them
+ * cleared and renamed from the freed slots, reads back whole. */
+static void DebugName_every_name_length_reads_back(void **state)
+{
+    dn_test *t = *state;
+    ecs_entity e[256];
+    char name[256];
+    for (int len = 1; len < 256; len++) {
+        e[len] = new_entity(t);
+        memset(name, 'a' + len % 26, (size_t)len);
+        name[len] = '\0';
+        assert_int_equal(set(t, e[len], name), ECS_OK);
+    }
+    for (int len = 1; len < 256; len += 2) {
+        assert_int_equal(t->api->clear(t->api->self, e[len]), ECS_OK);
+        memset(name, 'A' + len % 26, (size_t)len);
+        name[len] = '\0';
+        assert_int_equal(set(t, e[len], name), ECS_OK);
+    }
+    for (int len = 1; len < 256; len++) {
+        memset(name, (len % 2 ? 'A' : 'a') + len % 26, (size_t)len);
+        name[len] = '\0';
+        assert_string_equal(get(t, e[len]), name);
+        assert_entity_equal(find(t, name), e[len]);
+    }
 }
 
 static void DebugName_get_without_name_or_dead_entity_is_null(void **state)
@@ -402,10 +441,11 @@ static void check_model(dn_test *t, const model *m, uint64_t seed, int op)
         fail_msg("seed %" PRIu64 " op %d: count %u, want %u", seed, op, count(t), named);
 }
 
-static void DebugName_random_operations_match_a_model(void **state)
+/* MODEL_OPS random sets (of 200 names), clears, destroys and frames, checked against the
+ * model every `every` operations and at the end: with a large `every` the first find()
+ * comes after thousands of names, when the name index is first built. */
+static void run_model(dn_test *t, uint64_t seed, int every)
 {
-    dn_test *t = *state;
-    const uint64_t seed = 0x5eed0001ull;
     uint64_t rng = seed, clock = 0;
     model *m = calloc(1, sizeof *m);
     assert_non_null(m);
@@ -434,11 +474,29 @@ static void DebugName_random_operations_match_a_model(void **state)
         } else {
             fixture_frames(&t->f, 1);
         }
-        if (op % 2000 == 0) check_model(t, m, seed, op);
+        if (op % every == 0) check_model(t, m, seed, op);
     }
     fixture_frames(&t->f, 1);
     check_model(t, m, seed, MODEL_OPS);
     free(m);
+}
+
+static void DebugName_random_operations_match_a_model(void **state)
+{
+    run_model(*state, 0x5eed0001ull, 2000);
+}
+
+/* The index is built by the first find(), here after about 12,000 names were given. */
+static void DebugName_find_builds_its_index_late_and_matches_the_model(void **state)
+{
+    run_model(*state, 0x5eed0002ull, MODEL_OPS + 1);
+}
+
+/* The same model on a build whose sequence numbers are renumbered every 4,096 names given
+ * (SEQ_LIMIT): find() still takes the most recent holder across the renumberings. */
+static void DebugName_sequence_renumbering_keeps_find_order(void **state)
+{
+    run_model(*state, 0x5eed0003ull, 500);
 }
 
 /* ---- JSON through the manager ---------------------------------------------------------- */
@@ -550,7 +608,7 @@ static void DebugName_reload_keep_state_adopts_every_name(void **state)
     assert_non_null(v2);
     mini_init(v1);
     assert_int_equal(mini_open(v1, DEBUG_NAME_SO), 0);
-    assert_int_equal(v1->desc->state_version, 2); /* layout 2: names in slabs */
+    assert_int_equal(v1->desc->state_version, 3); /* layout 3: name handles, a lazy index */
     void *s1 = NULL, *s2 = NULL;
     assert_int_equal(mini_load(v1, NULL, &s1), ECS_OK);
     const ecs_debug_name_api *api = mini_dn_api(v1);
@@ -632,6 +690,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(DebugName_set_refuses_bad_arguments_and_keeps_the_old_name,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(DebugName_set_accepts_255_bytes_and_utf8, setup, teardown),
+        cmocka_unit_test_setup_teardown(DebugName_every_name_length_reads_back, setup, teardown),
         cmocka_unit_test_setup_teardown(DebugName_get_without_name_or_dead_entity_is_null, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(DebugName_clear_removes_and_reports_missing, setup,
@@ -645,6 +704,10 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(DebugName_format_named_unnamed_truncated, setup, teardown),
         cmocka_unit_test_setup_teardown(DebugName_random_operations_match_a_model, setup, teardown),
+        cmocka_unit_test_setup_teardown(DebugName_find_builds_its_index_late_and_matches_the_model,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(DebugName_sequence_renumbering_keeps_find_order, setup_seq,
+                                        teardown),
         cmocka_unit_test_setup_teardown(DebugName_json_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(DebugName_json_rejects_bad_values, setup, teardown),
         cmocka_unit_test_setup_teardown(DebugName_api_self_is_the_manager_state, setup, teardown),

@@ -1233,7 +1233,7 @@ static void check_layout_change_migrates_hierarchy(fixture *f, bool children_fir
     put_copy(f, TRANSFORM_SO, "transform.so");
     put_copy(f, MESH_SO, "mesh.so");
     START(f, "loaded mesh", NULL);
-    put_rename(f, "transform_layout2", "transform.so");
+    put_rename(f, "transform_layout3", "transform.so");
     WAIT_LINE(f, "reload: transform 1.0.0 -> 1.0.0: JSON migration, 4 components kept");
     let_run(f, 100);
     STOP(f);

@@ -36,12 +36,14 @@ static bool same_set(const uint64_t *a, const uint64_t *b, uint32_t words)
     return memcmp(a, b, words * sizeof *a) == 0;
 }
 
-/* Do index i's bits match c? */
+/* Do index i's bits match c? One column read per bit the query names. */
 static inline bool matches(const host_collection *c, const host_signatures *sig, uint32_t i)
 {
     for (uint32_t k = 0; k < c->words; k++) {
-        uint64_t bits = host_sig_word(sig, k, i);
-        if ((~bits & c->required[k]) || (bits & c->excluded[k])) return false;
+        for (uint64_t m = c->required[k]; m; m &= m - 1)
+            if (!host_sig_has(sig, k * 64 + (uint32_t)__builtin_ctzll(m), i)) return false;
+        for (uint64_t m = c->excluded[k]; m; m &= m - 1)
+            if (host_sig_has(sig, k * 64 + (uint32_t)__builtin_ctzll(m), i)) return false;
     }
     return true;
 }
@@ -158,13 +160,12 @@ static void take_out(host_collection *c, uint32_t at)
     c->pos[ecs_entity_index(last)] = at + 1;
 }
 
-/* Make c agree with index i: in when its live owner matches, out otherwise. -1 when memory
+/* Make c agree with index i: in when its live holder matches, out otherwise. -1 when memory
  * ran out (c unchanged). */
-static int update(host_collection *c, const host_signatures *sig, const host_entities *em,
-                  uint32_t i)
+static int update(host_collection *c, const host_signatures *sig, uint32_t i)
 {
-    ecs_entity e = i < sig->capacity ? sig->owner[i] : ecs_entity_null();
-    bool want = !ecs_entity_is_null(e) && host_entity_alive(em, e) && matches(c, sig, i);
+    ecs_entity e = host_sig_holder(sig, i);
+    bool want = !ecs_entity_is_null(e) && matches(c, sig, i);
     uint32_t at = i < c->pos_cap ? c->pos[i] : 0;
     if (at && (!want || c->dense[at - 1].id != e.id)) { /* out, or an older owner's */
         take_out(c, at - 1);
@@ -178,11 +179,11 @@ static int update(host_collection *c, const host_signatures *sig, const host_ent
 }
 
 /* Fill c from every signature. -1 when memory ran out (then c stays marked). */
-static int rebuild(host_collection *c, const host_signatures *sig, const host_entities *em)
+static int rebuild(host_collection *c, const host_signatures *sig)
 {
     clear(c);
     for (uint32_t i = 1; i < sig->used; i++)
-        if (update(c, sig, em, i) != 0) return -1;
+        if (update(c, sig, i) != 0) return -1;
     c->rebuild = false;
     return 0;
 }
@@ -195,8 +196,7 @@ static void touch_unannounced(host_signatures *sig, const host_entities *em)
     uint32_t n = host_entities_unannounced(em);
     for (uint32_t k = 0; k < n; k++) {
         ecs_entity e = host_entities_unannounced_at(em, k);
-        uint32_t i = ecs_entity_index(e);
-        if (i < sig->capacity && sig->owner[i].id == e.id) host_sig_touch(sig, i);
+        host_sig_touch(sig, ecs_entity_index(e)); /* no live holder: out of every collection */
     }
 }
 
@@ -209,7 +209,7 @@ bool host_collections_apply(host_collections *cs, host_signatures *sig, const ho
         host_collection *c = cs->v[h];
         if (!c->refs || !(c->rebuild || sig->overflow)) continue;
         work = true;
-        if (rebuild(c, sig, em) != 0) {
+        if (rebuild(c, sig) != 0) {
             c->rebuild = true;
             host_error("collections", "out of memory keeping a collection: retried next frame");
         }
@@ -218,7 +218,7 @@ bool host_collections_apply(host_collections *cs, host_signatures *sig, const ho
         host_collection *c = cs->v[h];
         if (!c->refs || c->rebuild) continue; /* rebuilt above, or retried next frame */
         for (uint32_t q = 0; q < sig->queued && !c->rebuild; q++) {
-            if (update(c, sig, em, sig->queue[q]) == 0) continue;
+            if (update(c, sig, sig->queue[q]) == 0) continue;
             c->rebuild = true;
             host_error("collections", "out of memory keeping a collection: retried next frame");
         }

@@ -1,9 +1,10 @@
-/* signature.c: per-entity bitsets of manager names, planes of 64 bits (signature.h).
+/* signature.c: per-entity bitsets of manager names, one column of bits per name
+ * (signature.h).
  *
- * The per-index arrays (owner, flag, each plane) are reserved whole at first use with
- * mmap(MAP_NORESERVE): the OS commits their pages as they are touched and gives them
- * zeroed, so adding entities never copies or clears anything. More names add a plane.
- * Every function that allocates finds all its memory before it changes anything.
+ * The columns and the flag array are reserved whole at first use with mmap(MAP_NORESERVE):
+ * the OS commits their pages as they are touched and gives them zeroed, so adding entities
+ * never copies or clears anything. Every function that allocates finds all its memory
+ * before it changes anything.
  */
 #include "signature.h"
 
@@ -13,6 +14,11 @@
 
 #define INDEX_COUNT  (1u << ECS_ENTITY_INDEX_BITS)
 #define COLUMN_BYTES (INDEX_COUNT / 8)
+
+static inline bool column_test(const host_signatures *s, uint32_t b, uint32_t i)
+{
+    return s->columns[b][i >> 6] >> (i & 63) & 1u;
+}
 
 static inline void column_set(host_signatures *s, uint32_t b, uint32_t i)
 {
@@ -24,28 +30,20 @@ static inline void column_clear(host_signatures *s, uint32_t b, uint32_t i)
     s->columns[b][i >> 6] &= ~(1ull << (i & 63));
 }
 
-/* Clear every bit of index i, in the planes and the columns. */
+/* Clear every bit of index i: one word per name, written only when it changes (a destroyed
+ * entity's words are mostly read, not dirtied). */
 static void clear_index(host_signatures *s, uint32_t i)
 {
-    for (uint32_t k = 0; k < s->plane_count; k++) {
-        for (uint64_t word = s->planes[k][i]; word; word &= word - 1)
-            column_clear(s, k * 64 + (uint32_t)__builtin_ctzll(word), i);
-        s->planes[k][i] = 0;
-    }
+    for (uint32_t b = 0; b < s->name_count; b++)
+        if (column_test(s, b, i)) column_clear(s, b, i);
 }
 
-/* size bytes of address space, zero-filled on first touch; NULL when it cannot be had.
- * Huge pages are asked for (a hint): a million entities getting their first component
- * touch 12 MB, and 4 KB pages make that 3,000 page faults (about 10 ns per entity). */
+/* size bytes of address space, zero-filled on first touch; NULL when it cannot be had. */
 static void *reserve(size_t size)
 {
     void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                    -1, 0);
-    if (p == MAP_FAILED) return NULL;
-#ifdef MADV_HUGEPAGE
-    madvise(p, size, MADV_HUGEPAGE);
-#endif
-    return p;
+    return p == MAP_FAILED ? NULL : p;
 }
 
 static void release(void *p, size_t size)
@@ -53,18 +51,12 @@ static void release(void *p, size_t size)
     if (p) munmap(p, size);
 }
 
-/* Reserve owner and flag for every index (once). -1 when the address space ran out. */
+/* Reserve the flag of every index (once). -1 when the address space ran out. */
 static int reserve_indices(host_signatures *s)
 {
     if (s->capacity) return 0;
-    ecs_entity *owner = reserve((size_t)INDEX_COUNT * sizeof *owner);
     uint8_t *flag = reserve(INDEX_COUNT);
-    if (!owner || !flag) {
-        release(owner, (size_t)INDEX_COUNT * sizeof *owner);
-        release(flag, INDEX_COUNT);
-        return -1;
-    }
-    s->owner = owner;
+    if (!flag) return -1;
     s->flag = flag;
     s->capacity = INDEX_COUNT;
     return 0;
@@ -75,28 +67,12 @@ const char *host_sig_name(const host_signatures *s, uint32_t bit)
     return bit < s->name_count ? s->names[bit] : NULL;
 }
 
-/* A new zeroed plane appended (the indices reserved first); -1 when memory ran out. */
-static int add_plane(host_signatures *s)
-{
-    if (reserve_indices(s) != 0) return -1;
-    if (s->plane_count == s->plane_cap) {
-        uint32_t cap = s->plane_cap ? s->plane_cap * 2 : 4;
-        uint64_t **v = realloc(s->planes, cap * sizeof *v);
-        if (!v) return -1;
-        s->planes = v;
-        s->plane_cap = cap;
-    }
-    uint64_t *plane = reserve((size_t)INDEX_COUNT * sizeof *plane);
-    if (!plane) return -1;
-    s->planes[s->plane_count++] = plane;
-    return 0;
-}
-
 ecs_status host_sig_bit(host_signatures *s, const char *name, bool create, uint32_t *bit)
 {
     for (uint32_t b = 0; b < s->name_count; b++) /* rare: registration, queries */
         if (strcmp(s->names[b], name) == 0) return *bit = b, ECS_OK;
     if (!create) return ECS_ERR_NOT_FOUND;
+    if (reserve_indices(s) != 0) return ECS_ERR_NO_MEMORY;
     if (s->name_count == s->name_cap) {
         uint32_t cap = s->name_cap ? s->name_cap * 2 : 16;
         char **v = realloc(s->names, cap * sizeof *v);
@@ -113,9 +89,8 @@ ecs_status host_sig_bit(host_signatures *s, const char *name, bool create, uint3
     }
     char *copy = strdup(name);
     uint64_t *column = copy ? reserve(COLUMN_BYTES) : NULL;
-    if (!column || (s->name_count / 64 >= s->plane_count && add_plane(s) != 0)) {
-        free(copy); /* the 64k+1-th name needs a plane too */
-        release(column, COLUMN_BYTES);
+    if (!column) {
+        free(copy);
         return ECS_ERR_NO_MEMORY;
     }
     *bit = s->name_count;
@@ -150,54 +125,44 @@ void host_sig_clear_queue(host_signatures *s)
 
 ecs_status host_sig_add(host_signatures *s, uint32_t bit, ecs_entity e)
 {
-    uint32_t i = ecs_entity_index(e), k = bit / 64;
-    if (k >= s->plane_count) return ECS_ERR_NO_MEMORY; /* a bit without its plane */
-    uint64_t mask = 1ull << (bit % 64), *word = &s->planes[k][i];
+    uint32_t i = ecs_entity_index(e);
+    if (bit >= s->name_count) return ECS_ERR_NO_MEMORY; /* a bit without its column */
+    if (column_test(s, bit, i)) return ECS_OK;          /* no change */
     if (i >= s->used) s->used = i + 1;
-    if (s->owner[i].id != e.id) { /* a new owner: the old one's bits died with it */
-        clear_index(s, i);
-        s->owner[i] = e;
-    } else if (*word & mask) {
-        return ECS_OK; /* no change */
-    }
-    *word |= mask;
-    column_set(s, bit, i);
+    column_set(s, bit, i); /* e is alive: the bits of its index are its own */
     host_sig_touch(s, i);
     return ECS_OK;
 }
 
 void host_sig_remove(host_signatures *s, uint32_t bit, ecs_entity e)
 {
-    uint32_t i = ecs_entity_index(e), k = bit / 64;
-    if (i >= s->capacity || k >= s->plane_count || s->owner[i].id != e.id) return;
-    uint64_t mask = 1ull << (bit % 64);
-    if (!(s->planes[k][i] & mask)) return;
-    s->planes[k][i] &= ~mask;
+    uint32_t i = ecs_entity_index(e);
+    if (bit >= s->name_count || !column_test(s, bit, i)) return;
+    ecs_entity holder = host_sig_holder(s, i);
+    if (!ecs_entity_is_null(holder) && holder.id != e.id) return; /* a stale id: not its bits */
     column_clear(s, bit, i);
     host_sig_touch(s, i);
 }
 
 void host_sig_forget(host_signatures *s, const ecs_entity *list, uint32_t n)
 {
-    for (uint32_t j = 0; j < n; j++) {
+    for (uint32_t j = 0; j < n; j++) { /* dead, and their indices not handed out again yet */
         uint32_t i = ecs_entity_index(list[j]);
-        if (i >= s->capacity || s->owner[i].id != list[j].id) continue;
+        if (i >= s->used) continue; /* never given a bit */
         clear_index(s, i);
-        s->owner[i] = ecs_entity_null();
         host_sig_touch(s, i);
     }
 }
 
 void host_sig_clear_bit(host_signatures *s, uint32_t bit)
 {
-    uint32_t k = bit / 64;
-    if (k >= s->plane_count) return;
-    uint64_t mask = 1ull << (bit % 64), *plane = s->planes[k];
-    for (uint32_t i = 0; i < s->used; i++) {
-        if (!(plane[i] & mask)) continue;
-        plane[i] &= ~mask;
-        column_clear(s, bit, i);
-        host_sig_touch(s, i);
+    if (bit >= s->name_count) return;
+    uint64_t *column = s->columns[bit];
+    for (uint32_t w = 0; w < (s->used + 63) / 64; w++) { /* a word at a time: most are 0 */
+        if (!column[w]) continue; /* not written: a page never touched stays uncommitted */
+        for (uint64_t word = column[w]; word; word &= word - 1)
+            host_sig_touch(s, w * 64 + (uint32_t)__builtin_ctzll(word));
+        column[w] = 0;
     }
 }
 
@@ -208,11 +173,7 @@ void host_sig_free(host_signatures *s)
         release(s->columns[b], COLUMN_BYTES);
     }
     free(s->columns);
-    for (uint32_t k = 0; k < s->plane_count; k++)
-        release(s->planes[k], (size_t)INDEX_COUNT * sizeof *s->planes[k]);
     free(s->names);
-    free(s->planes);
-    release(s->owner, (size_t)INDEX_COUNT * sizeof *s->owner);
     release(s->flag, INDEX_COUNT);
     free(s->queue);
     memset(s, 0, sizeof *s);

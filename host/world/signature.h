@@ -2,28 +2,31 @@
  *
  * A name gets the next bit the first time it is seen (register_manager) and keeps it for as
  * long as the host runs, across unloads and reloads, so a collection outlives the managers
- * it names. Bits live in planes of 64: planes[k][i] holds bits 64k..64k+63 of entity index
- * i, so a 65th name costs one more plane and nothing else moves: no limit of 32 or 64.
- * owner[i] is the entity (with its generation) whose bits index i holds, so a report about
- * a stale id of a reused index changes nothing. Like the entity manager's generations,
- * every per-index array is reserved once for all 2^22 indices (mmap, committed by the OS as
- * it is touched): nothing is ever copied or cleared to grow, which keeps a report at a few
- * nanoseconds when a million entities get their first component. `used` bounds the
- * indices ever given a bit, for the loops that visit them all.
+ * it names. Each bit has a column: one bit per entity index (columns[b], bit i & 63 of word
+ * i >> 6), so a view testing one manager reads 1 bit per entity (a million entities'
+ * column is 128 KB: it stays in cache while a view walks another manager's list), and a
+ * 65th name costs one more column and nothing else moves: no limit of 32 or 64. Like the
+ * entity manager's generations, every column is reserved once for all 2^22 indices (mmap,
+ * committed by the OS as it is touched): nothing is ever copied or cleared to grow, which
+ * keeps a report at a few nanoseconds when a million entities get their first component.
+ * `used` bounds the indices ever given a bit, for the loops that visit them all.
  *
- * Beside the planes, each bit has a column: one bit per entity index (columns[b], bit i & 63
- * of word i >> 6), the same bits transposed, so a view testing one manager reads 1 bit per
- * entity instead of a 64-bit word (a million entities' column is 128 KB: it stays in
- * cache while a view walks another manager's list).
+ * Whose bits index i holds is not stored: the entity manager's alive keys (`keys`, set by
+ * the world) say which entity holds i now, and an index is handed out again only after the
+ * death of its last holder was announced, which clears its bits (host_sig_forget). So the
+ * bits of i belong to its live holder, or to a holder that died and is not announced yet,
+ * and a report about a stale id whose index another live entity holds changes nothing.
+ * (Per-entity 64-bit words beside the columns and an owner id per index held the same
+ * facts: 12 bytes per entity, dropped.)
  *
  * While `tracking` (some collection is kept up to date), every index whose bits change is
  * queued once (flag[i] set while queued); the collections apply the queue at the start of
  * the next frame. A queue that could not grow sets `overflow`: the collections then rebuild.
  *
- * Invariants: column b's bit i equals bit b % 64 of planes[b / 64][i]; the bits of index i
- * are zero unless owner[i] is alive or died and its death is not yet announced, and zero at every
- * index >= used; queue[0..queued) are distinct indices, each with flag[i] == 1, and every other
- * flag is 0; capacity is 0 (nothing reserved yet) or 2^22.
+ * Invariants: the bits of index i are zero unless its holder is alive or died and its death
+ * is not yet announced, and zero at every index >= used; queue[0..queued) are distinct
+ * indices, each with flag[i] == 1, and every other flag is 0; capacity is 0 (nothing
+ * reserved yet) or 2^22.
  */
 #ifndef HOST_SIGNATURE_H
 #define HOST_SIGNATURE_H
@@ -36,14 +39,12 @@
 typedef struct host_signatures {
     char **names; /* names[b]: the manager name of bit b */
     uint32_t name_count, name_cap;
-    uint64_t **planes; /* plane_count arrays of `capacity` words */
-    uint32_t plane_count, plane_cap;
     uint64_t **columns; /* columns[b]: 2^22 bits, one per entity index (reserved with the name) */
     uint32_t column_cap;
-    ecs_entity *owner; /* capacity entries */
-    uint8_t *flag;     /* capacity entries: 1 while the index is queued */
-    uint32_t capacity; /* entity indices covered: 0 before the first bit, then 2^22 */
-    uint32_t used;     /* 1 + the highest index ever given a bit (0: none) */
+    const uint16_t *keys; /* the entity manager's alive keys (host_entities_alive_keys) */
+    uint8_t *flag;        /* capacity entries: 1 while the index is queued */
+    uint32_t capacity;    /* entity indices covered: 0 before the first bit, then 2^22 */
+    uint32_t used;        /* 1 + the highest index ever given a bit (0: none) */
     uint32_t *queue;
     uint32_t queued, queue_cap;
     bool tracking; /* queue changes: some collection is kept */
@@ -57,11 +58,10 @@ ecs_status host_sig_bit(host_signatures *s, const char *name, bool create, uint3
 /* The name of bit, or NULL when no name has it. */
 const char *host_sig_name(const host_signatures *s, uint32_t bit);
 
-/* Give live entity e the bit (it becomes the owner of its index). ECS_ERR_NO_MEMORY (the
- * address space for the arrays could not be reserved) changes nothing. */
+/* Give live entity e the bit. ECS_ERR_NO_MEMORY (no name has the bit) changes nothing. */
 ecs_status host_sig_add(host_signatures *s, uint32_t bit, ecs_entity e);
 
-/* Take the bit from e; nothing when e's index holds another entity's bits. */
+/* Take the bit from e; nothing when another live entity holds e's index. */
 void host_sig_remove(host_signatures *s, uint32_t bit, ecs_entity e);
 
 /* Clear every bit of these entities (their death is being announced). */
@@ -76,10 +76,17 @@ void host_sig_touch(host_signatures *s, uint32_t i);
 /* Empty the queue (after the collections applied it). */
 void host_sig_clear_queue(host_signatures *s);
 
-/* Word k of index i's bits (0 beyond what is stored). */
-static inline uint64_t host_sig_word(const host_signatures *s, uint32_t k, uint32_t i)
+/* Bit b of index i (0 for a bit no name has). */
+static inline bool host_sig_has(const host_signatures *s, uint32_t b, uint32_t i)
 {
-    return k < s->plane_count && i < s->capacity ? s->planes[k][i] : 0;
+    return b < s->name_count && (s->columns[b][i >> 6] >> (i & 63) & 1u);
+}
+
+/* The entity that holds index i now, or the null entity (i is free, or its holder died). */
+static inline ecs_entity host_sig_holder(const host_signatures *s, uint32_t i)
+{
+    uint16_t key = s->keys ? s->keys[i] : 0;
+    return key ? ecs_entity_make(i, key - 256u) : ecs_entity_null();
 }
 
 /* Bit b's column (one bit per entity index), or NULL when no name has bit b. */

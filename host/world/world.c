@@ -46,6 +46,7 @@ host_world *host_world_new(void)
         free(w);
         return NULL;
     }
+    w->sig.keys = host_entities_alive_keys(w->entities); /* who holds an index: signature.h */
     w->time_managers = true;
     w->time_every = HOST_TIME_EVERY;
     host_clock_init(); /* the per-step timing's clock */

@@ -3,29 +3,37 @@
  * API "ecs.debug_name" v1 (debug_name_api.h).
  *
  * Data: one ecs_soa (one allocation) holding, per instance i:
- *   entity[i]  the named entity          name[i]  its name: a copy in a name slab
- *   hash[i]    FNV-1a of the name        next[i]  next instance in the same hash chain
- *   seq[i]     when the name was given (a counter that only grows)
- * an ecs_entity_map (entity index -> instance) and a chained hash table: bucket[b] is
- * the first instance whose hash & (bucket_count - 1) == b, ECS_SOA_NONE ending a chain.
- * Names live in slabs: slots of 16, 32, 64, 128 or 256 bytes (the smallest that holds the
- * name and its NUL) cut from 64 KiB chunks, a freed slot kept on its size's free list.
- * A name never moves while it is set (get() hands out its address), and a short name
- * costs its slot, not a heap block with its headers (about 64 bytes each).
+ *   entity[i]  the named entity          name[i]  the handle of its name's slot
+ * and an ecs_entity_map (entity index -> instance). 8 bytes per name beside its slot.
+ * Names live in slabs: slots of 12 to 264 bytes in steps of about a half (the smallest that
+ * holds the name, its NUL and a 4-byte sequence number) cut from 64 KiB chunks, a freed slot
+ * kept on its size's free list. A slot never moves while its name is set (get() hands out
+ * its address), and a short name costs its slot, not a heap block with its headers. A
+ * handle is the slot's chunk (chunk[handle >> 14]) and its offset in 4-byte units (the low
+ * 14 bits): half a pointer.
+ * The sequence number, stored in the slot after the NUL, says when the name was given (a
+ * counter that only grows; renumbered in order when it would wrap): several entities may
+ * share a name, and find() takes the highest one among the live holders, i.e. the entity
+ * that most recently received the name and still has it.
  *
- * Invariants: every instance i < count is in exactly one chain, the one of hash[i];
- * map[index(entity[i])] == i + 1; bucket_count is 0 or a power of two >= count (load
- * factor <= 1, so chains are short). Several entities may share a name: find() takes
- * the highest seq among the live ones, i.e. the entity that most recently received the
- * name and still has it. Removal unlinks the instance, swaps the last instance into the
- * hole and re-points the two links that named the moved one (map slot; bucket head or
- * chain predecessor).
+ * The name index is built at the first find() and kept from then on (a world that never
+ * looks a name up does not pay 8 bytes per name for it, nor the time to keep it): a chained
+ * hash table, bucket[b] the first instance whose name's FNV-1a hash & (bucket_count - 1)
+ * == b, chain[i] the next instance in i's chain, ECS_SOA_NONE ending a chain.
+ *
+ * Invariants: map[index(entity[i])] == i + 1 for every instance i < count; every slot in use
+ * holds one instance's name; when the index is built (bucket != NULL): every instance is in
+ * exactly one chain, the one of its name's hash, bucket_count is a power of two >= count
+ * (load factor <= 1, so chains are short) and chain_cap >= count. Removal unlinks the
+ * instance, swaps the last instance into the hole and re-points the two links that named the
+ * moved one (map slot; bucket head or chain predecessor).
  *
  * Views and collections: the manager offers its index (has, and the dense entity array)
  * and reports every name given to an entity without one, and every name removed, to the
  * host's signatures (component_added / component_removed), when the host offers them.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "debug_name_api.h"
@@ -33,16 +41,25 @@
 #include "ecs_plugin.h"
 #include "ecs_soa.h"
 
-#define STATE_LAYOUT  2u         /* == state_version: checked when a state is adopted */
-#define SLAB_CLASSES  5u         /* name slots of 16 << k bytes, k < 5: up to 256 */
-#define SLAB_CHUNK    65536u     /* bytes of a slab chunk, its link included */
-#define CHUNK_HEAD    16u        /* a chunk starts with the link to the previous one */
+#define STATE_LAYOUT  3u         /* == state_version: checked when a state is adopted */
+#define SLAB_CLASSES  10u        /* slot sizes: slab_size[] */
+#define SLAB_CHUNK    65536u     /* bytes of a slab chunk */
+#define SLOT_UNIT     4u         /* a handle's offset counts these */
+#define OFFSET_BITS   14u        /* SLAB_CHUNK / SLOT_UNIT offsets */
+#define SEQ_BYTES     4u         /* the sequence number after a name's NUL */
 #define NO_BIT        UINT32_MAX /* no signatures: a host without them */
 #define MIN_BUCKETS   64u
 #define MANAGER_NAME  "debug_name"
 #define NAME_EXPECTED "a name of 1-255 bytes of UTF-8 without control characters"
+#ifndef SEQ_LIMIT /* a test build lowers it to make the renumbering happen */
+#define SEQ_LIMIT UINT32_MAX
+#endif
 
-enum { F_ENTITY, F_NAME, F_HASH, F_NEXT, F_SEQ, F_COUNT };
+/* Slot sizes, multiples of SLOT_UNIT: the first holds a name of up to 7 bytes, the last
+ * one of 255; each with its NUL and sequence. */
+static const uint16_t slab_size[SLAB_CLASSES] = {12, 16, 24, 32, 48, 64, 96, 128, 192, 264};
+
+enum { F_ENTITY, F_NAME, F_COUNT };
 
 typedef struct dn_state {
     uint32_t layout; /* STATE_LAYOUT */
@@ -52,13 +69,16 @@ typedef struct dn_state {
     const ecs_host *host;
     ecs_soa soa;
     ecs_entity_map map;
-    uint32_t *bucket; /* bucket_count heads, from host->alloc */
-    uint32_t bucket_count;
-    uint64_t next_seq;
+    uint32_t *bucket; /* bucket_count heads, from host->alloc; NULL until the first find() */
+    uint32_t *chain;  /* chain_cap links, from host->alloc, with bucket */
+    uint32_t bucket_count, chain_cap;
+    uint32_t next_seq;
+    uint32_t chunk_count, chunk_cap;
+    char **chunk; /* every slab chunk, from host->alloc; a handle's high bits index it */
     struct {
-        void *free;       /* freed slots, each holding the next one's address */
-        char *next, *end; /* the unused slots of the newest chunk */
-        void *chunks;     /* every chunk, each holding the previous one's address */
+        uint32_t free;  /* 1 + the handle of a freed slot (which holds the next one's), or 0 */
+        uint32_t chunk; /* the newest chunk of this size, cut from its start */
+        uint32_t used;  /* bytes of it cut already; SLAB_CHUNK when there is none */
     } slab[SLAB_CLASSES];
 } dn_state;
 
@@ -72,21 +92,9 @@ static ecs_entity *ents(const dn_state *s)
 {
     return (ecs_entity *)s->soa.field[F_ENTITY];
 }
-static char **names(const dn_state *s)
+static uint32_t *handles(const dn_state *s)
 {
-    return (char **)s->soa.field[F_NAME];
-}
-static uint32_t *hashes(const dn_state *s)
-{
-    return (uint32_t *)s->soa.field[F_HASH];
-}
-static uint32_t *nexts(const dn_state *s)
-{
-    return (uint32_t *)s->soa.field[F_NEXT];
-}
-static uint64_t *seqs(const dn_state *s)
-{
-    return (uint64_t *)s->soa.field[F_SEQ];
+    return (uint32_t *)s->soa.field[F_NAME];
 }
 
 /* ---- names: validation and hashing ---- */
@@ -115,95 +123,165 @@ static uint32_t name_hash(const char *name)
     return h;
 }
 
-/* The slab class of a name of len bytes (its slot: 16 << class bytes, the NUL included). */
+/* ---- slots ---- */
+
+/* The slab class of a name of len bytes: the smallest slot for it, its NUL and sequence. */
 static unsigned slab_class(size_t len)
 {
     unsigned k = 0;
-    while ((16u << k) < len + 1) k++;
+    while (slab_size[k] < len + 1 + SEQ_BYTES) k++;
     return k; /* < SLAB_CLASSES: names are at most 255 bytes */
 }
 
-/* A slot for a name of len bytes; NULL when memory ran out. */
-static char *slot_take(dn_state *s, size_t len)
+/* The slot of handle h. */
+static char *slot_at(const dn_state *s, uint32_t h)
+{
+    return s->chunk[h >> OFFSET_BITS] + (size_t)(h & ((1u << OFFSET_BITS) - 1)) * SLOT_UNIT;
+}
+
+/* The name of instance i. */
+static char *name_of(const dn_state *s, uint32_t i)
+{
+    return slot_at(s, handles(s)[i]);
+}
+
+/* The sequence number stored after a name of len bytes. */
+static uint32_t seq_of(const char *name, size_t len)
+{
+    uint32_t q;
+    memcpy(&q, name + len + 1, sizeof q);
+    return q;
+}
+
+static void seq_put(char *name, size_t len, uint32_t q)
+{
+    memcpy(name + len + 1, &q, sizeof q);
+}
+
+/* The handle of a slot for a name of len bytes into *h. ECS_ERR_NO_MEMORY changes nothing. */
+static ecs_status slot_take(dn_state *s, size_t len, uint32_t *h)
 {
     unsigned k = slab_class(len);
-    size_t size = 16u << k;
-    char *slot = (char *)s->slab[k].free;
-    if (slot) {
-        memcpy(&s->slab[k].free, slot, sizeof(void *));
-        return slot;
+    uint32_t size = slab_size[k];
+    if (s->slab[k].free) {
+        *h = s->slab[k].free - 1;
+        memcpy(&s->slab[k].free, slot_at(s, *h), sizeof s->slab[k].free);
+        return ECS_OK;
     }
-    if ((size_t)(s->slab[k].end - s->slab[k].next) < size) { /* a new chunk */
+    if (s->slab[k].used + size > SLAB_CHUNK) { /* a new chunk */
+        if (s->chunk_count == s->chunk_cap) {
+            uint32_t cap = s->chunk_cap ? s->chunk_cap * 2 : 16;
+            if (cap > 1u << (32 - OFFSET_BITS)) return ECS_ERR_NO_MEMORY; /* 16 GiB of names */
+            char **v = (char **)s->host->realloc(s->host, s->chunk, cap * sizeof *v);
+            if (!v) return ECS_ERR_NO_MEMORY;
+            s->chunk = v;
+            s->chunk_cap = cap;
+        }
         char *chunk = (char *)s->host->alloc(s->host, SLAB_CHUNK);
-        if (!chunk) return NULL;
-        memcpy(chunk, &s->slab[k].chunks, sizeof(void *));
-        s->slab[k].chunks = chunk;
-        s->slab[k].next = chunk + CHUNK_HEAD;
-        s->slab[k].end = chunk + SLAB_CHUNK;
+        if (!chunk) return ECS_ERR_NO_MEMORY;
+        s->chunk[s->chunk_count] = chunk;
+        s->slab[k].chunk = s->chunk_count++;
+        s->slab[k].used = 0;
     }
-    slot = s->slab[k].next;
-    s->slab[k].next += size;
-    return slot;
+    *h = s->slab[k].chunk << OFFSET_BITS | s->slab[k].used / SLOT_UNIT;
+    s->slab[k].used += size;
+    return ECS_OK;
 }
 
-/* Give name's slot back to its free list. */
-static void slot_give(dn_state *s, char *name)
+/* Give slot h, holding a name of len bytes, back to its free list. */
+static void slot_give(dn_state *s, uint32_t h, size_t len)
 {
-    unsigned k = slab_class(strlen(name));
-    memcpy(name, &s->slab[k].free, sizeof(void *));
-    s->slab[k].free = name;
+    unsigned k = slab_class(len);
+    memcpy(slot_at(s, h), &s->slab[k].free, sizeof s->slab[k].free);
+    s->slab[k].free = h + 1;
 }
 
-/* Free every chunk of every slab. */
+/* Free every chunk and the chunk table. */
 static void slabs_free(dn_state *s, const ecs_host *h)
 {
-    for (unsigned k = 0; k < SLAB_CLASSES; k++) {
-        void *chunk = s->slab[k].chunks;
-        while (chunk) {
-            void *prev;
-            memcpy(&prev, chunk, sizeof prev);
-            h->free(h, chunk);
-            chunk = prev;
-        }
-    }
+    for (uint32_t c = 0; c < s->chunk_count; c++) h->free(h, s->chunk[c]);
+    if (s->chunk) h->free(h, s->chunk);
 }
 
-/* A copy of name in a slab slot; NULL when memory ran out. */
-static char *copy_name(dn_state *s, const char *name)
+/* A copy of name (len bytes) and its sequence number q in a new slot, its handle into *h.
+ * ECS_ERR_NO_MEMORY changes nothing. */
+static ecs_status copy_name(dn_state *s, const char *name, size_t len, uint32_t q, uint32_t *h)
 {
-    size_t len = strlen(name);
-    char *copy = slot_take(s, len);
-    if (copy) memcpy(copy, name, len + 1);
-    return copy;
+    ecs_status st = slot_take(s, len, h);
+    if (st != ECS_OK) return st;
+    char *slot = slot_at(s, *h);
+    memcpy(slot, name, len + 1);
+    seq_put(slot, len, q);
+    return ECS_OK;
 }
 
-/* ---- the hash chains ---- */
+/* Number the names 0..count-1 in the order of their sequence numbers, so that the counter
+ * can go on without wrapping (after SEQ_LIMIT names given). ECS_ERR_NO_MEMORY changes
+ * nothing. */
+static int seq_order(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static ecs_status renumber(dn_state *s)
+{
+    uint32_t n = s->soa.count;
+    uint64_t *order = (uint64_t *)s->host->alloc(s->host, (n ? n : 1) * sizeof *order);
+    if (!order) return ECS_ERR_NO_MEMORY;
+    for (uint32_t i = 0; i < n; i++) { /* sequence in the high half: sorted by it */
+        const char *name = name_of(s, i);
+        order[i] = (uint64_t)seq_of(name, strlen(name)) << 32 | i;
+    }
+    qsort(order, n, sizeof *order, seq_order);
+    for (uint32_t r = 0; r < n; r++) {
+        char *name = name_of(s, (uint32_t)order[r]);
+        seq_put(name, strlen(name), r);
+    }
+    s->host->free(s->host, order);
+    s->next_seq = n;
+    return ECS_OK;
+}
+
+/* ---- the name index ---- */
 
 /* The link (bucket head or chain successor) that holds instance i in the chain of hash
  * h. i must be in that chain. */
 static uint32_t *link_to(dn_state *s, uint32_t h, uint32_t i)
 {
     uint32_t *link = &s->bucket[h & (s->bucket_count - 1)];
-    while (*link != i) link = &nexts(s)[*link];
+    while (*link != i) link = &s->chain[*link];
     return link;
 }
 
 static void chain_insert(dn_state *s, uint32_t i)
 {
-    uint32_t *head = &s->bucket[hashes(s)[i] & (s->bucket_count - 1)];
-    nexts(s)[i] = *head;
+    uint32_t *head = &s->bucket[name_hash(name_of(s, i)) & (s->bucket_count - 1)];
+    s->chain[i] = *head;
     *head = i;
 }
 
 static void chain_unlink(dn_state *s, uint32_t i)
 {
-    *link_to(s, hashes(s)[i], i) = nexts(s)[i];
+    *link_to(s, name_hash(name_of(s, i)), i) = s->chain[i];
 }
 
-/* Make the table hold at least `need` instances at load factor <= 1. Rebuilds every
- * chain into a new bucket array. ECS_ERR_NO_MEMORY leaves everything as it was. */
-static ecs_status buckets_reserve(dn_state *s, uint32_t need)
+/* Make the index hold at least `need` instances at load factor <= 1: the chains when they
+ * grow, the buckets rebuilt into a new array when they double. ECS_ERR_NO_MEMORY leaves
+ * everything as it was. */
+static ecs_status index_reserve(dn_state *s, uint32_t need)
 {
+    if (need > s->chain_cap) {
+        uint32_t cap = s->chain_cap ? s->chain_cap : MIN_BUCKETS;
+        while (cap < need) {
+            if (cap > UINT32_MAX / 2) return ECS_ERR_NO_MEMORY;
+            cap *= 2;
+        }
+        uint32_t *chain = (uint32_t *)s->host->realloc(s->host, s->chain, cap * sizeof *chain);
+        if (!chain) return ECS_ERR_NO_MEMORY;
+        s->chain = chain;
+        s->chain_cap = cap;
+    }
     if (need <= s->bucket_count) return ECS_OK;
     uint32_t count = s->bucket_count ? s->bucket_count : MIN_BUCKETS;
     while (count < need) {
@@ -218,6 +296,17 @@ static ecs_status buckets_reserve(dn_state *s, uint32_t need)
     s->bucket_count = count;
     for (uint32_t i = 0; i < s->soa.count; i++) chain_insert(s, i);
     return ECS_OK;
+}
+
+/* Build the index (the first find()). ECS_ERR_NO_MEMORY leaves it unbuilt. */
+static ecs_status index_build(dn_state *s)
+{
+    ecs_status st = index_reserve(s, s->soa.count ? s->soa.count : 1);
+    if (st == ECS_OK || !s->chain) return st;
+    s->host->free(s->host, s->chain); /* the chains grew, the buckets could not be had */
+    s->chain = NULL;
+    s->chain_cap = 0;
+    return st;
 }
 
 /* ---- instances ---- */
@@ -242,23 +331,28 @@ static uint32_t instance_of(const dn_state *s, ecs_entity e)
 /* Remove instance i: unlink it, free its name, move the last instance into its place. */
 static void remove_instance(dn_state *s, uint32_t i)
 {
-    chain_unlink(s, i);
-    slot_give(s, names(s)[i]);
+    if (s->bucket) chain_unlink(s, i);
+    slot_give(s, handles(s)[i], strlen(name_of(s, i)));
     report(s, ents(s)[i], false);
     ecs_entity_map_set(&s->map, ents(s)[i], ECS_SOA_NONE);
     uint32_t moved = ecs_soa_remove(&s->soa, i);
-    if (moved == ECS_SOA_NONE) return;          /* i was the last one */
-    *link_to(s, hashes(s)[i], moved) = i;       /* its chain still names the old slot */
+    if (moved == ECS_SOA_NONE) return; /* i was the last one */
+    if (s->bucket) {                   /* its chain still names the old instance */
+        s->chain[i] = s->chain[moved];
+        *link_to(s, name_hash(name_of(s, i)), moved) = i;
+    }
     ecs_entity_map_set(&s->map, ents(s)[i], i); /* an existing slot: cannot fail */
 }
 
-/* A new instance for e (its other fields zero, not chained yet). ECS_SOA_NONE when
- * memory ran out (then nothing changed). */
+/* A new instance for e (its name not set, not chained yet). ECS_SOA_NONE when memory ran
+ * out (then nothing changed). */
 static uint32_t add_instance(dn_state *s, ecs_entity e)
 {
-    if (buckets_reserve(s, s->soa.count + 1) != ECS_OK) return ECS_SOA_NONE;
-    uint32_t i = ecs_soa_push(&s->soa);
+    if (s->bucket && index_reserve(s, s->soa.count + 1) != ECS_OK) return ECS_SOA_NONE;
+    uint32_t capacity = s->soa.capacity, i = ecs_soa_push(&s->soa);
     if (i == ECS_SOA_NONE) return ECS_SOA_NONE;
+    if (s->soa.capacity != capacity) /* the handles moved up, their old copy is in the room */
+        ecs_soa_give_back_room(&s->soa);
     if (ecs_entity_map_set(&s->map, e, i) != ECS_OK) {
         s->soa.count--; /* the pushed instance was the last one */
         return ECS_SOA_NONE;
@@ -289,20 +383,22 @@ static ecs_status dn_set(void *self, ecs_entity e, const char *name)
     const char *problem = name_problem(name);
     if (problem)
         return refuse(s, name ? ECS_ERR_BAD_VALUE : ECS_ERR_INVALID_ARGUMENT, "set", e, problem);
-    char *copy = copy_name(s, name);
-    if (!copy) return refuse(s, ECS_ERR_NO_MEMORY, "set", e, "out of memory");
+    size_t len = strlen(name);
+    uint32_t copy;
+    if ((s->next_seq >= SEQ_LIMIT && renumber(s) != ECS_OK) ||
+        copy_name(s, name, len, s->next_seq, &copy) != ECS_OK)
+        return refuse(s, ECS_ERR_NO_MEMORY, "set", e, "out of memory");
     uint32_t i = ecs_soa_lookup(&s->soa, F_ENTITY, &s->map, e);
     if (i != ECS_SOA_NONE) { /* replacing: leave the old name's chain */
-        chain_unlink(s, i);
-        slot_give(s, names(s)[i]);
+        if (s->bucket) chain_unlink(s, i);
+        slot_give(s, handles(s)[i], strlen(name_of(s, i)));
     } else if ((i = add_instance(s, e)) == ECS_SOA_NONE) {
-        slot_give(s, copy);
+        slot_give(s, copy, len);
         return refuse(s, ECS_ERR_NO_MEMORY, "set", e, "out of memory");
     }
-    names(s)[i] = copy;
-    hashes(s)[i] = name_hash(copy);
-    seqs(s)[i] = s->next_seq++;
-    chain_insert(s, i);
+    handles(s)[i] = copy;
+    s->next_seq++;
+    if (s->bucket) chain_insert(s, i);
     return ECS_OK;
 }
 
@@ -311,7 +407,7 @@ static const char *dn_get(void *self, ecs_entity e)
 {
     dn_state *s = (dn_state *)self;
     uint32_t i = instance_of(s, e);
-    return i == ECS_SOA_NONE ? NULL : names(s)[i];
+    return i == ECS_SOA_NONE ? NULL : name_of(s, i);
 }
 
 /* Remove e's name. ECS_ERR_STALE_ENTITY for a dead e, ECS_ERR_NOT_FOUND without one. */
@@ -325,23 +421,35 @@ static ecs_status dn_clear(void *self, ecs_entity e)
     return ECS_OK;
 }
 
+/* Is instance i a live holder of name (len bytes) given after *best_seq (or the first one
+ * found: *best null)? Then it becomes *best. */
+static void consider(const dn_state *s, uint32_t i, const char *name, size_t len, ecs_entity *best,
+                     uint32_t *best_seq)
+{
+    const char *own = name_of(s, i);
+    if (own[0] != name[0] || strcmp(own, name) != 0) return;
+    if (!ecs_alive(s->host, ents(s)[i])) return; /* destroyed, not yet announced */
+    uint32_t q = seq_of(own, len);
+    if (ecs_entity_is_null(*best) || q > *best_seq) *best = ents(s)[i], *best_seq = q;
+}
+
 /* The live entity that most recently received name and still has it; the null entity
- * when there is none (also for a NULL or invalid name). One chain walk: O(1) expected. */
+ * when there is none (also for a NULL or invalid name). One chain walk: O(1) expected; the
+ * first call builds the index (O(names)), and without memory for it every call is a scan. */
 static ecs_entity dn_find(void *self, const char *name)
 {
     dn_state *s = (dn_state *)self;
     ecs_entity best = ecs_entity_null();
-    if (!name || s->bucket_count == 0) return best;
-    uint32_t h = name_hash(name);
-    uint64_t best_seq = 0;
-    for (uint32_t i = s->bucket[h & (s->bucket_count - 1)]; i != ECS_SOA_NONE; i = nexts(s)[i]) {
-        if (hashes(s)[i] != h || strcmp(names(s)[i], name) != 0) continue;
-        if (!ecs_alive(s->host, ents(s)[i])) continue; /* destroyed, not yet announced */
-        if (ecs_entity_is_null(best) || seqs(s)[i] > best_seq) {
-            best = ents(s)[i];
-            best_seq = seqs(s)[i];
-        }
+    uint32_t best_seq = 0;
+    if (!name || !name[0] || s->soa.count == 0) return best;
+    size_t len = strlen(name);
+    if (!s->bucket && index_build(s) != ECS_OK) {
+        for (uint32_t i = 0; i < s->soa.count; i++) consider(s, i, name, len, &best, &best_seq);
+        return best;
     }
+    uint32_t h = name_hash(name);
+    for (uint32_t i = s->bucket[h & (s->bucket_count - 1)]; i != ECS_SOA_NONE; i = s->chain[i])
+        consider(s, i, name, len, &best, &best_seq);
     return best;
 }
 
@@ -396,7 +504,7 @@ static ecs_status dn_write(void *state, ecs_entity e, ecs_json_writer *w)
     if (!w) return ECS_ERR_INVALID_ARGUMENT;
     if (!ecs_alive(s->host, e)) return ECS_ERR_STALE_ENTITY;
     uint32_t i = ecs_soa_lookup(&s->soa, F_ENTITY, &s->map, e);
-    if (i != ECS_SOA_NONE) w->string(w, names(s)[i]);
+    if (i != ECS_SOA_NONE) w->string(w, name_of(s, i));
     return ECS_OK;
 }
 
@@ -442,6 +550,7 @@ static void state_free(dn_state *s, const ecs_host *h)
     ecs_soa_free(&s->soa);
     ecs_entity_map_free(&s->map);
     if (s->bucket) h->free(h, s->bucket);
+    if (s->chain) h->free(h, s->chain);
     h->free(h, s);
 }
 
@@ -454,8 +563,8 @@ static dn_state *state_new(const ecs_host *h)
     s->layout = STATE_LAYOUT;
     s->bit = NO_BIT;
     s->host = h;
-    const size_t sizes[F_COUNT] = {sizeof(ecs_entity), sizeof(char *), sizeof(uint32_t),
-                                   sizeof(uint32_t), sizeof(uint64_t)};
+    for (unsigned k = 0; k < SLAB_CLASSES; k++) s->slab[k].used = SLAB_CHUNK; /* no chunk */
+    const size_t sizes[F_COUNT] = {sizeof(ecs_entity), sizeof(uint32_t)};
     ecs_soa_init(&s->soa, h, F_COUNT, sizes);
     ecs_entity_map_init(&s->map, h);
     return s;

@@ -6,9 +6,10 @@
  * Data: one ecs_soa (one allocation, grown by reallocation) with, per instance i:
  *   entity[i]  the owner            local[i]  position, rotation, scale
  *   world[i]   world matrix         parent[i], first_child[i], next_sibling[i],
- *   dirty[i]   0 between calls      prev_sibling[i]: instance numbers, ECS_SOA_NONE if none
- *   flags[i]   FLAG_IMPLICIT: made as the parent a scene named before its own component
- * and an ecs_entity_map (entity index -> instance). Children form a doubly linked list.
+ *                                   prev_sibling[i]: instance numbers, ECS_SOA_NONE if none
+ * and an ecs_entity_map (entity index -> instance): 124 bytes per instance and 4 per entity
+ * index. Children form a doubly linked list. The marks of a batch's changed instances live
+ * in scratch memory for the call (a bit each), not beside the data.
  *
  * Invariants, true whenever no call of this file is running:
  *   1. parents before children: parent[i] == NONE or parent[i] < i. It is what lets one
@@ -17,7 +18,7 @@
  *      a leaf.
  *   2. world[i] == TRS(local[i]) for a root, world[parent[i]] * TRS(local[i]) otherwise.
  *   3. the links agree: c is in p's child list iff parent[c] == p; map[index(entity[i])]
- *      == i + 1; dirty[] is all zero.
+ *      == i + 1.
  * How each change keeps invariant 1:
  *   - add appends, after its parent.
  *   - set_parent under a parent p that comes after e: the members of e's subtree in
@@ -34,10 +35,11 @@
  * Updates: set_local recomputes its subtree at once (a pre-order walk of the links).
  * set_local_many checks every entry first (all or nothing), then stores the locals and
  * marks their instances, and one linear pass from the lowest mark recomputes each marked
- * instance and each below one (flush); a batch that is a run of consecutive instances in
- * order (the dense order instances() gives) stores and recomputes in the same pass. The
- * manager's update and recompute_all run the same flush. Rotations are kept bit for bit
- * when |q|^2 is within UNIT_TOLERANCE of 1 and normalized otherwise.
+ * instance and each below one (flush_marked); a batch that is a run of consecutive
+ * instances in order (the dense order instances() gives) stores and recomputes in the same
+ * pass. recompute_all is that pass with every instance marked: one loop, no marks. Every
+ * call recomputes before it returns. Rotations are kept bit for bit when |q|^2 is within
+ * UNIT_TOLERANCE of 1 and normalized otherwise.
  *
  * Views and collections: the manager offers its index (has, and the dense entity array)
  * and reports each transform added and removed to the host's signatures, when the host
@@ -58,17 +60,16 @@
 #include "transform_api.h"
 
 #ifndef STATE_LAYOUT    /* a test build gives another to make a reload migrate through JSON */
-#define STATE_LAYOUT 1u /* == state_version: checked when a state is adopted */
+#define STATE_LAYOUT 2u /* == state_version: checked when a state is adopted */
 #endif
-#define NO_BIT        UINT32_MAX /* no signatures: a host without them */
-#define MANAGER_NAME  "transform"
-#define NONE          ECS_SOA_NONE
-#define FLAG_IMPLICIT 1u
-#define SCRATCH_KEEP  65536u /* scratch bytes kept between calls; more is freed after use */
+#define NO_BIT       UINT32_MAX /* no signatures: a host without them */
+#define MANAGER_NAME "transform"
+#define NONE         ECS_SOA_NONE
+#define SCRATCH_KEEP 65536u /* scratch bytes kept between calls; more is freed after use */
 
 /* The world matrices first: growing the store moves every array but the first one up to
  * its new offset (ecs_soa_reserve), so the widest one never moves. */
-enum { F_WORLD, F_LOCAL, F_ENTITY, F_PARENT, F_FIRST, F_NEXT, F_PREV, F_DIRTY, F_FLAGS, F_COUNT };
+enum { F_WORLD, F_LOCAL, F_ENTITY, F_PARENT, F_FIRST, F_NEXT, F_PREV, F_COUNT };
 
 typedef struct tf_state {
     uint32_t layout; /* STATE_LAYOUT */
@@ -78,8 +79,7 @@ typedef struct tf_state {
     const ecs_host *host;
     ecs_soa soa;
     ecs_entity_map map;
-    uint32_t dirty_lo; /* lowest instance marked dirty, NONE when none (inside calls only) */
-    void *scratch;     /* from host->alloc: instance reordering */
+    void *scratch; /* from host->alloc: instance reordering, a batch's marks */
     size_t scratch_size;
 } tf_state;
 
@@ -116,14 +116,6 @@ static uint32_t *nexts(const tf_state *t)
 static uint32_t *prevs(const tf_state *t)
 {
     return (uint32_t *)t->soa.field[F_PREV];
-}
-static uint8_t *dirties(const tf_state *t)
-{
-    return (uint8_t *)t->soa.field[F_DIRTY];
-}
-static uint8_t *flags(const tf_state *t)
-{
-    return (uint8_t *)t->soa.field[F_FLAGS];
 }
 
 /* The instance of e, or NONE (no generation check beyond the stored id). */
@@ -262,31 +254,42 @@ static void update_subtree(tf_state *t, uint32_t root)
     }
 }
 
-/* Recompute, from instance `from` on, every dirty instance and every one below a dirty
- * one, in one linear pass (invariant 1 makes each parent final before its children are
- * read); then clear the marks. Nothing before t->dirty_lo is marked. */
-static void flush_from(tf_state *t, uint32_t from)
+/* Recompute every instance from `from` on, in order (invariant 1 makes each parent final
+ * before its children are read). */
+static void recompute_from(tf_state *t, uint32_t from)
 {
-    uint32_t lo = t->dirty_lo, n = t->soa.count;
-    if (lo == NONE) return;
     ecs_mat4 *w = worlds(t);
     const ecs_transform_local *l = locals(t);
     const uint32_t *par = parents(t);
-    uint8_t *dirty = dirties(t);
-    for (uint32_t i = from; i < n; i++) {
-        uint32_t p = par[i];
-        if (!dirty[i] && (p == NONE || p < lo || !dirty[p])) continue; /* nothing changed? */
-        /* changed: so are its children, which come later */
-        dirty[i] = 1;
-        compute_world(w, l, par, i);
-    }
-    memset(dirty + lo, 0, n - lo);
-    t->dirty_lo = NONE;
+    for (uint32_t i = from, n = t->soa.count; i < n; i++) compute_world(w, l, par, i);
 }
 
-static void flush(tf_state *t)
+/* Bit i - lo of marks: is instance i (>= lo) marked? */
+static inline bool marked(const uint64_t *marks, uint32_t lo, uint32_t i)
 {
-    flush_from(t, t->dirty_lo);
+    return marks[(i - lo) >> 6] >> ((i - lo) & 63) & 1u;
+}
+
+static inline void mark(uint64_t *marks, uint32_t lo, uint32_t i)
+{
+    marks[(i - lo) >> 6] |= 1ull << ((i - lo) & 63);
+}
+
+/* Recompute, from instance `from` on, every marked instance and every one below a marked
+ * one, in one linear pass (invariant 1 makes each parent final before its children are
+ * read). marks holds a bit per instance of [lo, count), nothing before lo is marked. */
+static void flush_marked(tf_state *t, uint32_t lo, uint32_t from, uint64_t *marks)
+{
+    ecs_mat4 *w = worlds(t);
+    const ecs_transform_local *l = locals(t);
+    const uint32_t *par = parents(t);
+    for (uint32_t i = from, n = t->soa.count; i < n; i++) {
+        uint32_t p = par[i];
+        if (!marked(marks, lo, i) && (p == NONE || p < lo || !marked(marks, lo, p)))
+            continue;       /* nothing changed? */
+        mark(marks, lo, i); /* changed: so are its children, which come later */
+        compute_world(w, l, par, i);
+    }
 }
 
 /* ---- links ---- */
@@ -518,18 +521,20 @@ static uint32_t move_after(tf_state *t, uint32_t lo, uint32_t hi)
 /* Append a transform for e (alive, without one) under instance p (NONE: a root); l must
  * not be LOCAL_BAD. ECS_ERR_NO_MEMORY changes nothing. */
 static ecs_status add_instance(tf_state *t, ecs_entity e, const ecs_transform_local *l, uint32_t p,
-                               uint8_t flag, uint32_t *out)
+                               uint32_t *out)
 {
     uint32_t i = t->soa.count, cap = t->soa.capacity;
+    /* Doubling: each element moves once on average. The room is not given back
+     * (ecs_soa_give_back_room): the moves leave about 60 bytes per instance of old copies in
+     * the world array's room, which the next instances overwrite; giving them back made the
+     * W6 build about a fifth slower (a page fault per 64 instances added). */
     if (i == cap && ecs_soa_reserve(&t->soa, cap < 256 ? 256 : cap * 2) != ECS_OK)
-        return ECS_ERR_NO_MEMORY; /* doubling: each element moves once on average */
+        return ECS_ERR_NO_MEMORY;
     if (ecs_entity_map_set(&t->map, e, i) != ECS_OK) return ECS_ERR_NO_MEMORY;
     t->soa.count++; /* not ecs_soa_push: every field is written here, no need to zero it */
     ents(t)[i] = e;
-    dirties(t)[i] = 0;
     local_put(&locals(t)[i], l, local_check(l));
     parents(t)[i] = firsts(t)[i] = nexts(t)[i] = prevs(t)[i] = NONE;
-    flags(t)[i] = flag;
     if (p != NONE) link_child(t, i, p);
     compute_world(worlds(t), locals(t), parents(t), i);
     report(t, e, true);
@@ -586,7 +591,7 @@ static ecs_status api_add(void *self, ecs_entity e, const ecs_transform_local *l
         ecs_status s = find(t, parent, &p);
         if (s != ECS_OK) return s;
     }
-    return add_instance(t, e, local ? local : &id, p, 0, NULL);
+    return add_instance(t, e, local ? local : &id, p, NULL);
 }
 
 static ecs_status api_remove(void *self, ecs_entity e)
@@ -669,26 +674,40 @@ static ecs_status check_many(const tf_state *t, const ecs_entity *entities,
     return ECS_OK;
 }
 
+/* Zeroed marks for the instances [lo, count) in scratch memory, after `skip` bytes the
+ * caller keeps there; NULL when memory ran out. */
+static uint64_t *marks_for(tf_state *t, uint32_t lo, size_t skip)
+{
+    size_t words = ((size_t)t->soa.count - lo + 63) / 64, at = (skip + 7) & ~(size_t)7;
+    if (!scratch(t, at + words * sizeof(uint64_t))) return NULL;
+    uint64_t *marks = (uint64_t *)((char *)t->scratch + at);
+    memset(marks, 0, words * sizeof *marks);
+    return marks;
+}
+
 /* The batch is the instances [lo, lo + n) in order (for example the dense order of
  * instances()): store each local and recompute its world in the same pass, since its
  * parent is final already (before lo and unchanged, or earlier in the run). The run is
- * marked only when instances follow it, for the flush that carries the change to their
+ * marked only when instances follow it, for the pass that carries the change to their
  * descendants. */
 static void store_run(tf_state *t, uint32_t lo, const ecs_transform_local *in, uint32_t n)
 {
     ecs_mat4 *w = worlds(t);
     ecs_transform_local *l = locals(t);
     const uint32_t *par = parents(t);
-    uint8_t *dirty = dirties(t);
-    bool mark = lo + n < t->soa.count;
     for (uint32_t k = 0, i = lo; k < n; k++, i++) {
         local_put(&l[i], &in[k], local_check(&in[k]));
         compute_world(w, l, par, i);
-        if (mark) dirty[i] = 1;
     }
-    if (!mark) return;
-    t->dirty_lo = lo;
-    flush_from(t, lo + n);
+    if (lo + n == t->soa.count) return;
+    uint64_t *marks = marks_for(t, lo, 0);
+    if (!marks) { /* no memory for the marks: every instance after the run */
+        recompute_from(t, lo + n);
+        return;
+    }
+    for (uint32_t i = lo; i < lo + n; i++) mark(marks, lo, i);
+    flush_marked(t, lo, lo + n, marks);
+    scratch_trim(t);
 }
 
 static ecs_status api_set_local_many(void *self, const ecs_entity *entities,
@@ -708,16 +727,24 @@ static ecs_status api_set_local_many(void *self, const ecs_entity *entities,
         return ECS_OK;
     }
     ecs_transform_local *l = locals(t);
-    uint8_t *dirty = dirties(t);
+    uint32_t *inst = (uint32_t *)scratch(t, (size_t)n * sizeof *inst); /* NULL: looked up again */
     lo = NONE;
-    for (uint32_t k = 0; k < n; k++) { /* store and mark, then one pass */
+    for (uint32_t k = 0; k < n; k++) { /* store, then mark, then one pass */
         uint32_t i = lookup(t, entities[k]);
         local_put(&l[i], &in[k], local_check(&in[k]));
-        dirty[i] = 1;
+        if (inst) inst[k] = i;
         if (i < lo) lo = i;
     }
-    t->dirty_lo = lo;
-    flush(t);
+    uint64_t *marks = marks_for(t, lo, inst ? (size_t)n * sizeof *inst : 0);
+    if (!marks) { /* no memory for the marks: every instance from lo */
+        recompute_from(t, lo);
+        scratch_trim(t);
+        return ECS_OK;
+    }
+    inst = inst ? (uint32_t *)t->scratch : NULL; /* marks_for may have moved the scratch */
+    for (uint32_t k = 0; k < n; k++) mark(marks, lo, inst ? inst[k] : lookup(t, entities[k]));
+    flush_marked(t, lo, lo, marks);
+    scratch_trim(t);
     return ECS_OK;
 }
 
@@ -777,25 +804,21 @@ static uint32_t api_instances(void *self, const ecs_entity **entities, const ecs
     return t ? t->soa.count : 0;
 }
 
-/* Mark every instance and run the pass update() and set_local_many run. */
+/* The pass set_local_many runs, with every instance changed: every world in order. */
 static uint32_t api_recompute_all(void *self)
 {
     tf_state *t = (tf_state *)self;
     if (!t || t->soa.count == 0) return 0;
-    memset(dirties(t), 1, t->soa.count);
-    t->dirty_lo = 0;
-    flush(t);
+    recompute_from(t, 0);
     return t->soa.count;
 }
 
 /* ---- the manager ---- */
 
-/* [frame] Recompute whatever a batch left marked (every call recomputes before it returns,
- * so this normally finds nothing). */
+/* [frame] Nothing to do: every call recomputes what it changed before it returns. */
 static void mgr_update(void *state, const ecs_frame_info *frame)
 {
-    (void)frame;
-    flush((tf_state *)state);
+    (void)state, (void)frame;
 }
 
 /* [frame] Each destroyed entity's children are destroyed too (they come back in the next
@@ -890,9 +913,9 @@ static ecs_status read_parent(const tf_state *t, ecs_entity e, ecs_json_reader *
 /* [scene-load] Give e the transform r stands before. The keys come in the file's order:
  * they are read into a local and a parent first, each checked where it stands, and nothing
  * changes before the object is read whole. A parent entity without a transform yet (the
- * scene lists it later) then gets an identity one marked implicit, which its own component
- * replaces when it comes. An implicit transform (e was named as a parent first) is filled
- * in; on error it stays implicit and unchanged, as does a transform e has already. */
+ * scene lists it later) then gets an identity one, which its own component replaces when it
+ * comes. On error a transform e has already (its own, or one it got as a parent named
+ * first) stays as it was. */
 static ecs_status mgr_read(void *state, ecs_entity e, ecs_json_reader *r)
 {
     tf_state *t = (tf_state *)state;
@@ -932,16 +955,15 @@ static ecs_status mgr_read(void *state, ecs_entity e, ecs_json_reader *r)
     if (s != ECS_OK) return s;
     if (!ecs_entity_is_null(pe) && (p = lookup(t, pe)) == NONE) {
         ecs_transform_local id = identity_local();
-        if ((s = add_instance(t, pe, &id, NONE, FLAG_IMPLICIT, &p)) != ECS_OK) return s;
+        if ((s = add_instance(t, pe, &id, NONE, &p)) != ECS_OK) return s;
     }
     i = lookup(t, e); /* only now: resolving the parent may have loaded others, moving instances */
-    if (i == NONE) return add_instance(t, e, &l, p, 0, NULL);
+    if (i == NONE) return add_instance(t, e, &l, p, NULL);
     if ((s = reparent(t, i, p, &i)) != ECS_OK) { /* a cycle (an edit), or out of memory */
         r->error(r, "%s", ecs_status_text(s));
         return s;
     }
     local_put(&locals(t)[i], &l, local_check(&l));
-    flags(t)[i] &= (uint8_t)~FLAG_IMPLICIT;
     update_subtree(t, i);
     return ECS_OK;
 }
@@ -961,14 +983,12 @@ static tf_state *state_new(const ecs_host *h)
         [F_WORLD] = sizeof(ecs_mat4),    [F_LOCAL] = sizeof(ecs_transform_local),
         [F_ENTITY] = sizeof(ecs_entity), [F_PARENT] = sizeof(uint32_t),
         [F_FIRST] = sizeof(uint32_t),    [F_NEXT] = sizeof(uint32_t),
-        [F_PREV] = sizeof(uint32_t),     [F_DIRTY] = sizeof(uint8_t),
-        [F_FLAGS] = sizeof(uint8_t)};
+        [F_PREV] = sizeof(uint32_t)};
     tf_state *t = (tf_state *)h->alloc(h, sizeof *t);
     if (!t) return NULL;
     memset(t, 0, sizeof *t);
     t->layout = STATE_LAYOUT;
     t->bit = NO_BIT;
-    t->dirty_lo = NONE;
     (void)ecs_soa_init(&t->soa, h, F_COUNT, sizes);
     ecs_entity_map_init(&t->map, h);
     state_bind(t, h);
