@@ -1029,6 +1029,36 @@ static ecs_status nan_write(void *state, ecs_entity e, ecs_json_writer *wr)
     return ECS_OK;
 }
 
+/* transform's manager record in w. */
+static host_manager *transform_manager(world_test *w)
+{
+    for (size_t m = 0; m < w->f.w->manager_count; m++)
+        if (!strcmp(w->f.w->managers[m]->name, "transform")) return w->f.w->managers[m];
+    fail_msg("no manager named transform");
+    return NULL;
+}
+
+/* stderr (where the host logs) into the file `name` of t until stderr_back(); returns the
+ * saved descriptor. */
+static int stderr_to(scene_test *t, const char *name, char *path)
+{
+    fflush(stderr);
+    int saved_fd = dup(2), fd = open(path_in(t, name, path), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(saved_fd >= 0 && fd >= 0);
+    dup2(fd, 2);
+    close(fd);
+    return saved_fd;
+}
+
+/* stderr back; what was logged meanwhile (malloc'd). */
+static char *stderr_back(int saved_fd, const char *path)
+{
+    fflush(stderr);
+    dup2(saved_fd, 2);
+    close(saved_fd);
+    return read_all(path);
+}
+
 /* Save w with transform's write_component replaced by `writer`; the status, and what the
  * host logged in *said (malloc'd). */
 static ecs_status save_with(scene_test *t, world_test *w, const char *out,
@@ -1036,24 +1066,13 @@ static ecs_status save_with(scene_test *t, world_test *w, const char *out,
                             char **said)
 {
     char log[PATH_SIZE];
-    host_manager *tf = NULL;
-    for (size_t m = 0; m < w->f.w->manager_count; m++)
-        if (!strcmp(w->f.w->managers[m]->name, "transform")) tf = w->f.w->managers[m];
-    assert_non_null(tf);
+    host_manager *tf = transform_manager(w);
     ecs_status (*real)(void *, ecs_entity, ecs_json_writer *) = tf->desc.write_component;
     tf->desc.write_component = writer;
-    fflush(stderr); /* the host logs to stderr: into a file for the duration */
-    int saved_fd = dup(2),
-        fd = open(path_in(t, "save-log.txt", log), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    assert_true(saved_fd >= 0 && fd >= 0);
-    dup2(fd, 2);
-    close(fd);
+    int saved_fd = stderr_to(t, "save-log.txt", log);
     ecs_status s = host_scene_save(w->f.w, out);
-    fflush(stderr);
-    dup2(saved_fd, 2);
-    close(saved_fd);
+    *said = stderr_back(saved_fd, log);
     tf->desc.write_component = real;
-    *said = read_all(log);
     return s;
 }
 
@@ -1096,24 +1115,13 @@ static ecs_status load_with(scene_test *t, world_test *w, const char *in,
                             char **said)
 {
     char log[PATH_SIZE];
-    host_manager *tf = NULL;
-    for (size_t m = 0; m < w->f.w->manager_count; m++)
-        if (!strcmp(w->f.w->managers[m]->name, "transform")) tf = w->f.w->managers[m];
-    assert_non_null(tf);
+    host_manager *tf = transform_manager(w);
     ecs_status (*real)(void *, ecs_entity, ecs_json_reader *) = tf->desc.read_component;
     if (reader) tf->desc.read_component = reader; /* NULL: the real one */
-    fflush(stderr);
-    int saved_fd = dup(2),
-        fd = open(path_in(t, "load-log.txt", log), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    assert_true(saved_fd >= 0 && fd >= 0);
-    dup2(fd, 2);
-    close(fd);
+    int saved_fd = stderr_to(t, "load-log.txt", log);
     ecs_status s = host_scene_load(w->f.w, in);
-    fflush(stderr);
-    dup2(saved_fd, 2);
-    close(saved_fd);
+    *said = stderr_back(saved_fd, log);
     tf->desc.read_component = real;
-    *said = read_all(log);
     return s;
 }
 

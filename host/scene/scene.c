@@ -367,18 +367,24 @@ static size_t manager_named(const scene_load *l, const char *key)
     return l->managers;
 }
 
+/* Is the value at r of type want? If not, the load fails at `at`: "expected <what>, found
+ * <its type>" (unless the reader failed first: its own message stands). */
+static bool expect_type(scene_load *l, host_jreader *r, size_t at, ecs_json_type want,
+                        const char *what)
+{
+    ecs_json_reader *api = host_jr_api(r);
+    ecs_json_type t = api->peek(api);
+    if (t == want) return true;
+    if (!api->failed(api)) load_fail_at(l, at, "expected %s, found %s", what, host_jr_type_name(t));
+    return false;
+}
+
 /* One entity object of "entities" (r before it): its id and where its components are. */
 static bool index_entity(scene_load *l, host_jreader *r)
 {
     ecs_json_reader *api = host_jr_api(r);
     size_t obj_at = host_jr_offset(r), m = l->managers;
-    ecs_json_type t = api->peek(api);
-    if (t != ECS_JSON_OBJECT) {
-        if (!api->failed(api))
-            load_fail_at(l, host_jr_offset(r), "expected an entity object, found %s",
-                         host_jr_type_name(t));
-        return false;
-    }
+    if (!expect_type(l, r, obj_at, ECS_JSON_OBJECT, "an entity object")) return false;
     obj_at = host_jr_offset(r);
     if (!entity_reserve(l)) return load_fail_at(l, NO_POS, "out of memory"), false;
     uint32_t i = l->n;
@@ -425,13 +431,8 @@ static bool index_entity(scene_load *l, host_jreader *r)
 static bool index_entities(scene_load *l, host_jreader *r)
 {
     ecs_json_reader *api = host_jr_api(r);
-    ecs_json_type t = api->peek(api);
-    if (t != ECS_JSON_ARRAY) {
-        if (!api->failed(api))
-            load_fail_at(l, host_jr_offset(r), "expected \"entities\": an array, found %s",
-                         host_jr_type_name(t));
+    if (!expect_type(l, r, host_jr_offset(r), ECS_JSON_ARRAY, "\"entities\": an array"))
         return false;
-    }
     api->begin_array(api);
     while (api->more(api))
         if (!index_entity(l, r)) return false;
@@ -447,17 +448,12 @@ static bool index_document(scene_load *l, host_jreader *r, host_jr_mode mode)
     size_t root_at = host_jr_offset(r), version_at = NO_POS;
     bool entities = false, ok = true;
     double version = 0;
-    ecs_json_type t = api->peek(api);
     const char *key;
-    if (t != ECS_JSON_OBJECT) {
-        if (!api->failed(api))
-            load_fail_at(l, root_at,
-                         "expected an object {\"version\": 1, \"entities\": [...]}, found %s",
-                         host_jr_type_name(t));
+    if (!expect_type(l, r, root_at, ECS_JSON_OBJECT,
+                     "an object {\"version\": 1, \"entities\": [...]}"))
         ok = false;
-    } else {
+    else
         api->begin_object(api);
-    }
     while (ok && api->key(api, &key)) {
         size_t key_at = host_jr_last(r), value_at = host_jr_offset(r);
         if (strcmp(key, "version") == 0) {
