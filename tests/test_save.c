@@ -228,23 +228,50 @@ static void Save_removes_what_a_killed_save_left_and_takes_long_names(void **sta
     free(longest);
 }
 
+/* A scene of n named entities (about 100 bytes of saved text each) into path. */
+static void write_named_scene(const char *path, int n)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "{\"version\": 1, \"entities\": [\n");
+    for (int i = 0; i < n; i++)
+        fprintf(f,
+                "%s{\"id\": \"n%d\", \"debug_name\": \"entity %d of a scene saved in pieces\"}\n",
+                i ? "," : "", i, i);
+    fprintf(f, "]}\n");
+    assert_int_equal(fclose(f), 0);
+}
+
 /* ecs-host under a file size limit (SIGXFSZ ignored, so a write past it fails with EFBIG):
- * limit 0 fails the first write, a limit inside the scene makes a short write first. The
- * old file stays byte for byte, exit 1, one line; no temporary file is left. */
+ * limit 0 fails the first write, a limit inside the scene makes a short write first, and
+ * a limit inside a large scene fails a later piece of a save written in pieces. The old
+ * file stays byte for byte, exit 1, one line; no temporary file is left. */
 static void Save_under_a_failed_or_short_write_keeps_the_old_file(void **state)
 {
     save_test *t = *state;
-    static const char *const limits[] = {"0", "4096"};
-    for (int k = 0; k < 2; k++) {
+    char *large = in_dir(t, "large.json");
+    write_named_scene(large, 20000); /* about 2 MB saved: several pieces */
+    static const char *const limits[] = {"0", "4096", "600000"};
+    for (int k = 0; k < 3; k++) {
         char *old = in_dir(t, "kept.json");
         assert_int_equal(harness_write_file(old, OLD_TEXT, 0644), 0);
         char limit[32];
         snprintf(limit, sizeof limit, "--fsize=%s", limits[k]);
-        const char *argv[] = {"bash",        "-c",       "trap '' XFSZ; exec \"$@\"",
-                              "sh",          "prlimit",  limit,
-                              ECS_HOST_PATH, "--frames", "1",
-                              "--scene",     DEMO_SCENE, "--save",
-                              old,           PLUGIN_DIR, NULL};
+        const char *argv[] = {"bash",
+                              "-c",
+                              "trap '' XFSZ; exec \"$@\"",
+                              "sh",
+                              "prlimit",
+                              limit,
+                              ECS_HOST_PATH,
+                              "--frames",
+                              "1",
+                              "--scene",
+                              k == 2 ? large : DEMO_SCENE,
+                              "--save",
+                              old,
+                              PLUGIN_DIR,
+                              NULL};
         harness_output_free(&t->run);
         assert_int_equal(harness_run(&t->run, 60, argv), 0);
         if (t->run.exit_code != 1 || error_lines(t->run.err) != 1 ||
@@ -255,6 +282,7 @@ static void Save_under_a_failed_or_short_write_keeps_the_old_file(void **state)
         assert_int_equal(count_prefixed(t, ".ecs-save-"), 0);
         free(old);
     }
+    free(large);
 }
 
 /* --trace naming the scene it reads or the file it saves: refused before anything is
