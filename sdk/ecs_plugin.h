@@ -377,7 +377,10 @@ typedef struct ecs_manager_desc {
  * A view visits the entities present in every manager of `with` and in none of
  * `without`, without knowing how those managers store data: it walks the dense entity
  * list of the smallest `with` manager and tests the others (their signature bits when
- * they report them, else their has()). Managers opt in by offering an ecs_manager_index.
+ * they report them, else their has()); when every manager of the query reports its bits
+ * and that list is not sparse, it walks the signature bits themselves, in entity index
+ * order. The order of a view is not otherwise promised. Managers opt in by offering an
+ * ecs_manager_index.
  * A collection is the same query kept by the host: each entity has a signature, a bitset
  * with one bit per manager (managers report adds and removes), and a collection holds the
  * entities whose signature has every `with` bit and no `without` bit. Collections change
@@ -410,9 +413,9 @@ typedef struct ecs_query_desc {
 /* A view being walked: filled by view_init, advanced by view_next. The caller owns it
  * (on the stack is fine); it must not be used after the managers it reads change. */
 typedef struct ecs_view {
-    const ecs_entity *list; /* the smallest `with` manager's entities */
-    uint32_t count, next;
-    void *host[8]; /* the host's own */
+    const ecs_entity *list; /* the smallest `with` manager's entities, or NULL */
+    uint32_t count, next;   /* where the walk is: the host's, like host[] */
+    void *host[8];          /* the host's own */
 } ecs_view;
 
 /* A collection handle; 0 is none. */

@@ -85,6 +85,32 @@ static bool sig_view(const host_world *w, const uint32_t *with, uint32_t nw,
     return true;
 }
 
+/* Set v up to walk the signature columns in index order (HOST_VIEW_SIG | HOST_VIEW_COLS)
+ * when every manager of the query, the walked one too, reports its bit, there are at most
+ * HOST_VIEW_INLINE of them, and the shortest list (count entities) holds at least one
+ * index in HOST_VIEW_DENSE of those ever given a bit: a word of each column then covers 64
+ * indices, and no entity is read from a list. False (v untouched) otherwise. */
+static bool cols_view(const host_world *w, const uint32_t *with, uint32_t nw,
+                      const uint32_t *without, uint32_t nwo, uint32_t count, ecs_view *v)
+{
+    const void *column[HOST_VIEW_INLINE];
+    uint32_t n = 0, n_with = 0;
+    if ((uint64_t)count * HOST_VIEW_DENSE < w->sig.used) return false;
+    for (uint32_t k = 0; k < nw + nwo; k++) {
+        uint32_t b = k < nw ? with[k] : without[k - nw];
+        const host_manager *m = b < w->by_bit_cap ? w->by_bit[b] : NULL;
+        if (!m && k >= nw) continue; /* a `without` manager not loaded: nobody has it */
+        if (!m || !m->index.signature || n == HOST_VIEW_INLINE) return false;
+        if (!(column[n++] = host_sig_column(&w->sig, b))) return false;
+        n_with += k < nw;
+    }
+    v->list = NULL;
+    v->count = w->sig.used; /* every column bit at or past `used` is 0 */
+    v->host[0] = (void *)(uintptr_t)(HOST_VIEW_SIG | HOST_VIEW_COLS | n_with | n << 8);
+    for (uint32_t k = 0; k < n; k++) v->host[1 + k] = (void *)(uintptr_t)column[k];
+    return true;
+}
+
 ecs_status host_view_init(host_world *w, const uint32_t *with, uint32_t nw, const uint32_t *without,
                           uint32_t nwo, ecs_view *v, uint32_t *missing)
 {
@@ -112,7 +138,8 @@ ecs_status host_view_init(host_world *w, const uint32_t *with, uint32_t nw, cons
         v->list = count ? entities : NULL;
         v->count = count;
     }
-    if (s == ECS_OK && !sig_view(w, with, nw, without, nwo, list, v)) {
+    if (s == ECS_OK && !cols_view(w, with, nw, without, nwo, count, v) &&
+        !sig_view(w, with, nw, without, nwo, list, v)) {
         v->host[0] = (void *)(uintptr_t)(n_with | (uint32_t)n << 16);
         if (plan)
             v->host[1] = (void *)(uintptr_t)plan; /* the host's: never written through */
@@ -177,6 +204,101 @@ static uint32_t sig1_scalar(const ecs_entity *restrict list, uint32_t i, uint32_
 typedef uint32_t (*sig1_fn)(const ecs_entity *restrict, uint32_t, uint32_t, const uint64_t *,
                             uint32_t, const uint16_t *, ecs_entity *restrict, uint32_t);
 
+/* The column walk's step: of the eight indices base..base+7, those whose bit is set in m
+ * (bit b: index base + b) and whose holder is alive, as entities into out from out[got];
+ * returns the new got. Stores without a branch: the caller makes sure out has 8 slots
+ * from got. */
+typedef uint32_t (*cols8_fn)(uint32_t base, uint32_t m, const uint16_t *keys,
+                             ecs_entity *restrict out, uint32_t got);
+
+static uint32_t cols8_scalar(uint32_t base, uint32_t m, const uint16_t *keys,
+                             ecs_entity *restrict out, uint32_t got)
+{
+    for (; m; m &= m - 1) {
+        uint32_t i = base + (uint32_t)__builtin_ctz(m), key = keys[i];
+        out[got] = ecs_entity_make(i, key - 256u);
+        got += key != 0;
+    }
+    return got;
+}
+
+/* Word k of a column view's query: the `with` columns ANDed, the `without` ones taken out
+ * (n_with >= 1, so the word is 0 past the indices ever given a bit). */
+static inline uint64_t cols_word(const ecs_view *v, uint32_t n_with, uint32_t n, uint32_t k)
+{
+    uint64_t w = ((const uint64_t *)v->host[1])[k];
+    for (uint32_t c = 1; c < n; c++) {
+        uint64_t x = ((const uint64_t *)v->host[1 + c])[k];
+        w &= c < n_with ? x : ~x;
+    }
+    return w;
+}
+
+/* The column walk (HOST_VIEW_COLS): v->next is the next index to look at, v->count the end.
+ * Each word of the query is taken eight bits at a time by step while out has room for
+ * eight, then bit by bit up to max. Inlined into each caller with its step. */
+static inline __attribute__((always_inline)) uint32_t cols_walk(ecs_view *v, uint32_t n_with,
+                                                                uint32_t n, const uint16_t *keys,
+                                                                ecs_entity *restrict out,
+                                                                uint32_t max, cols8_fn step)
+{
+    uint32_t i = v->next, end = v->count, got = 0;
+    while (i < end && got < max) {
+        uint32_t base = i & ~63u;
+        uint64_t w = cols_word(v, n_with, n, i >> 6) & (~0ull << (i & 63));
+        if (w && (uint32_t)__builtin_popcountll(w) + 8 <= max - got) {
+            /* room for the whole word, each step writing eight: eight steps, no search */
+            for (uint32_t shift = 0; shift < 64; shift += 8)
+                got = step(base + shift, (uint32_t)(w >> shift) & 0xFFu, keys, out, got);
+            w = 0;
+        }
+        while (w) {
+            uint32_t shift = (uint32_t)__builtin_ctzll(w) & ~7u, m = (uint32_t)(w >> shift) & 0xFFu;
+            w &= ~(0xFFull << shift);
+            if (max - got >= 8) {
+                got = step(base + shift, m, keys, out, got);
+                continue;
+            }
+            for (; m; m &= m - 1) { /* the last few: stop where out is full */
+                uint32_t x = base + shift + (uint32_t)__builtin_ctz(m), key = keys[x];
+                if (got == max) return v->next = x, got;
+                if (key) out[got++] = ecs_entity_make(x, key - 256u);
+            }
+        }
+        i = base + 64;
+    }
+    v->next = i;
+    return got;
+}
+
+/* cols_walk for one entity (view_next): stops at the first match. */
+static uint32_t cols_one(ecs_view *v, uint32_t n_with, uint32_t n, const uint16_t *keys,
+                         ecs_entity *out)
+{
+    uint32_t i = v->next, end = v->count;
+    for (; i < end; i = (i & ~63u) + 64) {
+        for (uint64_t w = cols_word(v, n_with, n, i >> 6) & (~0ull << (i & 63)); w; w &= w - 1) {
+            uint32_t x = (i & ~63u) + (uint32_t)__builtin_ctzll(w), key = keys[x];
+            if (key) {
+                *out = ecs_entity_make(x, key - 256u);
+                v->next = x + 1;
+                return 1;
+            }
+        }
+    }
+    v->next = i;
+    return 0;
+}
+
+static uint32_t cols_scalar(ecs_view *v, uint32_t n_with, uint32_t n, const uint16_t *keys,
+                            ecs_entity *restrict out, uint32_t max)
+{
+    return cols_walk(v, n_with, n, keys, out, max, cols8_scalar);
+}
+
+typedef uint32_t (*cols_fn)(ecs_view *, uint32_t, uint32_t, const uint16_t *, ecs_entity *restrict,
+                            uint32_t);
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
@@ -228,25 +350,66 @@ sig1_avx2(const ecs_entity *restrict list, uint32_t i, uint32_t end, const uint6
     return sig1_scalar(list, i, end, column, flip, keys, out, got);
 }
 
-/* sig1_avx2 where the processor has AVX2, else sig1_scalar; chosen once. */
+/* cols8_scalar with AVX2: the eight alive keys read at once (sequential indices: no
+ * gather), the ids built from them, the chosen ones packed and stored as in sig1_avx2. The
+ * entity manager pads its keys, so eight can be read from any index below 2^22. */
+__attribute__((target("avx2,popcnt"))) static inline uint32_t
+cols8_avx2(uint32_t base, uint32_t m, const uint16_t *keys, ecs_entity *restrict out, uint32_t got)
+{
+    const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), k256 = _mm256_set1_epi32(256);
+    const __m256i nibbles = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
+    const __m256i fifteen = _mm256_set1_epi32(15);
+    __m256i key = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(keys + base)));
+    m &= ~(uint32_t)_mm256_movemask_ps(
+        _mm256_castsi256_ps(_mm256_cmpeq_epi32(key, _mm256_setzero_si256())));
+    __m256i id = _mm256_or_si256(_mm256_add_epi32(_mm256_set1_epi32((int)base), iota),
+                                 _mm256_slli_epi32(_mm256_sub_epi32(key, k256), 22));
+    __m256i perm =
+        _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32((int)lanes[m]), nibbles), fifteen);
+    _mm256_storeu_si256((__m256i *)(out + got), _mm256_permutevar8x32_epi32(id, perm));
+    return got + (uint32_t)__builtin_popcount(m);
+}
+
+__attribute__((target("avx2,popcnt"))) static uint32_t cols_avx2(ecs_view *v, uint32_t n_with,
+                                                                 uint32_t n, const uint16_t *keys,
+                                                                 ecs_entity *restrict out,
+                                                                 uint32_t max)
+{
+    return cols_walk(v, n_with, n, keys, out, max, cols8_avx2);
+}
+
+/* Whether the processor has AVX2 (and lanes is filled then); found once. */
+static bool has_avx2(void)
+{
+    static int known; /* 0: not asked yet, 1: no, 2: yes */
+    if (!known) {
+        __builtin_cpu_init();
+        known = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt") ? 2 : 1;
+        if (known == 2) lanes_init();
+    }
+    return known == 2;
+}
+
+/* sig1_avx2 where the processor has AVX2, else sig1_scalar. */
 static sig1_fn sig1_pick(void)
 {
-    static sig1_fn chosen;
-    if (!chosen) {
-        __builtin_cpu_init();
-        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt")) {
-            lanes_init();
-            chosen = sig1_avx2;
-        } else {
-            chosen = sig1_scalar;
-        }
-    }
-    return chosen;
+    return has_avx2() ? sig1_avx2 : sig1_scalar;
+}
+
+/* cols_avx2 where the processor has AVX2, else cols_scalar. */
+static cols_fn cols_pick(void)
+{
+    return has_avx2() ? cols_avx2 : cols_scalar;
 }
 #else
 static sig1_fn sig1_pick(void)
 {
     return sig1_scalar;
+}
+
+static cols_fn cols_pick(void)
+{
+    return cols_scalar;
 }
 #endif
 
@@ -303,6 +466,10 @@ static uint32_t next_sig(ecs_view *v, uint32_t n_with, uint32_t n, const uint16_
 uint32_t host_view_next_many(ecs_view *v, const uint16_t *alive_keys, ecs_entity *out, uint32_t max)
 {
     uintptr_t counts = (uintptr_t)v->host[0];
+    if ((counts & HOST_VIEW_COLS) && max == 1)
+        return cols_one(v, counts & 0xFFu, (counts >> 8) & 0xFFu, alive_keys, out);
+    if (counts & HOST_VIEW_COLS)
+        return cols_pick()(v, counts & 0xFFu, (counts >> 8) & 0xFFu, alive_keys, out, max);
     if (counts & HOST_VIEW_SIG)
         return next_sig(v, counts & 0xFFu, (counts >> 8) & 0xFFu, alive_keys, out, max);
     uint32_t n_with = (uint32_t)(counts & 0xFFFFu), n = (uint32_t)(counts >> 16);

@@ -18,10 +18,19 @@
  * the common case) takes eight entities at a time where the processor has AVX2 (chosen at
  * run time; the plain loop elsewhere).
  *
+ * When the walked manager reports its bit too and its list is not sparse (at least one
+ * index in HOST_VIEW_DENSE of those ever given a bit), the view reads no list at all: it
+ * walks the query's columns 64 indices a word (the `with` words ANDed, the `without` ones
+ * taken out), in index order, and makes each entity from its index and alive key (a zero
+ * key: dead, skipped). The indices are consecutive, so eight keys are one load (AVX2), not a
+ * gather: the walk costs about what a collection's loop does. ecs_view.list is NULL then,
+ * count the end of the indices and next the next index to look at.
+ *
  * Layout of ecs_view.host: [0] = the counts, (n_with_checks | n_checks << 16), then
  * [1..] = the checks' ecs_manager_index pointers, or [1] = the plan when they do not fit;
  * or [0] = HOST_VIEW_SIG | n_with_checks | n_checks << 8, then [1..] = the checks'
- * columns, the `with` ones first.
+ * columns, the `with` ones first; or [0] = HOST_VIEW_SIG | HOST_VIEW_COLS | n_with | n << 8,
+ * then [1..] = the columns of every manager of the query, the `with` ones first.
  */
 #ifndef HOST_VIEW_H
 #define HOST_VIEW_H
@@ -33,7 +42,8 @@
 #define HOST_VIEW_INLINE 7u         /* checks stored in ecs_view.host[1..7] */
 #define HOST_VIEW_MAX    0x7FFFu    /* checks in all: 15 bits of host[0] each */
 #define HOST_VIEW_SIG    (1u << 31) /* host[0]: the view tests signature words */
-#define HOST_VIEW_PLANES 2u         /* signature planes a view tests inline */
+#define HOST_VIEW_COLS   (1u << 30) /* host[0]: the view walks the signature columns */
+#define HOST_VIEW_DENSE  16u        /* a column walk needs one index in 16 in the shortest list */
 
 typedef struct host_world host_world;
 
