@@ -408,6 +408,26 @@ static void Mem_random_operations_agree_with_model(void **state)
     host_mem_shutdown();
 }
 
+/* Reserved address space: zero on first touch, writable to its last byte; a huge block
+ * starts on a 2 MiB boundary. Each size is odd on purpose (not a page multiple). */
+static void Mem_reserve_gives_zeroed_blocks_and_huge_ones_start_on_2_MiB(void **state)
+{
+    (void)state;
+    const size_t sizes[] = {1, 4097, ((size_t)8 << 20) + 64};
+    for (int huge = 0; huge < 2; huge++)
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+            unsigned char *p = host_mem_reserve(sizes[k], huge);
+            assert_non_null(p);
+            if (huge) assert_int_equal((uintptr_t)p % ((uintptr_t)2 << 20), 0);
+            for (size_t i = 0; i < sizes[k]; i += 4096) assert_int_equal(p[i], 0);
+            assert_int_equal(p[sizes[k] - 1], 0);
+            p[0] = 1;
+            p[sizes[k] - 1] = 2;
+            host_mem_unreserve(p, sizes[k]);
+        }
+    host_mem_unreserve(NULL, 4096); /* nothing */
+}
+
 #define TEST(f) cmocka_unit_test_teardown(f, teardown)
 
 int main(void)
@@ -427,6 +447,7 @@ int main(void)
         TEST(Mem_pointers_are_16_byte_aligned),
         TEST(Mem_alloc_after_shutdown_works),
         TEST(Mem_random_operations_agree_with_model),
+        TEST(Mem_reserve_gives_zeroed_blocks_and_huge_ones_start_on_2_MiB),
     };
     return cmocka_run_group_tests_name("mem", tests, NULL, NULL);
 }

@@ -14,7 +14,8 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
+
+#include "mem.h"
 
 #define INDEX_COUNT (1u << ECS_ENTITY_INDEX_BITS)
 #define RING_MASK   (INDEX_COUNT - 1u)
@@ -31,20 +32,17 @@ struct host_entities {
     uint32_t live;
 };
 
-static void *reserve(size_t bytes)
-{
-    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                   -1, 0);
-    return p == MAP_FAILED ? NULL : p;
-}
-
+/* The keys and the ring are written front to back as indices are handed out and freed:
+ * huge pages (host_mem_reserve), one fault per 2 MiB. Not the generations: their first
+ * byte is written at once (index 0 is never alive), which would commit 2 MiB for nothing
+ * in a small world, and destroys write them less often than creates write keys. */
 host_entities *host_entities_new(void)
 {
     host_entities *em = calloc(1, sizeof *em);
     if (!em) return NULL;
-    em->generation = reserve(INDEX_COUNT);
-    em->ring = reserve((size_t)INDEX_COUNT * sizeof(uint32_t));
-    em->key = reserve(KEY_BYTES);
+    em->generation = host_mem_reserve(INDEX_COUNT, 0);
+    em->ring = host_mem_reserve((size_t)INDEX_COUNT * sizeof(uint32_t), 1);
+    em->key = host_mem_reserve(KEY_BYTES, 1);
     if (!em->generation || !em->ring || !em->key) goto error;
     em->generation[0] = 0xFF; /* index 0 is never handed out: null is never alive */
     em->next_fresh = 1;
@@ -57,9 +55,9 @@ error:
 void host_entities_free(host_entities *em)
 {
     if (!em) return;
-    if (em->generation) munmap(em->generation, INDEX_COUNT);
-    if (em->ring) munmap(em->ring, (size_t)INDEX_COUNT * sizeof(uint32_t));
-    if (em->key) munmap(em->key, KEY_BYTES);
+    host_mem_unreserve(em->generation, INDEX_COUNT);
+    host_mem_unreserve(em->ring, (size_t)INDEX_COUNT * sizeof(uint32_t));
+    host_mem_unreserve(em->key, KEY_BYTES);
     free(em);
 }
 

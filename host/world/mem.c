@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 struct host_mem_block {
     host_mem_account *acct;
@@ -174,6 +175,27 @@ void host_mem_shutdown(void)
     free(live.slot);
     live.slot = NULL;
     live.cap = live.count = 0;
+}
+
+void *host_mem_reserve(size_t size, int huge)
+{
+    const size_t align = huge ? (size_t)2 << 20 : 0;
+    char *p = mmap(NULL, size + align, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) return NULL;
+    if (!huge) return p;
+    char *start = (char *)(((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1));
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), end = ((size + page - 1) / page) * page;
+    size_t head = (size_t)(start - p), tail = align - head; /* outside the aligned block */
+    if (head) munmap(p, head);
+    if (tail) munmap(start + end, tail);
+    host_mem_advise_huge(start, end);
+    return start;
+}
+
+void host_mem_unreserve(void *block, size_t size)
+{
+    if (block) munmap(block, size);
 }
 
 void host_mem_advise_huge(void *block, size_t size)

@@ -43,6 +43,14 @@ size_t host_mem_release_all(host_mem_account *acct);
  * filling them. Only a hint; nothing happens where the system has none. */
 void host_mem_advise_huge(void *block, size_t size);
 
+/* size bytes of address space, zero-filled on first touch (mmap, MAP_NORESERVE: the OS
+ * commits pages as they are touched), or NULL. With huge set, the block starts on a 2 MiB
+ * boundary and asks for huge pages: an array written front to back (the entity manager's)
+ * then faults once per 2 MiB instead of once per 4 KiB, which on a VM is most of what
+ * filling it costs. Give it back with host_mem_unreserve and the same size. */
+void *host_mem_reserve(size_t size, int huge);
+void host_mem_unreserve(void *block, size_t size);
+
 /* Free the host's table of live blocks (at exit, after every account was released). */
 void host_mem_shutdown(void);
 

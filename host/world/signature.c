@@ -10,7 +10,8 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
+
+#include "mem.h"
 
 #define INDEX_COUNT  (1u << ECS_ENTITY_INDEX_BITS)
 #define COLUMN_BYTES (INDEX_COUNT / 8)
@@ -38,17 +39,16 @@ static void clear_index(host_signatures *s, uint32_t i)
         if (column_test(s, b, i)) column_clear(s, b, i);
 }
 
-/* size bytes of address space, zero-filled on first touch; NULL when it cannot be had. */
+/* size bytes of address space, zero-filled on first touch; NULL when it cannot be had. A
+ * column is 512 KiB: no huge pages (most names are on few entities). */
 static void *reserve(size_t size)
 {
-    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                   -1, 0);
-    return p == MAP_FAILED ? NULL : p;
+    return host_mem_reserve(size, 0);
 }
 
 static void release(void *p, size_t size)
 {
-    if (p) munmap(p, size);
+    host_mem_unreserve(p, size);
 }
 
 /* Reserve the flag of every index (once). -1 when the address space ran out. */
