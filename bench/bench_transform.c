@@ -13,6 +13,7 @@
  * after the build and after the update passes: a mismatch fails the workload.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,12 +105,14 @@ static int world_open(tf_world *t)
 
 /* Timed: create each entity and add its transform, tree by tree. ns per entity, or a
  * negative number when a call failed. */
-static double ours_build(tf_world *t, ecs_entity *ents, const ecs_transform_local *locals)
+static double ours_build(tf_world *t, ecs_entity *ents, const ecs_transform_local *locals,
+                         bool reserve)
 {
     const ecs_transform_api *api = t->api;
     host_entities *em = t->w->entities;
     uint32_t fails = 0;
     uint64_t t0 = bench_now_ns();
+    if (reserve) fails += api->reserve(api->self, N) != ECS_OK;
     for (uint32_t tree = 0, i = 0; tree < TREES; tree++) {
         const uint32_t base = tree * NODES;
         for (uint32_t k = 0; k < NODES; k++, i++) {
@@ -177,11 +180,9 @@ static void plain_free(plain *b)
     memset(b, 0, sizeof *b);
 }
 
-/* Room for one more, doubling. False when out of memory. */
-static bool plain_grow(plain *b)
+/* The arrays resized to cap entries. False when out of memory. */
+static bool plain_room(plain *b, uint32_t cap)
 {
-    if (b->count < b->cap) return true;
-    uint32_t cap = b->cap ? b->cap * 2 : 64;
     uint32_t *p = realloc(b->parent, cap * sizeof *p);
     if (p) b->parent = p;
     ecs_transform_local *l = p ? realloc(b->local, cap * sizeof *l) : NULL;
@@ -193,6 +194,12 @@ static bool plain_grow(plain *b)
     return true;
 }
 
+/* Room for one more, doubling. False when out of memory. */
+static bool plain_grow(plain *b)
+{
+    return b->count < b->cap || plain_room(b, b->cap ? b->cap * 2 : 64);
+}
+
 /* world[i] from its local and its parent's world: the scalar SDK math, full 4x4. */
 static inline void plain_world(plain *b, uint32_t i)
 {
@@ -202,10 +209,11 @@ static inline void plain_world(plain *b, uint32_t i)
 }
 
 /* Timed: append every node (growing arrays) and compute its world. ns per entity. */
-static double plain_build(plain *b, const ecs_transform_local *locals)
+static double plain_build(plain *b, const ecs_transform_local *locals, bool presize)
 {
     uint32_t fails = 0;
     uint64_t t0 = bench_now_ns();
+    if (presize) fails += !plain_room(b, N); /* final size at once: plain_grow never grows */
     for (uint32_t tree = 0, i = 0; tree < TREES; tree++) {
         for (uint32_t k = 0; k < NODES; k++, i++) {
             uint32_t p = tree_parent(k);
@@ -243,6 +251,7 @@ static double plain_checksum(const plain *b)
 
 typedef struct samples {
     double build_ours[BENCH_MAX_REPS], build_base[BENCH_MAX_REPS];
+    double reserved_ours[BENCH_MAX_REPS], presized_base[BENCH_MAX_REPS];
     double upd_ours[BENCH_MAX_REPS], upd_base[BENCH_MAX_REPS], many_ours[BENCH_MAX_REPS];
     double sum_ours, sum_base; /* the last checksums */
 } samples;
@@ -273,6 +282,28 @@ static double median_of(double *v, size_t n)
     return bench_stats_of(v, n).median;
 }
 
+/* The builds again from fresh state, ours after reserve(N), the plain loop into arrays
+ * sized N at once; checked. 0, or -1 (said on stderr). */
+static int reserved_build(samples *s, int r, const ecs_transform_local *locals, ecs_entity *ents)
+{
+    tf_world t;
+    plain b = {0};
+    int rc = world_open(&t);
+    if (rc == 0 &&
+        t.api->struct_size < offsetof(ecs_transform_api, reserve) + sizeof t.api->reserve)
+        rc = -1, fprintf(stderr, "transform: the plugin's API has no reserve()\n");
+    if (rc == 0) {
+        s->reserved_ours[r] = ours_build(&t, ents, locals, true);
+        s->presized_base[r] = plain_build(&b, locals, true);
+        if (s->reserved_ours[r] < 0 || s->presized_base[r] < 0)
+            rc = -1, fprintf(stderr, "transform: the reserved build failed\n");
+    }
+    if (rc == 0) rc = check_sums(s, &t, ents, &b, "after the reserved build");
+    plain_free(&b);
+    if (t.w) world_close(&t);
+    return rc;
+}
+
 /* One repetition from fresh state: build (ours, plain), check, BENCH_PASSES update passes
  * alternating, check. Returns 0 or -1 (said on stderr). */
 static int repetition(samples *s, int r, const ecs_transform_local *locals, ecs_entity *ents)
@@ -282,8 +313,8 @@ static int repetition(samples *s, int r, const ecs_transform_local *locals, ecs_
     double ou[BENCH_PASSES], bu[BENCH_PASSES], mu[BENCH_PASSES];
     int rc = world_open(&t);
     if (rc == 0) {
-        s->build_ours[r] = ours_build(&t, ents, locals);
-        s->build_base[r] = plain_build(&b, locals);
+        s->build_ours[r] = ours_build(&t, ents, locals, false);
+        s->build_base[r] = plain_build(&b, locals, false);
         if (s->build_ours[r] < 0 || s->build_base[r] < 0) {
             fprintf(stderr, "transform: the build failed (a call or an allocation)\n");
             rc = -1;
@@ -305,27 +336,34 @@ static int repetition(samples *s, int r, const ecs_transform_local *locals, ecs_
     }
     plain_free(&b);
     if (t.w) world_close(&t);
-    return rc;
+    return rc == 0 ? reserved_build(s, r, locals, ents) : rc;
 }
 
-typedef enum row_kind { ROW_BUILD, ROW_RECOMPUTE, ROW_SET_MANY } row_kind;
+typedef enum row_kind { ROW_BUILD, ROW_RESERVED, ROW_RECOMPUTE, ROW_SET_MANY } row_kind;
 
 static void report(const bench_config *cfg, const samples *sm, row_kind kind)
 {
-    static const char *const names[] = {"build, create + add", "update pass, recompute_all",
+    static const char *const names[] = {"build, create + add", "build, reserve + create + add",
+                                        "update pass, recompute_all",
                                         "update pass, set_local_many(all)"};
     static const char *const notes[] = {
         "ours: host_entity_create + transform add, tree by tree (storage grown by doubling); "
         "plain: append to growing arrays + world",
+        "ours: transform reserve(N), then as above; plain: arrays sized N at once, then as "
+        "above",
         "ours: recompute_all(): every instance marked, then the plugin's linear pass over "
         "its dense arrays; plain: the loop over the sorted arrays",
         "ours: set_local_many(1M entities, their locals): every entry checked first, then "
         "stored and recomputed in the same pass (the batch is the dense order)"};
     char note[768];
     double *o = (double *)(kind == ROW_BUILD       ? sm->build_ours
+                           : kind == ROW_RESERVED  ? sm->reserved_ours
                            : kind == ROW_RECOMPUTE ? sm->upd_ours
                                                    : sm->many_ours);
-    double *b = (double *)(kind == ROW_BUILD ? sm->build_base : sm->upd_base);
+    double *b = (double *)(kind == ROW_BUILD      ? sm->build_base
+                           : kind == ROW_RESERVED ? sm->presized_base
+                                                  : sm->upd_base);
+    bool build = kind == ROW_BUILD || kind == ROW_RESERVED;
     if (kind == ROW_SET_MANY)
         snprintf(note, sizeof note,
                  "%s.\n    checksum plain %.6f, ours %.6f (BENCH.md's reference %.6f)", notes[kind],
@@ -336,7 +374,7 @@ static void report(const bench_config *cfg, const samples *sm, row_kind kind)
                      names[kind],
                      "ns/entity",
                      "plain C loop, sorted arrays",
-                     kind == ROW_BUILD ? 1 : BENCH_PASSES,
+                     build ? 1 : BENCH_PASSES,
                      bench_stats_of(o, (size_t)cfg->reps),
                      bench_stats_of(b, (size_t)cfg->reps),
                      (uint64_t)llround(sm->sum_ours * 1e6),
@@ -363,6 +401,7 @@ static int run(const bench_config *cfg)
     host_log_set_level(level);
     if (rc == 0) {
         report(cfg, sm, ROW_BUILD);
+        report(cfg, sm, ROW_RESERVED);
         report(cfg, sm, ROW_RECOMPUTE);
         report(cfg, sm, ROW_SET_MANY);
     }

@@ -21,7 +21,7 @@
 
 #include <string.h>
 #if defined(__linux__)
-#include <sys/mman.h> /* madvise, for ecs_soa_discard (when the compiler mode declares it) */
+#include <sys/mman.h> /* madvise (when the compiler mode declares it) */
 #endif
 
 #include "ecs_plugin.h"
@@ -86,40 +86,62 @@ static inline void ecs_soa_discard(void *p, size_t n)
 #endif
 }
 
-/* Make room for at least `capacity` instances. The one buffer is resized with
- * host->realloc (the C library grows a large block by remapping its pages rather than
- * copying them, and each page is touched once), then each field's array moves up to its
- * new offset, last field first: offsets only grow, so no array is overwritten before it
- * moved. The moves leave the old copies of the arrays in the room after the arrays below
- * them (see ecs_soa_give_back_room). ECS_ERR_NO_MEMORY leaves the store as it was. */
+#define ECS_SOA_HUGE_ELEMENT 32u              /* fields this wide per element or more... */
+#define ECS_SOA_HUGE_BYTES   ((size_t)4 << 20) /* ...whose array is this big get huge pages */
+
+/* Ask for huge pages on the 2 MiB pages inside [p, p + n): an array written front to back
+ * then faults once per 2 MiB instead of once per 4 KiB (on a VM each fault costs more than
+ * writing the page). Only a hint, and only where the C library declares madvise. */
+static inline void ecs_soa_advise_huge(void *p, size_t n)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    uintptr_t begin = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+    uintptr_t end = ((uintptr_t)p + n) & ~(huge - 1);
+    if (end > begin) (void)madvise((void *)begin, end - begin, MADV_HUGEPAGE);
+#else
+    (void)p, (void)n;
+#endif
+}
+
+/* Make room for at least `capacity` instances: a new buffer from host->alloc, each field's
+ * array copied to its place in it, the old buffer freed. The room after each array is
+ * untouched memory (never resident until an array grows into it). A wide field (at least
+ * ECS_SOA_HUGE_ELEMENT bytes per element) with an array of at least ECS_SOA_HUGE_BYTES asks
+ * for huge pages before it is written: it costs at most one partly used 2 MiB page, where
+ * 4 KiB faults would cost more time than the writes. (Growing with realloc instead remapped
+ * the pages, but then moved each array up through the room, leaving old copies resident,
+ * and huge pages did not survive the remapping.) ECS_ERR_NO_MEMORY leaves the store as it
+ * was. */
 static inline ecs_status ecs_soa_reserve(ecs_soa *s, uint32_t capacity)
 {
     if (capacity <= s->capacity) return ECS_OK;
-    size_t total = 0, old_total = 0, offset[ECS_SOA_MAX_FIELDS], old_offset[ECS_SOA_MAX_FIELDS];
+    size_t total = 0, offset[ECS_SOA_MAX_FIELDS];
     for (uint32_t k = 0; k < s->field_count; k++) {
         if (s->size[k] && (size_t)capacity > SIZE_MAX / 2 / s->size[k]) return ECS_ERR_NO_MEMORY;
         offset[k] = total;
-        old_offset[k] = old_total;
         total += ecs_soa_round16(s->size[k] * capacity);
-        old_total += ecs_soa_round16(s->size[k] * s->capacity);
     }
-    char *buf = s->buffer ? (char *)s->host->realloc(s->host, s->buffer, total ? total : 16)
-                          : (char *)s->host->alloc(s->host, total ? total : 16);
+    char *buf = (char *)s->host->alloc(s->host, total ? total : 16);
     if (!buf) return ECS_ERR_NO_MEMORY;
-    for (uint32_t k = s->field_count; k-- > 0;) {
-        if (s->count) memmove(buf + offset[k], buf + old_offset[k], s->size[k] * s->count);
+    for (uint32_t k = 0; k < s->field_count; k++) {
+        size_t bytes = s->size[k] * capacity;
+        if (s->size[k] >= ECS_SOA_HUGE_ELEMENT && bytes >= ECS_SOA_HUGE_BYTES)
+            ecs_soa_advise_huge(buf + offset[k], bytes);
+        if (s->count) memcpy(buf + offset[k], s->field[k], s->size[k] * s->count);
         s->field[k] = buf + offset[k];
     }
+    if (s->buffer) s->host->free(s->host, s->buffer);
     s->buffer = buf;
     s->capacity = capacity;
     return ECS_OK;
 }
 
 /* Give back the memory pages of the room after each array (between its last instance and
- * the next array): what they hold are the old copies of arrays that ecs_soa_reserve moved
- * up, resident until the arrays grow over them. Each such page that an array later grows
- * into costs a page fault (zero-filled) instead: worth it where growth leaves few old
- * copies per instance, not where it leaves many that the next instances overwrite soon. */
+ * the next array). ecs_soa_reserve leaves the room untouched, so what such pages hold are
+ * the bytes of instances removed since (the arrays shrank): resident until the arrays
+ * grow over them again. Each page given back costs a page fault (zero-filled) when an
+ * array grows into it: worth it after many removals, not after a few. */
 static inline void ecs_soa_give_back_room(ecs_soa *s)
 {
     for (uint32_t k = 0; s->buffer && k < s->field_count; k++) {

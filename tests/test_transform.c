@@ -698,6 +698,42 @@ static void Transform_recompute_all_reproduces_every_world(void **state)
     assert_int_equal(c->tf->recompute_all(NULL), 0);
 }
 
+/* reserve(n): adding up to n moves nothing (the dense arrays stay where they are), what is
+ * there keeps its values, a count at or below the room changes nothing, and a count beyond
+ * the entity limit (or no state) is refused. */
+static void Transform_reserve_makes_room_that_adding_then_fills_in_place(void **state)
+{
+    tctx *c = *state;
+    enum { N = 3000 };
+    assert_true(c->tf->struct_size >= offsetof(ecs_transform_api, reserve) + sizeof c->tf->reserve);
+    ecs_entity r = add(c, mk(1, 2, 3, 0, 0, S45, S45, 2, 1, 2), ecs_entity_null());
+    add(c, mk(0, 1, 0, 0.5f, 0.5f, 0.5f, 0.5f, 1, 1, 3), r);
+    snapshot before, after;
+    snap(c, &before);
+    assert_int_equal(c->tf->reserve(c->tf->self, N), ECS_OK);
+    snap(c, &after);
+    assert_memory_equal(&after, &before, sizeof after); /* kept bit for bit */
+    const ecs_entity *ents, *ents2;
+    const ecs_mat4 *world, *world2;
+    assert_int_equal(c->tf->instances(c->tf->self, &ents, &world), 2);
+    for (uint32_t i = 2; i < N; i++)
+        add(c, mk((float)i, 0, 0, 0, 0, 0, 1, 1, 1, 1), i % 2 ? r : ecs_entity_null());
+    assert_int_equal(c->tf->instances(c->tf->self, &ents2, &world2), N);
+    assert_ptr_equal(ents2, ents); /* no reallocation while filling the room */
+    assert_ptr_equal(world2, world);
+    assert_int_equal(c->tf->reserve(c->tf->self, 10), ECS_OK); /* below the count: nothing */
+    assert_int_equal(c->tf->reserve(c->tf->self, ECS_ENTITY_INDEX_MASK + 1u),
+                     ECS_ERR_INVALID_ARGUMENT);
+    assert_int_equal(c->tf->reserve(NULL, 10), ECS_ERR_INVALID_ARGUMENT);
+    assert_int_equal(c->tf->instances(c->tf->self, &ents2, &world2), N);
+    assert_ptr_equal(world2, world);
+    assert_memory_equal(world2, before.world, 2 * sizeof *world2); /* the first two kept */
+    static ecs_mat4 copy[N];
+    memcpy(copy, world2, sizeof copy);
+    assert_int_equal(c->tf->recompute_all(c->tf->self), N); /* every world was right */
+    assert_memory_equal(world2, copy, sizeof copy);
+}
+
 /* ---- random hierarchies against the reference ---- */
 
 #define RMAX 4096 /* model slots (entities ever made by one run) */
@@ -1391,6 +1427,7 @@ int main(void)
         TEST(Transform_remove_makes_children_roots_keeping_their_world),
         TEST(Transform_destroying_a_parent_destroys_its_descendants),
         TEST(Transform_recompute_all_reproduces_every_world),
+        TEST(Transform_reserve_makes_room_that_adding_then_fills_in_place),
         TEST(Transform_random_hierarchies_match_the_reference),
         TEST(Transform_json_round_trip_is_exact),
         TEST(Transform_json_missing_keys_are_identity),

@@ -349,10 +349,8 @@ static void remove_instance(dn_state *s, uint32_t i)
 static uint32_t add_instance(dn_state *s, ecs_entity e)
 {
     if (s->bucket && index_reserve(s, s->soa.count + 1) != ECS_OK) return ECS_SOA_NONE;
-    uint32_t capacity = s->soa.capacity, i = ecs_soa_push(&s->soa);
+    uint32_t i = ecs_soa_push(&s->soa);
     if (i == ECS_SOA_NONE) return ECS_SOA_NONE;
-    if (s->soa.capacity != capacity) /* the handles moved up, their old copy is in the room */
-        ecs_soa_give_back_room(&s->soa);
     if (ecs_entity_map_set(&s->map, e, i) != ECS_OK) {
         s->soa.count--; /* the pushed instance was the last one */
         return ECS_SOA_NONE;

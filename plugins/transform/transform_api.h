@@ -80,6 +80,15 @@ typedef struct ecs_transform_api {
      * there for tools, for a reload whose new code computes differently, and for the W6
      * benchmark, which times it beside a plain loop. Returns the count. */
     uint32_t (*recompute_all)(void *self);
+
+    /* Make room for n transforms in all, so that adding up to n moves nothing (one
+     * allocation instead of a copy per doubling: a loader or a level builder that knows its
+     * count calls it first). n at or below the room there is already: nothing happens.
+     * ECS_ERR_INVALID_ARGUMENT beyond the entity limit (ECS_ENTITY_INDEX_MASK),
+     * ECS_ERR_NO_MEMORY when the room cannot be had; either way nothing changes. Added after
+     * the first release of version 1: check struct_size before calling it,
+     *     if (tf->struct_size >= offsetof(ecs_transform_api, reserve) + sizeof tf->reserve) */
+    ecs_status (*reserve)(void *self, uint32_t n);
 } ecs_transform_api;
 
 #ifdef __cplusplus
