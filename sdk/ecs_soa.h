@@ -70,35 +70,42 @@ static inline void ecs_soa_free(ecs_soa *s)
 }
 
 #define ECS_SOA_DISCARD_ALIGN ((uintptr_t)1 << 16) /* a multiple of any page size in use */
+#define ECS_SOA_HUGE_ELEMENT  32u                  /* fields this wide per element or more... */
+#define ECS_SOA_HUGE_BYTES    ((size_t)4 << 20)    /* ...whose array is this big: huge pages */
+
+/* madvise(advice) on the whole align-sized spans inside [p, p + n), where the C library
+ * declares madvise (Linux, not a strict ISO mode); a no-op elsewhere. Only a hint: if the
+ * call fails, nothing changes. */
+static inline void ecs_soa_advise(void *p, size_t n, uintptr_t align, int advice)
+{
+#if defined(__linux__) && defined(MADV_DONTNEED)
+    uintptr_t begin = ((uintptr_t)p + align - 1) & ~(align - 1);
+    uintptr_t end = ((uintptr_t)p + n) & ~(align - 1);
+    if (end > begin) (void)madvise((void *)begin, end - begin, advice);
+#else
+    (void)p, (void)n, (void)align, (void)advice;
+#endif
+}
 
 /* Give the memory pages inside [p, p + n) back to the OS: their bytes hold nothing any more
  * and the next write to one gets a fresh page. Only whole 64 KiB-aligned spans go (smaller
- * gaps are not worth the call), and only where the C library declares madvise (Linux, not
- * a strict ISO mode); elsewhere, and if the call fails, the bytes simply stay. */
+ * gaps are not worth the call); elsewhere, and if the call fails, the bytes simply stay. */
 static inline void ecs_soa_discard(void *p, size_t n)
 {
 #if defined(__linux__) && defined(MADV_DONTNEED)
-    uintptr_t begin = ((uintptr_t)p + ECS_SOA_DISCARD_ALIGN - 1) & ~(ECS_SOA_DISCARD_ALIGN - 1);
-    uintptr_t end = ((uintptr_t)p + n) & ~(ECS_SOA_DISCARD_ALIGN - 1);
-    if (end > begin) (void)madvise((void *)begin, end - begin, MADV_DONTNEED);
+    ecs_soa_advise(p, n, ECS_SOA_DISCARD_ALIGN, MADV_DONTNEED);
 #else
     (void)p, (void)n;
 #endif
 }
 
-#define ECS_SOA_HUGE_ELEMENT 32u              /* fields this wide per element or more... */
-#define ECS_SOA_HUGE_BYTES   ((size_t)4 << 20) /* ...whose array is this big get huge pages */
-
 /* Ask for huge pages on the 2 MiB pages inside [p, p + n): an array written front to back
  * then faults once per 2 MiB instead of once per 4 KiB (on a VM each fault costs more than
- * writing the page). Only a hint, and only where the C library declares madvise. */
+ * writing the page). */
 static inline void ecs_soa_advise_huge(void *p, size_t n)
 {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-    const uintptr_t huge = (uintptr_t)2 << 20;
-    uintptr_t begin = ((uintptr_t)p + huge - 1) & ~(huge - 1);
-    uintptr_t end = ((uintptr_t)p + n) & ~(huge - 1);
-    if (end > begin) (void)madvise((void *)begin, end - begin, MADV_HUGEPAGE);
+    ecs_soa_advise(p, n, (uintptr_t)2 << 20, MADV_HUGEPAGE);
 #else
     (void)p, (void)n;
 #endif
