@@ -2,7 +2,8 @@
  * Numbers: the shortest text that reads back exactly, checked against strtod/strtof, a
  * printf reference and cJSON's %1.15g text; layout: random cJSON trees printed by
  * host_json_print and by cJSON_Print, byte for byte; the plugin-facing ecs_json_writer
- * calls, every misuse the writer reports, and host_number_parse against strtod.
+ * calls, every misuse the writer reports, and host_number_parse against strtod; a save's
+ * deferred floats (host_jw_expand) and its writer thread (spool.c).
  * Random inputs come from fixed seeds; a failure prints the input (and seed) at fault. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,6 +11,8 @@
 #include <cmocka.h>
 
 #include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <float.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -19,9 +22,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "jwrite.h"
 #include "number.h"
+#include "spool.h"
 
 /* ---- Helpers: random numbers, bits, digit counts ----------------------------------- */
 
@@ -914,6 +919,140 @@ static void Jwrite_array_f32_equals_begin_array_number_f32_end_array(void **stat
     host_jw_free(&w2);
 }
 
+/* One document written twice, with deferred floats and without: a random mix of floats
+ * (number_f32, array_f32), doubles and strings holding the token's own byte. */
+static void write_float_document(host_jwriter *w, uint64_t seed, bool defer)
+{
+    rng r = {seed};
+    w->len = 0;
+    w->defer_f32 = defer;
+    host_jw_start(w, 1);
+    w->api.begin_array(&w->api);
+    float x[8];
+    char s[8];
+    for (int i = 0; i < 60; i++) {
+        switch (below(&r, 4)) {
+        case 0:
+            do x[0] = float_of((uint32_t)next(&r));
+            while (!isfinite(x[0]));
+            w->api.number_f32(&w->api, x[0]);
+            break;
+        case 1: {
+            uint32_t n = (uint32_t)below(&r, 8);
+            for (uint32_t j = 0; j < n; j++) x[j] = (float)(int)below(&r, 100000) / 64 - 700;
+            w->api.array_f32(&w->api, x, n);
+            break;
+        }
+        case 2:
+            w->api.number(&w->api, (double)below(&r, 1000) / 3);
+            break;
+        default: /* the token's byte in a string: escaped, so never taken for a float */
+            s[0] = 'a', s[1] = HOST_JW_F32, s[2] = 'b', s[3] = HOST_JW_F32, s[4] = '\0';
+            w->api.string(&w->api, s);
+        }
+    }
+    w->api.end_array(&w->api);
+    assert_true(host_jw_finish(w));
+}
+
+/* A save's floats go to its spool as a byte and their 4 bytes; expanded, the text is the
+ * one written without deferring, wherever the pieces cut it (inside a token too). */
+static void Jwrite_deferred_floats_expand_to_the_same_text_cut_anywhere(void **state)
+{
+    host_jwriter plain, deferred;
+    host_jw_init(&plain);
+    host_jw_init(&deferred);
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+        write_float_document(&plain, seed, false);
+        write_float_document(&deferred, seed, true);
+        assert_null(memchr(plain.buf, HOST_JW_F32, plain.len));
+        assert_non_null(memchr(deferred.buf, HOST_JW_F32, deferred.len));
+        assert_true(deferred.len < plain.len);
+        char *out = malloc(HOST_JW_EXPANDED(deferred.len) * 2);
+        assert_non_null(out);
+        /* one piece; two pieces cut at every byte; pieces of 1 to 7 bytes */
+        for (size_t cut = 0; cut <= deferred.len; cut++) {
+            host_jw_expander x = {0};
+            size_t n = host_jw_expand(&x, deferred.buf, cut, out);
+            n += host_jw_expand(&x, deferred.buf + cut, deferred.len - cut, out + n);
+            assert_int_equal(x.have, 0);
+            if (n != plain.len || memcmp(out, plain.buf, n))
+                fail_msg("seed %" PRIu64 " cut at %zu: '%.*s'", seed, cut, (int)n, out);
+        }
+        for (size_t step = 1; step <= 7; step++) {
+            host_jw_expander x = {0};
+            size_t n = 0;
+            for (size_t at = 0; at < deferred.len; at += step) {
+                size_t k = deferred.len - at < step ? deferred.len - at : step;
+                n += host_jw_expand(&x, deferred.buf + at, k, out + n);
+            }
+            assert_int_equal(n, plain.len);
+            assert_memory_equal(out, plain.buf, n);
+        }
+        free(out);
+    }
+    host_jw_free(&plain);
+    host_jw_free(&deferred);
+}
+
+/* The spool writes a stream handed over in pieces of any size, through both its slots many
+ * times, with its floats laid out; a failed write is its errno, and a float cut at the very
+ * end is EIO. */
+static void Jwrite_spool_writes_the_expanded_stream_and_reports_a_failed_write(void **state)
+{
+    host_jwriter plain, deferred;
+    host_jw_init(&plain);
+    host_jw_init(&deferred);
+    write_float_document(&plain, 99, false);
+    write_float_document(&deferred, 99, true);
+    char path[] = "/tmp/ecs-spool-test-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    unlink(path);
+    host_spool *s = host_spool_start(fd);
+    assert_non_null(s);
+    rng r = {7};
+    enum { COPIES = 1500 }; /* several MB: both slots, many times over */
+    for (int i = 0; i < COPIES; i++)
+        for (size_t at = 0; at < deferred.len;) {
+            size_t k = 1 + (size_t)below(&r, i % 3 == 0 ? 16 : 4096);
+            if (k > deferred.len - at) k = deferred.len - at;
+            host_spool_write(s, deferred.buf + at, k);
+            at += k;
+        }
+    assert_int_equal(host_spool_finish(s), 0);
+    off_t size = lseek(fd, 0, SEEK_END);
+    assert_int_equal(size, (off_t)plain.len * COPIES);
+    char *back = malloc(plain.len);
+    assert_non_null(back);
+    for (int i = 0; i < COPIES; i += 97) {
+        assert_int_equal(pread(fd, back, plain.len, (off_t)plain.len * i), (ssize_t)plain.len);
+        assert_memory_equal(back, plain.buf, plain.len);
+    }
+    free(back);
+    close(fd);
+
+    /* a descriptor open for reading only: every write fails, the first errno is kept */
+    fd = open("/dev/null", O_RDONLY);
+    assert_true(fd >= 0);
+    s = host_spool_start(fd);
+    for (int i = 0; i < 300; i++) host_spool_write(s, deferred.buf, deferred.len);
+    assert_int_equal(host_spool_finish(s), EBADF);
+    close(fd);
+
+    /* the stream ends inside a float */
+    fd = open("/dev/null", O_WRONLY);
+    assert_true(fd >= 0);
+    s = host_spool_start(fd);
+    const char cut[] = {'[', HOST_JW_F32, 0, 0};
+    host_spool_write(s, cut, sizeof cut);
+    assert_int_equal(host_spool_finish(s), EIO);
+    close(fd);
+    assert_int_equal(host_spool_finish(NULL), 0);
+    host_jw_free(&plain);
+    host_jw_free(&deferred);
+}
+
 typedef struct id_table {
     char text[32];
     int calls;
@@ -1418,6 +1557,8 @@ int main(void)
         cmocka_unit_test(Jwrite_api_calls_write_what_print_writes_at_every_base),
         cmocka_unit_test(Jwrite_api_at_base_two_indents_by_two_more_tabs),
         cmocka_unit_test(Jwrite_array_f32_equals_begin_array_number_f32_end_array),
+        cmocka_unit_test(Jwrite_deferred_floats_expand_to_the_same_text_cut_anywhere),
+        cmocka_unit_test(Jwrite_spool_writes_the_expanded_stream_and_reports_a_failed_write),
         cmocka_unit_test(Jwrite_entity_writes_the_id_of_callback_and_fails_on_null),
         cmocka_unit_test(Jwrite_value_writes_a_tree_and_number_f32_as_its_text),
         cmocka_unit_test(Jwrite_value_with_a_nan_fails_like_number),

@@ -444,6 +444,16 @@ static void api_number(ecs_json_writer *a, double x)
     scalar(w, t, host_json_number_text(x, t));
 }
 
+/* x as text, or as a deferred token (defer_f32), at o; returns the bytes written (at most
+ * 16, and up to 26 more past them may be scribbled). */
+static inline size_t f32_out(const host_jwriter *w, float x, char *o)
+{
+    if (!w->defer_f32) return host_json_f32_text(x, o);
+    *o = HOST_JW_F32;
+    memcpy(o + 1, &x, 4);
+    return 5;
+}
+
 static void api_number_f32(ecs_json_writer *a, float x)
 {
     host_jwriter *w = self(a);
@@ -452,7 +462,41 @@ static void api_number_f32(ecs_json_writer *a, float x)
         return;
     }
     char t[32];
-    scalar(w, t, host_json_f32_text(x, t));
+    scalar(w, t, f32_out(w, x, t));
+}
+
+size_t host_jw_expand(host_jw_expander *x, const char *in, size_t n, char *out)
+{
+    char *o = out;
+    const char *end = in + n;
+    if (x->have) { /* finish the token the last piece cut */
+        size_t k = 5 - x->have < n ? 5 - x->have : n;
+        memcpy(x->part + x->have, in, k);
+        in += k;
+        if ((x->have += (uint32_t)k) < 5) return 0;
+        float f;
+        memcpy(&f, x->part + 1, 4);
+        o += host_json_f32_text(f, o);
+        x->have = 0;
+    }
+    while (in < end) {
+        const char *t = memchr(in, HOST_JW_F32, (size_t)(end - in));
+        size_t run = (size_t)((t ? t : end) - in);
+        memcpy(o, in, run);
+        o += run;
+        in += run;
+        if (!t) break;
+        if (end - in < 5) { /* cut: keep its bytes for the next piece */
+            x->have = (uint32_t)(end - in);
+            memcpy(x->part, in, x->have);
+            break;
+        }
+        float f;
+        memcpy(&f, in + 1, 4);
+        o += host_json_f32_text(f, o);
+        in += 5;
+    }
+    return (size_t)(o - out);
 }
 
 static void api_array_f32(ecs_json_writer *a, const float *x, uint32_t n)
@@ -472,7 +516,7 @@ static void api_array_f32(ecs_json_writer *a, const float *x, uint32_t n)
     *o++ = '[';
     for (uint32_t i = 0; i < n; i++) {
         if (i) *o++ = ',', *o++ = ' ';
-        o += host_json_f32_text(x[i], o);
+        o += f32_out(w, x[i], o);
     }
     *o++ = ']';
     w->len = (size_t)(o - w->buf);

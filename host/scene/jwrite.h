@@ -42,7 +42,25 @@ typedef struct host_jwriter {
     /* entity(): e's scene id, or NULL for a dead one */
     const char *(*id_of)(void *ctx, ecs_entity e);
     void *ctx;
+    /* Floats (number_f32, array_f32) are not laid out here but written as HOST_JW_F32 and
+     * their 4 bytes, for host_jw_expand to lay out later (a save's writer thread). JSON
+     * text never holds that byte: strings escape it. */
+    bool defer_f32;
 } host_jwriter;
+
+#define HOST_JW_F32 '\x01' /* a deferred float: this byte, then the float's 4 bytes */
+
+/* Expands deferred floats, keeping a token cut at the end of one piece for the next. */
+typedef struct host_jw_expander {
+    unsigned char part[5]; /* the bytes of a cut token so far */
+    uint32_t have;
+} host_jw_expander;
+
+/* The text of in[0..n) into out, each deferred float laid out (a token cut at the end of
+ * in is finished by the next call); returns the bytes written. out must hold
+ * HOST_JW_EXPANDED(n). */
+#define HOST_JW_EXPANDED(n) ((n)*4 + 64)
+size_t host_jw_expand(host_jw_expander *x, const char *in, size_t n, char *out);
 
 void host_jw_init(host_jwriter *w);
 void host_jw_free(host_jwriter *w);

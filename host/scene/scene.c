@@ -32,6 +32,7 @@
 #include "json.h"
 #include "jwrite.h"
 #include "log.h"
+#include "spool.h"
 #include "world.h"
 
 #define MAX_REFERENCE_DEPTH 1000 /* references loaded ahead of their turn, nested */
@@ -1343,7 +1344,7 @@ typedef struct save_file {
     char target[PATH_MAX];
     char *tmp;
     int fd;
-    int err; /* the first failed write's errno */
+    host_spool *spool; /* writes the text, laying out its deferred floats (spool.h) */
 } save_file;
 
 /* Check path and create the temporary file. ECS_OK, or an error already reported. */
@@ -1364,32 +1365,23 @@ static ecs_status save_file_open(save_file *f, const char *path)
     size_t n = strlen(dir) + strlen(prefix) + 32;
     if (!(f->tmp = malloc(n))) return ECS_ERR_NO_MEMORY;
     snprintf(f->tmp, n, "%s/%s%d-XXXXXX", dir, prefix, (int)getpid());
-    if ((f->fd = mkstemp(f->tmp)) >= 0) return ECS_OK;
-    host_error("scene", "%s: cannot create a temporary file beside it: %s", path, strerror(errno));
+    if ((f->fd = mkstemp(f->tmp)) >= 0 && (f->spool = host_spool_start(f->fd))) return ECS_OK;
+    s = f->fd >= 0 ? ECS_ERR_NO_MEMORY : ECS_ERR_IO;
+    if (f->fd >= 0)
+        close(f->fd), unlink(f->tmp);
+    else
+        host_error("scene", "%s: cannot create a temporary file beside it: %s", path,
+                   strerror(errno));
     free(f->tmp);
     f->tmp = NULL;
-    return ECS_ERR_IO;
+    return s;
 }
 
-/* Append iov[0..n_iov) to the file (iov is advanced past what was written). After a failed
- * write nothing more is written and the commit fails. */
-static void save_file_write(save_file *f, struct iovec *iov, int n_iov)
+/* Append iov[0..n_iov) to the file, through its spool. After a failed write nothing more is
+ * written and the commit fails. */
+static void save_file_write(save_file *f, const struct iovec *iov, int n_iov)
 {
-    int at = 0; /* iov[at..n_iov): still to write, advanced past what was written */
-    while (!f->err && at < n_iov) {
-        ssize_t k = writev(f->fd, iov + at, n_iov - at < IOV_MAX ? n_iov - at : IOV_MAX);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) { /* a failed write (a full disk, a file size limit): no rename */
-            f->err = k < 0 ? errno : EIO;
-            break;
-        }
-        for (size_t left = (size_t)k; at < n_iov && left >= iov[at].iov_len; at++)
-            left -= iov[at].iov_len, k = (ssize_t)left;
-        if (at < n_iov) { /* a short write: go on from where it stopped */
-            iov[at].iov_base = (char *)iov[at].iov_base + k;
-            iov[at].iov_len -= (size_t)k;
-        }
-    }
+    for (int i = 0; i < n_iov; i++) host_spool_write(f->spool, iov[i].iov_base, iov[i].iov_len);
 }
 
 /* Finish the file: with `keep` (everything was captured), its mode, fsync and the rename;
@@ -1402,7 +1394,7 @@ static ecs_status save_file_close(save_file *f, bool keep)
     mode_t mask = umask(0);
     umask(mask);
     bool exists = stat(f->target, &old) == 0;
-    int err = f->err;
+    int err = host_spool_finish(f->spool);
     bool ok = keep && !err && fchmod(f->fd, exists ? old.st_mode & 07777 : 0666 & ~mask) == 0;
     if (ok && exists && geteuid() == 0 && (old.st_uid != 0 || old.st_gid != 0))
         ok =
@@ -1526,7 +1518,7 @@ static int document_head(char *buf, size_t size)
 /* Write the objects captured since the last call to the save's file (the document's head
  * before the first) and empty the writer for the next ones. Only while the order is final:
  * order_references keeps every object before the first one that refers forward where it
- * is. A failed write is kept in the file's err (the save then fails at its end). */
+ * is. A failed write is kept by the file's spool (the save then fails at its end). */
 static void stream_out(capture *c)
 {
     if (c->n == c->flushed) return;
@@ -1539,6 +1531,8 @@ static void stream_out(capture *c)
         from = c->frags[0].start;
     }
     iov[n++] = (struct iovec){c->jw.buf + from, c->jw.len - from};
+    /* the spool's thread lays out the next piece's floats while it keeps up, else we do */
+    c->jw.defer_f32 = host_spool_idle(c->stream->spool);
     save_file_write(c->stream, iov, n);
     c->flushed = c->n;
     c->jw.len = 0;
@@ -1560,6 +1554,7 @@ static bool capture_run(scene_save *v, host_manager *const *mgrs, size_t count, 
     }
     c->jw.id_of = id_of_for_writer;
     c->jw.ctx = w;
+    c->jw.defer_f32 = c->stream != NULL; /* the save's spool lays its floats out */
     c->wrote = calloc(count + 1, 1);
     c->managers = count;
     c->row = c->record ? calloc(count + 1, sizeof *c->row) : NULL;
