@@ -468,6 +468,43 @@ static void Jparse_long_numbers_are_read_exactly(void **state)
     expect_same_tree(text, strlen(text), "long numbers");
 }
 
+/* Digits are read eight bytes at a time while eight are left: every run length (1-24, in
+ * the integer and in the fraction) before every kind of byte that ends it, and at the very
+ * end of the text, at every distance from it, reads as strtod reads it. */
+static void Jparse_digit_runs_of_every_length_read_as_strtod(void **state)
+{
+    (void)state;
+    static const char *const after[] = {"]", ",1]", " ]", "e3]", "E-2]", "\n]"};
+    char num[64], text[128];
+    for (int a = 1; a <= 24; a++)
+        for (int b = 0; b <= 24; b++) {
+            int n = 0;
+            for (int i = 0; i < a; i++) num[n++] = (char)('1' + (i * 7 + a) % 9);
+            if (b) num[n++] = '.';
+            for (int i = 0; i < b; i++) num[n++] = (char)('0' + (i * 3 + b) % 10);
+            num[n] = '\0';
+            for (size_t k = 0; k < sizeof after / sizeof after[0]; k++) {
+                snprintf(text, sizeof text, "[%s%s", num, after[k]);
+                cJSON *root = host_jparse(text, strlen(text), NULL, NULL);
+                if (!root) fail_msg("'%s' refused", text);
+                double want = strtod(text + 1, NULL);
+                if (cJSON_GetArrayItem(root, 0)->valuedouble != want)
+                    fail_msg("'%s': %.17g, strtod %.17g", text,
+                             cJSON_GetArrayItem(root, 0)->valuedouble, want);
+                cJSON_Delete(root);
+            }
+            /* the number alone: the text ends right after it (no byte past it is read) */
+            size_t len = strlen(num);
+            char *alone = malloc(len);
+            assert_non_null(alone);
+            memcpy(alone, num, len);
+            cJSON *root = host_jparse(alone, len, NULL, NULL);
+            if (!root || root->valuedouble != strtod(num, NULL)) fail_msg("'%s' alone", num);
+            cJSON_Delete(root);
+            free(alone);
+        }
+}
+
 /* ---- Strings and values, beside cJSON ---------------------------------------------- */
 
 static void Jparse_strings_decode_as_cJSON_does(void **state)
@@ -877,6 +914,7 @@ int main(void)
         cmocka_unit_test(Jparse_same_tree_as_cJSON_on_random_documents),
         cmocka_unit_test(Jparse_mutated_documents_accepted_only_as_cJSON_reads_them),
         cmocka_unit_test(Jparse_long_numbers_are_read_exactly),
+        cmocka_unit_test(Jparse_digit_runs_of_every_length_read_as_strtod),
         cmocka_unit_test(Jparse_strings_decode_as_cJSON_does),
         cmocka_unit_test(Jparse_errors_name_what_and_where),
         cmocka_unit_test(Jparse_a_key_twice_in_one_object_is_refused_naming_both),
