@@ -370,6 +370,14 @@ typedef struct ecs_manager_desc {
      * edit, components kept while a plugin was away: all go through the reader). Several
      * times faster: no tree is built. Optional. */
     ecs_status (*read_component)(void *state, ecs_entity e, ecs_json_reader *r);
+
+    /* [main-thread] `count` components are about to be read (a scene load, a reload's
+     * migration: once, before the first read_component or load_component of them; not
+     * inside the load, so scene_resolve and scene_error answer ECS_ERR_WRONG_TIME): make
+     * room for that many more now, so the values go straight into place instead of the
+     * arrays growing step by step. A hint: the reads follow whatever it did, and the
+     * manager still grows when it must. Optional. */
+    void (*reserve)(void *state, uint32_t count);
 } ecs_manager_desc;
 
 /* ---- Views, collections and systems -------------------------------------------------

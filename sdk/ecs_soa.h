@@ -157,6 +157,14 @@ static inline void ecs_soa_give_back_room(ecs_soa *s)
     }
 }
 
+/* Room for `more` instances beyond those held (for a manager's reserve callback): the
+ * arrays grow once, to the size a scene load will fill. */
+static inline ecs_status ecs_soa_reserve_more(ecs_soa *s, uint32_t more)
+{
+    if (more > UINT32_MAX - s->count) return ECS_ERR_INVALID_ARGUMENT;
+    return ecs_soa_reserve(s, s->count + more);
+}
+
 /* Append one zeroed instance; returns its number, or ECS_SOA_NONE when memory ran out. */
 static inline uint32_t ecs_soa_push(ecs_soa *s)
 {

@@ -904,8 +904,15 @@ static void Reload_changed_state_layout_migrates_through_json(void **state)
  * (read_component). */
 static void Reload_migration_into_a_reader_keeps_every_component(void **state)
 {
-    check_migration(*state, "rl_v3_stream", "reload: rl 1 -> 3s: JSON migration, 8 components kept",
+    fixture *f = *state;
+    check_migration(f, "rl_v3_stream", "reload: rl 1 -> 3s: JSON migration, 8 components kept",
                     "rl 3s first update");
+    /* the scene's 8 at start, then the 8 migrated: the manager told once each time, before
+     * its reads, and not inside the load (scene_resolve refused there); the peers, with
+     * nothing in the scene, not at all */
+    EXPECT_ONCE(f, "rl 1 reserve: 8 coming, 0 held; scene_resolve: not allowed at this point");
+    EXPECT_ONCE(f, "rl 3s reserve: 8 coming, 0 held; scene_resolve: not allowed at this point");
+    EXPECT_COUNT(f, "reserve: ", 2);
 }
 
 /* rl 1 runs, then `build` arrives and refuses the value of e5 (over 5000): one line names the
@@ -986,9 +993,9 @@ static void Reload_safe_crash_after_reload_rolls_back_to_the_last_good_version(v
     EXPECT_UPDATE_ORDER(f, "peer_a", "rl", "peer_z"); /* rl kept its place throughout */
 }
 
-/* With --safe, a new build that crashes in its load() (abort) or while loading the
- * migrated components (SIGFPE) is refused: the old version never stopped running, and the
- * next good build reloads normally. */
+/* With --safe, a new build that crashes in its load() (abort), while loading the migrated
+ * components (SIGFPE) or in the reserve() hint before them (SIGSEGV) is refused: the old
+ * version never stopped running, and the next good build reloads normally. */
 static void Reload_safe_crash_in_load_or_migration_keeps_the_old_version(void **state)
 {
     fixture *f = *state;
@@ -1000,11 +1007,15 @@ static void Reload_safe_crash_in_load_or_migration_keeps_the_old_version(void **
     put_rename(f, "rl_migcrash", "rl.so");
     WAIT_LINE(f, "rl: new build refused, version 1 keeps running: the new version crashed with "
                  "SIGFPE loading the components");
+    put_rename(f, "rl_rescrash", "rl.so"); /* in reserve(), before the first read */
+    WAIT_LINE(f, "[error] reload: rl: manager 'rl' crashed with SIGSEGV in reserve()");
+    WAIT_LINE(f, "rl: new build refused, version 1 keeps running: the new version crashed with "
+                 "SIGSEGV loading the components");
     let_run(f, 100);
     put_rename(f, "rl_v2", "rl.so");
     WAIT_LINE(f, "reload: rl 1 -> 2: same state layout, 8 components kept");
     STOP(f);
-    EXPECT_OUT(f, "reloads: 1 done, 2 refused");
+    EXPECT_OUT(f, "reloads: 1 done, 3 refused");
     EXPECT_UPDATE_ORDER(f, "peer_a", "rl", "peer_z");
 }
 

@@ -734,6 +734,32 @@ static void Transform_reserve_makes_room_that_adding_then_fills_in_place(void **
     assert_memory_equal(world2, copy, sizeof copy);
 }
 
+/* The manager's reserve hint (a scene load's count, before its reads) makes room for that
+ * many more than it holds: adding them then moves nothing; a count past what 32 bits hold
+ * changes nothing and crashes nothing. */
+static void Transform_manager_reserve_hint_makes_room_for_more_than_held(void **state)
+{
+    tctx *c = *state;
+    enum { N = 2500 };
+    assert_non_null(c->mgr->reserve);
+    ecs_entity r = add(c, mk(1, 2, 3, 0, 0, S45, S45, 2, 1, 2), ecs_entity_null());
+    add(c, mk(0, 1, 0, 0.5f, 0.5f, 0.5f, 0.5f, 1, 1, 3), r);
+    c->mgr->reserve(c->mgr->state, N - 2);
+    const ecs_entity *ents, *ents2;
+    const ecs_mat4 *world, *world2;
+    assert_int_equal(c->tf->instances(c->tf->self, &ents, &world), 2);
+    for (uint32_t i = 2; i < N; i++)
+        add(c, mk((float)i, 0, 0, 0, 0, 0, 1, 1, 1, 1), i % 2 ? r : ecs_entity_null());
+    assert_int_equal(c->tf->instances(c->tf->self, &ents2, &world2), N);
+    assert_ptr_equal(ents2, ents);
+    assert_ptr_equal(world2, world);
+    c->mgr->reserve(c->mgr->state, UINT32_MAX); /* more than 32 bits hold with those held */
+    c->mgr->reserve(c->mgr->state, 0);
+    assert_int_equal(c->tf->instances(c->tf->self, &ents2, &world2), N);
+    assert_ptr_equal(world2, world);
+    assert_int_equal(c->tf->recompute_all(c->tf->self), N);
+}
+
 /* ---- random hierarchies against the reference ---- */
 
 #define RMAX 4096 /* model slots (entities ever made by one run) */
@@ -1428,6 +1454,7 @@ int main(void)
         TEST(Transform_destroying_a_parent_destroys_its_descendants),
         TEST(Transform_recompute_all_reproduces_every_world),
         TEST(Transform_reserve_makes_room_that_adding_then_fills_in_place),
+        TEST(Transform_manager_reserve_hint_makes_room_for_more_than_held),
         TEST(Transform_random_hierarchies_match_the_reference),
         TEST(Transform_json_round_trip_is_exact),
         TEST(Transform_json_missing_keys_are_identity),

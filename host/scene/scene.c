@@ -780,6 +780,20 @@ static void call_components(void *arg)
     }
 }
 
+/* Each manager with a reserve callback told how many of its components come (their count
+ * in l->at); l->current says whose call it is. */
+static void call_reserve(void *arg)
+{
+    scene_load *l = ((components_call *)arg)->l;
+    for (size_t m = 0; m < l->managers; m++) {
+        if (!l->mgrs[m]->desc.reserve) continue;
+        uint32_t count = 0;
+        for (uint32_t i = 0; i < l->n; i++) count += l->at[(size_t)i * l->managers + m] != 0;
+        l->current = m;
+        if (count) l->mgrs[m]->desc.reserve(l->mgrs[m]->desc.state, count);
+    }
+}
+
 /* Hand every entity its components through l->mgrs, under the crash guard (--safe): a
  * manager that crashes fails the load cleanly, its signal in *crashed (0 otherwise). */
 static ecs_status load_components(scene_load *l, int *crashed)
@@ -787,9 +801,17 @@ static ecs_status load_components(scene_load *l, int *crashed)
     *crashed = 0;
     l->state = calloc((size_t)l->n * (l->managers ? l->managers : 1) + 1, 1);
     if (!l->state) return load_fail_at(l, NO_POS, "out of memory"), ECS_ERR_NO_MEMORY;
-    l->w->scene_load = l;
     components_call c = {l, ECS_OK};
-    int sig = host_guard_run(call_components, &c);
+    l->current_at = NO_POS;
+    int sig = host_guard_run(call_reserve, &c); /* before the load: no scene_resolve there */
+    if (sig) {
+        *crashed = sig;
+        load_fail_at(l, NO_POS, "manager '%s' crashed with %s in reserve()",
+                     l->mgrs[l->current]->name, host_guard_signal_name(sig));
+        return ECS_ERR_PLUGIN;
+    }
+    l->w->scene_load = l;
+    sig = host_guard_run(call_components, &c);
     l->w->scene_load = NULL; /* also after a crash: this context dies with the call */
     l->reader = NULL;
     l->tree = NULL;

@@ -582,6 +582,12 @@ static ecs_status offer_index(const ecs_host *h, dn_state *s, uint32_t *bit)
     return st == ECS_OK ? h->signature_bit(h, MANAGER_NAME, bit) : st;
 }
 
+/* A scene load's hint: room for its names at once. */
+static void dn_reserve(void *self, uint32_t count)
+{
+    (void)ecs_soa_reserve_more(&((dn_state *)self)->soa, count); /* else: grows as it reads */
+}
+
 /* Register the manager and publish the API for state s. */
 static ecs_status register_all(const ecs_host *h, dn_state *s)
 {
@@ -591,7 +597,8 @@ static ecs_status register_all(const ecs_host *h, dn_state *s)
                           .entities_destroyed = dn_entities_destroyed,
                           .count = dn_count,
                           .write_component = dn_write,
-                          .read_component = dn_read};
+                          .read_component = dn_read,
+                          .reserve = dn_reserve};
     ecs_debug_name_api api = {sizeof api, s,       dn_set,    dn_get,
                               dn_clear,   dn_find, dn_format, dn_count};
     ecs_status st = h->register_manager(h, &m);

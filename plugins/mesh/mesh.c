@@ -725,6 +725,19 @@ static ecs_status offer_index(const ecs_host *h, mesh_state *s, uint32_t *bit)
     return st == ECS_OK ? h->signature_bit(h, MANAGER_NAME, bit) : st;
 }
 
+/* A scene load's hint: `count` entities' meshes come, one each at least; their owners too. */
+static void mesh_reserve(void *self, uint32_t count)
+{
+    mesh_state *s = (mesh_state *)self;
+    if (ecs_soa_reserve_more(&s->soa, count) != ECS_OK) return; /* else: grows as it reads */
+    if (count > UINT32_MAX - s->owner_count || s->owner_count + count <= s->owner_cap) return;
+    uint32_t cap = s->owner_count + count;
+    ecs_entity *v = (ecs_entity *)s->host->realloc(s->host, s->owners, cap * sizeof *v);
+    if (!v) return;
+    s->owners = v;
+    s->owner_cap = cap;
+}
+
 /* Register the manager and publish the API for state s. */
 static ecs_status register_all(const ecs_host *h, mesh_state *s)
 {
@@ -735,7 +748,8 @@ static ecs_status register_all(const ecs_host *h, mesh_state *s)
                           .entities_destroyed = mesh_entities_destroyed,
                           .count = mesh_count,
                           .write_component = mesh_write,
-                          .read_component = mesh_read_component};
+                          .read_component = mesh_read_component,
+                          .reserve = mesh_reserve};
     ecs_mesh_api api = {sizeof api,    s,        mesh_add,         mesh_remove, mesh_remove_all,
                         mesh_count_of, mesh_get, mesh_set_visible, mesh_count};
     ecs_status st = h->register_manager(h, &m);

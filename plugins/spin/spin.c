@@ -330,6 +330,12 @@ static const ecs_transform_api *find_transform(const ecs_host *h)
     return NULL;
 }
 
+/* A scene load's hint: room for its rates at once. */
+static void spin_reserve(void *self, uint32_t count)
+{
+    (void)ecs_soa_reserve_more(&((spin_state *)self)->soa, count); /* else: grows as it reads */
+}
+
 /* Register the manager, its index and the system, publish the API; the signature bit into
  * *bit (NO_BIT on a host without systems, where nothing turns: said in the log). */
 static ecs_status register_all(const ecs_host *h, spin_state *s, uint32_t *bit)
@@ -341,7 +347,8 @@ static ecs_status register_all(const ecs_host *h, spin_state *s, uint32_t *bit)
                           .entities_destroyed = spin_entities_destroyed,
                           .count = spin_count,
                           .write_component = spin_write,
-                          .read_component = spin_read};
+                          .read_component = spin_read,
+                          .reserve = spin_reserve};
     ecs_manager_index ix = {.struct_size = sizeof ix,
                             .state = s,
                             .has = spin_has,

@@ -1010,6 +1010,12 @@ static void state_free(tf_state *t)
     t->host->free(t->host, t);
 }
 
+/* A scene load's hint: its transforms go straight into place (no doubling on the way). */
+static void mgr_reserve(void *state, uint32_t count)
+{
+    (void)ecs_soa_reserve_more(&((tf_state *)state)->soa, count); /* else: grows as it reads */
+}
+
 static ecs_status register_all(const ecs_host *h, tf_state *t)
 {
     ecs_manager_desc m = {.struct_size = sizeof m,
@@ -1019,7 +1025,8 @@ static ecs_status register_all(const ecs_host *h, tf_state *t)
                           .entities_destroyed = mgr_entities_destroyed,
                           .count = mgr_count,
                           .write_component = mgr_write,
-                          .read_component = mgr_read};
+                          .read_component = mgr_read,
+                          .reserve = mgr_reserve};
     ecs_status s = h->register_manager(h, &m);
     if (s != ECS_OK) return s;
     ecs_transform_api api = {sizeof api,

@@ -24,11 +24,13 @@
  *   RL_CRASH_AT=n   update crashes with SIGSEGV from frame n on (a crashing build)
  *   RL_CRASH_IN_LOAD       load() calls abort() (SIGABRT) before touching anything
  *   RL_CRASH_IN_MIGRATION  load_component raises SIGFPE (a migration that crashes)
+ *   RL_CRASH_IN_RESERVE    reserve raises SIGSEGV (the hint before a load crashes)
  *   RL_MIGRATION_LIMIT=n   load_component refuses a value over n (a migration that fails)
  *
  * Log lines (info), "rl 1" standing for RL_NAME RL_VERSION:
  *   "rl 1 load: new state" | "rl 1 load: adopted the previous state (reload K), N components"
  *   "rl 1 first update: frame F, step S"
+ *   "rl 1 reserve: N coming, H held; scene_resolve: STATUS" (before a load's reads)
  *   "rl 1 unload (shutdown|keep state|migrated): U updates run, N components"
  */
 #include <cjson/cJSON.h>
@@ -207,6 +209,22 @@ static uint32_t mgr_count(void *state)
     return ((rl_state *)state)->count;
 }
 
+/* The load's hint: room for `count` more, said in the log with what is held and whether a
+ * host function of the load itself (scene_resolve) answers here (it must not). */
+static void mgr_reserve(void *state, uint32_t count)
+{
+#ifdef RL_CRASH_IN_RESERVE
+    raise(SIGSEGV);
+#endif
+    rl_state *s = state;
+    ecs_entity e;
+    ecs_status st = s->host->scene_resolve(s->host, "e1", &e);
+    s->host->log(s->host, ECS_LOG_INFO, WHO " reserve: %u coming, %u held; scene_resolve: %s",
+                 count, s->count, ecs_status_text(st));
+    if (count <= UINT32_MAX - s->count && s->count + count > s->cap)
+        (void)reserve_items(s, s->count + count);
+}
+
 #ifndef RL_NO_JSON
 static ecs_status mgr_save(void *state, ecs_entity e, cJSON **out)
 {
@@ -317,7 +335,8 @@ static ecs_status register_all(const ecs_host *h, rl_state *s)
                           .state = s,
                           .update = mgr_update,
                           .entities_destroyed = mgr_destroyed,
-                          .count = mgr_count};
+                          .count = mgr_count,
+                          .reserve = mgr_reserve};
 #if defined(RL_STREAM)
     m.write_component = mgr_write;
     m.read_component = mgr_read;
