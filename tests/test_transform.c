@@ -698,6 +698,28 @@ static void Transform_recompute_all_reproduces_every_world(void **state)
     assert_int_equal(c->tf->recompute_all(NULL), 0);
 }
 
+/* Two transforms (a root r and its child): the start of both reserve tests. */
+static ecs_entity two_transforms(tctx *c)
+{
+    ecs_entity r = add(c, mk(1, 2, 3, 0, 0, S45, S45, 2, 1, 2), ecs_entity_null());
+    add(c, mk(0, 1, 0, 0.5f, 0.5f, 0.5f, 0.5f, 1, 1, 3), r);
+    return r;
+}
+
+/* Add transforms 2..n-1 (every other one under r) into the room made for them: the dense
+ * arrays, at *ents and *world before, do not move. */
+static void fill_room(tctx *c, uint32_t n, ecs_entity r, const ecs_entity *ents,
+                      const ecs_mat4 *world)
+{
+    const ecs_entity *ents2;
+    const ecs_mat4 *world2;
+    for (uint32_t i = 2; i < n; i++)
+        add(c, mk((float)i, 0, 0, 0, 0, 0, 1, 1, 1, 1), i % 2 ? r : ecs_entity_null());
+    assert_int_equal(c->tf->instances(c->tf->self, &ents2, &world2), n);
+    assert_ptr_equal(ents2, ents); /* no reallocation while filling the room */
+    assert_ptr_equal(world2, world);
+}
+
 /* reserve(n): adding up to n moves nothing (the dense arrays stay where they are), what is
  * there keeps its values, a count at or below the room changes nothing, and a count beyond
  * the entity limit (or no state) is refused. */
@@ -706,8 +728,7 @@ static void Transform_reserve_makes_room_that_adding_then_fills_in_place(void **
     tctx *c = *state;
     enum { N = 3000 };
     assert_true(c->tf->struct_size >= offsetof(ecs_transform_api, reserve) + sizeof c->tf->reserve);
-    ecs_entity r = add(c, mk(1, 2, 3, 0, 0, S45, S45, 2, 1, 2), ecs_entity_null());
-    add(c, mk(0, 1, 0, 0.5f, 0.5f, 0.5f, 0.5f, 1, 1, 3), r);
+    ecs_entity r = two_transforms(c);
     snapshot before, after;
     snap(c, &before);
     assert_int_equal(c->tf->reserve(c->tf->self, N), ECS_OK);
@@ -716,11 +737,7 @@ static void Transform_reserve_makes_room_that_adding_then_fills_in_place(void **
     const ecs_entity *ents, *ents2;
     const ecs_mat4 *world, *world2;
     assert_int_equal(c->tf->instances(c->tf->self, &ents, &world), 2);
-    for (uint32_t i = 2; i < N; i++)
-        add(c, mk((float)i, 0, 0, 0, 0, 0, 1, 1, 1, 1), i % 2 ? r : ecs_entity_null());
-    assert_int_equal(c->tf->instances(c->tf->self, &ents2, &world2), N);
-    assert_ptr_equal(ents2, ents); /* no reallocation while filling the room */
-    assert_ptr_equal(world2, world);
+    fill_room(c, N, r, ents, world);
     assert_int_equal(c->tf->reserve(c->tf->self, 10), ECS_OK); /* below the count: nothing */
     assert_int_equal(c->tf->reserve(c->tf->self, ECS_ENTITY_INDEX_MASK + 1u),
                      ECS_ERR_INVALID_ARGUMENT);
@@ -742,17 +759,12 @@ static void Transform_manager_reserve_hint_makes_room_for_more_than_held(void **
     tctx *c = *state;
     enum { N = 2500 };
     assert_non_null(c->mgr->reserve);
-    ecs_entity r = add(c, mk(1, 2, 3, 0, 0, S45, S45, 2, 1, 2), ecs_entity_null());
-    add(c, mk(0, 1, 0, 0.5f, 0.5f, 0.5f, 0.5f, 1, 1, 3), r);
+    ecs_entity r = two_transforms(c);
     c->mgr->reserve(c->mgr->state, N - 2);
     const ecs_entity *ents, *ents2;
     const ecs_mat4 *world, *world2;
     assert_int_equal(c->tf->instances(c->tf->self, &ents, &world), 2);
-    for (uint32_t i = 2; i < N; i++)
-        add(c, mk((float)i, 0, 0, 0, 0, 0, 1, 1, 1, 1), i % 2 ? r : ecs_entity_null());
-    assert_int_equal(c->tf->instances(c->tf->self, &ents2, &world2), N);
-    assert_ptr_equal(ents2, ents);
-    assert_ptr_equal(world2, world);
+    fill_room(c, N, r, ents, world);
     c->mgr->reserve(c->mgr->state, UINT32_MAX); /* more than 32 bits hold with those held */
     c->mgr->reserve(c->mgr->state, 0);
     assert_int_equal(c->tf->instances(c->tf->self, &ents2, &world2), N);
