@@ -381,58 +381,17 @@ static bool parse_string(parser *p, char **out)
 
 /* ---- numbers, literals, values ------------------------------------------------------ */
 
-/* 10^0 .. 10^8: what a run of k digits shifts the digits before it by. */
-static const uint64_t pow10_8[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
-
-/* The leading digits of the 8 bytes w (the first in the lowest byte, as loaded on a
- * little-endian machine): their count k (0-8) and their value. A byte is a digit when
- * its high nibble is 3 and adding 6 keeps it so; a carry out of a non-digit byte can only
- * spoil the bytes above it, which are not counted. The value: the digits moved to the top
- * (zeros, leading, below them), then paired, then in fours, then whole (as fast_float and
- * simdjson do it), each step's products exact. */
-static inline uint32_t digit_run8(uint64_t w, int *k)
-{
-    const uint64_t f0 = 0xF0F0F0F0F0F0F0F0ull, lows = 0x7F7F7F7F7F7F7F7Full;
-    uint64_t t = ((w & f0) | (((w + 0x0606060606060606ull) & f0) >> 4)) ^ 0x3333333333333333ull;
-    uint64_t other = ((((t & lows) + lows) | t) & ~lows); /* a byte's high bit: not a digit */
-    int n = other ? __builtin_ctzll(other) >> 3 : 8;
-    *k = n;
-    if (n == 0) return 0;
-    uint64_t d = (w - 0x3030303030303030ull) << (8 * (8 - n));
-    d = d * 10 + (d >> 8);
-    d = ((d & 0x000000FF000000FFull) * (100 + (1000000ull << 32)) +
-         ((d >> 16) & 0x000000FF000000FFull) * (1 + (10000ull << 32))) >>
-        32;
-    return (uint32_t)d;
-}
-
 /* One or more digits at s, counted into *n and appended to *m (m * 10 + digit, wrapping
  * after 19 digits: then unused); returns the byte after them, or NULL with the error
- * set. Eight bytes at a time while eight are left. */
+ * set. */
 static inline const char *digits(parser *p, const char *s, uint64_t *m, int *n)
 {
     const char *start = s;
     uint64_t v = *m;
     if (s == p->end) return fail(p, HOST_JPARSE_END_OF_TEXT, s), NULL;
     if (!is_digit(*s)) return fail(p, HOST_JPARSE_NUMBER_EXPECTED_DIGIT, s), NULL;
-#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    while (p->end - s >= 8) {
-        uint64_t w;
-        int k;
-        memcpy(&w, s, 8);
-        uint32_t run = digit_run8(w, &k);
-        v = v * pow10_8[k] + run;
-        s += k;
-        if (k < 8) {
-            *m = v;
-            *n += (int)(s - start);
-            return s;
-        }
-    }
-    if (s < p->end && is_digit(*s))
-#endif
-        do v = v * 10 + (uint64_t)(*s - '0');
-        while (++s < p->end && is_digit(*s));
+    do v = v * 10 + (uint64_t)(*s - '0');
+    while (++s < p->end && is_digit(*s));
     *m = v;
     *n += (int)(s - start);
     return s;
