@@ -468,9 +468,9 @@ static void Jparse_long_numbers_are_read_exactly(void **state)
     expect_same_tree(text, strlen(text), "long numbers");
 }
 
-/* Digits are read eight bytes at a time while eight are left: every run length (1-24, in
- * the integer and in the fraction) before every kind of byte that ends it, and at the very
- * end of the text, at every distance from it, reads as strtod reads it. */
+/* Every digit run length (1-24, in the integer and in the fraction) before every kind of
+ * byte that ends it, and at the very end of a text of exactly its length (nothing past it
+ * may be read), reads as strtod reads it. */
 static void Jparse_digit_runs_of_every_length_read_as_strtod(void **state)
 {
     (void)state;
