@@ -1531,6 +1531,212 @@ static void Scene_demo_example_loads_with_its_hierarchy(void **state)
     cJSON_Delete(doc);
 }
 
+/* ---- a large document, indexed in two halves ---- */
+
+enum { BIG_N = 12000 }; /* entities: about 1.6 MB of text, over the host's 1 MiB threshold */
+
+/* Entity i's parent index, or -1: the one before it (even i), or one 5 ahead (every 7th:
+ * references across the middle, forward); no cycles. */
+static int big_parent(int i)
+{
+    if (i % 7 == 0 && i + 5 < BIG_N) return i + 5;
+    return i % 2 == 0 && i > 0 ? i - 1 : -1;
+}
+
+/* A scene of BIG_N entities, one per line (entity i on line 3 + i), each with a name, a
+ * transform and an unknown component "extra" of `extras` objects that have "id" keys of
+ * their own; names hold `name_text`. bad >= 0: entity `bad` gets `bad_text` as a member
+ * (a syntax or value error). Its '{' offsets into starts[BIG_N] when given. */
+static char *big_scene(int extras, const char *name_text, int bad, const char *bad_text,
+                       size_t *starts)
+{
+    size_t cap = (size_t)BIG_N * (220 + 16 * (size_t)extras) + 4096, n = 0;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    n += (size_t)snprintf(text + n, cap - n, "{\"version\": 1,\n\"entities\": [\n");
+    for (int i = 0; i < BIG_N; i++) {
+        if (starts) starts[i] = n;
+        n += (size_t)snprintf(text + n, cap - n,
+                              "{\"id\": \"e%d\", \"debug_name\": \"%s %d\", \"transform\": "
+                              "{\"position\": [%d, 1, 2]",
+                              i, name_text, i, i);
+        int p = big_parent(i);
+        if (p >= 0) n += (size_t)snprintf(text + n, cap - n, ", \"parent\": \"e%d\"", p);
+        n += (size_t)snprintf(text + n, cap - n, "}, \"extra\": [");
+        for (int k = 0; k < extras; k++)
+            n += (size_t)snprintf(text + n, cap - n, "%s{\"id\": \"x%d\"}", k ? ", " : "", k);
+        n += (size_t)snprintf(text + n, cap - n, "]%s%s}%s\n", i == bad ? ", " : "",
+                              i == bad ? bad_text : "", i + 1 < BIG_N ? "," : "");
+    }
+    snprintf(text + n, cap - n, "]}\n");
+    return text;
+}
+
+/* The saved world holds exactly what big_scene wrote: every entity once, by its id (the
+ * save puts an entity before those that refer to it, so the order is not the file's). */
+static void check_big_world(const char *path, int extras, const char *name_text)
+{
+    cJSON *doc = read_json(path), *ents = cJSON_GetObjectItem(doc, "entities");
+    assert_int_equal(cJSON_GetArraySize(ents), BIG_N);
+    static bool seen[BIG_N];
+    memset(seen, 0, sizeof seen);
+    char want[64];
+    for (cJSON *e = ents ? ents->child : NULL; e; e = e->next) {
+        const char *id = cJSON_GetStringValue(cJSON_GetObjectItem(e, "id"));
+        int i = id && id[0] == 'e' ? atoi(id + 1) : -1;
+        if (i < 0 || i >= BIG_N || seen[i]) fail_msg("an unexpected or repeated id '%s'", id);
+        seen[i] = true;
+        cJSON *tf = cJSON_GetObjectItem(e, "transform"),
+              *parent = cJSON_GetObjectItem(tf, "parent");
+        snprintf(want, sizeof want, "%s %d", name_text, i);
+        assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(e, "debug_name")), want);
+        assert_true(cJSON_GetArrayItem(cJSON_GetObjectItem(tf, "position"), 0)->valuedouble == i);
+        int p = big_parent(i);
+        snprintf(want, sizeof want, "e%d", p);
+        if (p >= 0 ? !parent || strcmp(cJSON_GetStringValue(parent), want) : parent != NULL)
+            fail_msg("%s: parent %s, expected %s", id, cJSON_GetStringValue(parent),
+                     p >= 0 ? want : "none");
+        assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(e, "extra")), extras);
+    }
+    cJSON_Delete(doc);
+}
+
+/* Where the host guesses the second half's start: the first '{' after "}" "," (white
+ * space around the comma) from the middle of the entities array on. */
+static size_t big_guess(const char *text)
+{
+    const char *from = strstr(text, "[\n") + 1;
+    size_t len = strlen(text);
+    for (const char *p = from + (text + len - from) / 2; *p; p++) {
+        if (*p != '{') continue;
+        const char *q = p;
+        while (q > text && strchr(" \t\r\n", q[-1])) q--;
+        if (q[-1] != ',') continue;
+        for (q--; q > text && strchr(" \t\r\n", q[-1]);) q--;
+        if (q[-1] == '}') return (size_t)(p - text);
+    }
+    return 0;
+}
+
+/* A scene over 1 MiB is indexed by two threads, the second from an entity near the middle:
+ * what loads is what one pass loads (every entity, references across the middle both
+ * ways, kept components), and saving it again gives the same file. */
+static void Scene_large_scene_indexed_in_two_halves_loads_whole(void **state)
+{
+    scene_test *t = *state;
+    static size_t starts[BIG_N];
+    char *text = big_scene(0, "node", -1, NULL, starts);
+    size_t guess = big_guess(text);
+    bool at_entity = false; /* no object but the entities' own: the guess is an entity's */
+    for (int i = 0; i < BIG_N; i++) at_entity = at_entity || starts[i] == guess;
+    assert_true(at_entity);
+    char in[PATH_SIZE], out[PATH_SIZE], again[PATH_SIZE], line[256];
+    write_scene(t, "big.json", text, in);
+    path_in(t, "big-out.json", out);
+    path_in(t, "big-again.json", again);
+    HOST(t, "-v", "--frames", "0", "--scene", in, "--save", out);
+    EXPECT_CLEAN(t);
+    EXPECT_ERR(t, "scene: loaded 12000 entities");
+    assert_true(line_with(t->run.err, "pass one in two halves", line, sizeof line));
+    char want[64];
+    snprintf(want, sizeof want, "(byte %zu)", guess);
+    assert_non_null(strstr(line, want));
+    check_big_world(out, 0, "node");
+    HOST(t, "-v", "--frames", "0", "--scene", out, "--save", again);
+    EXPECT_CLEAN(t);
+    EXPECT_ERR(t, "pass one in two halves"); /* the host's own file: split the same way */
+    EXPECT_SAME_FILE(out, again);
+    free(text);
+}
+
+/* The second half's guess falls where no entity starts. Inside a string: that candidate
+ * is no object, and the next one (an entity's) is taken. Inside an array of objects with
+ * ids of their own, which read as entities: its work is dropped. Either way what loads is
+ * what one pass loads. */
+static void Scene_large_scene_split_guess_off_an_entity_is_dropped(void **state)
+{
+    scene_test *t = *state;
+    static size_t starts[BIG_N];
+    char in[PATH_SIZE], out[PATH_SIZE], line[256], want[64];
+    /* in a name: "}, {" in every debug_name, so the first candidate past the middle is a
+     * name's, the second the next entity's */
+    char *text = big_scene(0, "a}, {b", -1, NULL, starts);
+    size_t guess = big_guess(text);
+    int next = 0;
+    while (next < BIG_N && starts[next] <= guess) next++;
+    assert_true(next < BIG_N && next > 0 && starts[next - 1] != guess);
+    write_scene(t, "names.json", text, in);
+    path_in(t, "names-out.json", out);
+    HOST(t, "-v", "--frames", "0", "--scene", in, "--save", out);
+    EXPECT_CLEAN(t);
+    EXPECT_ERR(t, "scene: loaded 12000 entities");
+    assert_true(line_with(t->run.err, "pass one in two halves", line, sizeof line));
+    snprintf(want, sizeof want, "from entity %d (byte %zu)", next, starts[next]);
+    if (!strstr(line, want)) fail_msg("'%s' lacks '%s'", line, want);
+    check_big_world(out, 0, "a}, {b");
+    free(text);
+    /* in "extra": 40 objects with "id" keys each, which the second half reads as entities
+     * (and finds the array's ']'); the one-pass reading never arrives exactly there */
+    text = big_scene(40, "n", -1, NULL, starts);
+    guess = big_guess(text);
+    for (int i = 0; i < BIG_N; i++) assert_true(starts[i] != guess);
+    write_scene(t, "extras.json", text, in);
+    path_in(t, "extras-out.json", out);
+    HOST(t, "-v", "--frames", "0", "--scene", in, "--save", out);
+    EXPECT_CLEAN(t);
+    EXPECT_ERR(t, "was not an entity's start: pass one went on alone");
+    assert_null(strstr(t->run.err, "pass one in two halves"));
+    check_big_world(out, 40, "n");
+    free(text);
+}
+
+/* Errors in a large scene are the one pass's: the first in the text, at its line and
+ * column, whichever half it is in; a duplicate id across the halves names both entities. */
+static void Scene_large_scene_errors_are_those_of_one_pass(void **state)
+{
+    scene_test *t = *state;
+    char in[PATH_SIZE], want[128];
+    static const struct {
+        int at;             /* entity with the bad member (line 3 + at), -1: none */
+        const char *member; /* the member */
+        const char *message;
+    } cases[] = {
+        {BIG_N - 10, "@@", "expected a string key, found '@'"},
+        {10, "@@", "expected a string key, found '@'"},
+        {BIG_N - 10, "\"id\": \"x\"", "duplicate key \"id\""},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char *text = big_scene(0, "n", cases[c].at, cases[c].member, NULL);
+        write_scene(t, "bad.json", text, in);
+        HOST(t, "--frames", "0", "--scene", in);
+        EXPECT_EXIT(t, 1);
+        snprintf(want, sizeof want, "bad.json:%d:", 3 + cases[c].at);
+        EXPECT_ERR(t, want);
+        EXPECT_ERR(t, cases[c].message);
+        free(text);
+    }
+    /* errors in both halves: the first half's is the news */
+    char *text = big_scene(0, "n", 20, "@@", NULL);
+    char *second = strstr(text, "\"id\": \"e11990\"");
+    assert_non_null(second);
+    second[1] = '@'; /* "@d": a key that is no string's start */
+    write_scene(t, "both.json", text, in);
+    HOST(t, "--frames", "0", "--scene", in);
+    EXPECT_EXIT(t, 1);
+    EXPECT_ERR(t, "both.json:23:");
+    free(text);
+    /* the same id in both halves */
+    text = big_scene(0, "n", -1, NULL, NULL);
+    second = strstr(text, "\"id\": \"e11000\"");
+    memcpy(second, "\"id\": \"e100\"  ", 14);
+    write_scene(t, "dup.json", text, in);
+    HOST(t, "--frames", "0", "--scene", in);
+    EXPECT_EXIT(t, 1);
+    EXPECT_ERR(t, "dup.json:11003:");
+    EXPECT_ERR(t, "duplicate id 'e100' (entities[100] has it too)");
+    free(text);
+}
+
 /* gen-scene: deterministic for a seed, different for another, loads with ecs-host. */
 static void Scene_generated_scenes_load(void **state)
 {
@@ -1570,6 +1776,12 @@ static void Scene_generated_scenes_load(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(Scene_large_scene_indexed_in_two_halves_loads_whole, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(Scene_large_scene_split_guess_off_an_entity_is_dropped,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(Scene_large_scene_errors_are_those_of_one_pass, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(Scene_syntax_errors_name_the_line_and_column, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(Scene_a_key_twice_in_one_object_is_refused, setup,

@@ -1531,6 +1531,16 @@ size_t host_jr_last(const host_jreader *r)
     return (size_t)(r->last - r->text);
 }
 
+bool host_jr_pass_elements(host_jreader *r, size_t end)
+{
+    if (r->failed || !r->due || r->depth == 0 || (r->level[r->depth - 1].flags & LEVEL_OBJECT) ||
+        end < (size_t)(r->p.p - r->text) || end > (size_t)(r->p.end - r->text))
+        return false;
+    r->p.p = r->text + end;
+    r->due = r->peeked = false;
+    return true;
+}
+
 bool host_jr_skip_rest(host_jreader *r)
 {
     while (!r->failed && (r->depth > 0 || r->due)) {

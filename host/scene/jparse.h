@@ -131,6 +131,10 @@ ecs_json_reader *host_jr_api(host_jreader *r);
 bool host_jr_complete(const host_jreader *r);
 /* Pass over what is left of the value being read (every open array and object). */
 bool host_jr_skip_rest(host_jreader *r);
+/* The elements of the array being read, from the one due here up to offset `end` (its
+ * ']', or a ',' before the next), were read by another reader: go on at `end` as after an
+ * element. False (nothing changed) when no element of an array is due here. */
+bool host_jr_pass_elements(host_jreader *r, size_t end);
 /* After the document's value: only white space may follow (else the reader fails). */
 bool host_jr_finish_document(host_jreader *r);
 /* The first error: its offset in the text, its syntax error (HOST_JPARSE_OK for an error

@@ -23,6 +23,9 @@
 #include <sys/stat.h>
 #include <string.h>
 #include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <math.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -196,6 +199,8 @@ typedef struct scene_load {
     bool captured; /* the host's own capture (a migration): ids unique by construction, read
                       and put in the id table only when a reference asks for one */
     bool ids_read; /* captured: l->ids hold the ids */
+    bool quiet;    /* the second half of a split pass one: an error only sets `failed` (its
+                      message would be dropped, and locating it walks the text from the start) */
     char error[768];
     char fallback[300]; /* a reference error, used if the plugin does not say more */
 } scene_load;
@@ -208,6 +213,7 @@ static void load_fail_at(scene_load *l, size_t at, const char *fmt, ...)
 {
     if (l->failed) return;
     l->failed = true;
+    if (l->quiet) return;
     char msg[512], where[256] = "";
     va_list ap;
     va_start(ap, fmt);
@@ -235,6 +241,7 @@ static void syntax_fail(scene_load *l, size_t at, host_jparse_status status, con
     if (l->failed) return;
     int line, col;
     l->failed = true;
+    if (l->quiet) return;
     host_json_position(l->text, l->text + at, &line, &col);
     if (status == HOST_JPARSE_EMPTY || !l->lines)
         host_format(l->error, sizeof l->error, "%s: %s", l->path, msg);
@@ -328,11 +335,12 @@ static const char *pool_copy(scene_load *l, const char *id, size_t n)
     return out;
 }
 
-/* Room for entity n (its id, offsets and component offsets). */
-static bool entity_reserve(scene_load *l)
+/* Room for `need` entities (their ids, offsets and component offsets). */
+static bool entity_room(scene_load *l, uint32_t need)
 {
-    if (l->n < l->cap) return true;
-    uint32_t cap = l->cap ? l->cap * 2 : 1024;
+    if (need <= l->cap) return true;
+    uint32_t cap = l->cap ? l->cap : 1024;
+    while (cap < need) cap = cap > UINT32_MAX / 2 ? need : cap * 2;
     size_t m = l->managers ? l->managers : 1;
     const char **ids = realloc(l->ids, cap * sizeof *ids);
     if (ids) l->ids = ids;
@@ -343,6 +351,11 @@ static bool entity_reserve(scene_load *l)
     l->at = at;
     l->cap = cap;
     return true;
+}
+
+static bool entity_reserve(scene_load *l) /* room for entity n */
+{
+    return l->n < l->cap || entity_room(l, l->n + 1);
 }
 
 static bool keep_value(scene_load *l, uint32_t entity, size_t key_at, size_t value_at)
@@ -428,6 +441,176 @@ static bool index_entity(scene_load *l, host_jreader *r)
     return true;
 }
 
+/* ---- pass one in two halves ----
+ * A large document's entities are indexed by two threads. The second looks past the
+ * middle of the text for an entity boundary (a '{' after "}" and ",", white space around
+ * the comma; a candidate whose object is no entity is passed over, up to SPLIT_TRIES),
+ * publishes where it started and indexes entity objects from there, into a scene_load of
+ * its own, up to the array's ']'. Its work is taken only when this thread's own reading
+ * arrives exactly there at an element of "entities" and the second half found nothing
+ * wrong; otherwise it is stopped and dropped, and this thread reads on alone. Either way
+ * the index, and every error message, are those of a single pass. */
+
+#define SPLIT_BYTES  ((size_t)1 << 20) /* smaller documents: one thread */
+#define SPLIT_SEARCH ((size_t)1 << 20) /* how far past a candidate the next is looked for */
+#define SPLIT_TRIES  16                /* candidates tried before the second half gives up */
+
+static void load_free(scene_load *l);
+
+typedef struct split_half {
+    scene_load l; /* the second half's index: its own arrays and id pool */
+    host_jreader *r;
+    size_t search;     /* where the search for a boundary starts */
+    _Atomic size_t at; /* its first entity's '{' (0: none), once `decided` */
+    atomic_bool decided;
+    atomic_bool stop; /* set by this thread: the work is not wanted */
+    size_t end;       /* the ']' after its last entity */
+    bool ok;
+    pthread_t thread;
+} split_half;
+
+static bool json_space(char c)
+{
+    return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+/* The first '{' in text[from, from + SPLIT_SEARCH) that follows "}" and "," (white space
+ * around the comma), or 0. */
+static size_t guess_boundary(const char *text, size_t from, size_t len)
+{
+    size_t stop = len - from > SPLIT_SEARCH ? from + SPLIT_SEARCH : len;
+    for (size_t i = from; i < stop; i++) {
+        const char *p = memchr(text + i, '{', stop - i), *q = p;
+        if (!p) return 0;
+        i = (size_t)(p - text);
+        while (q > text && json_space(q[-1])) q--;
+        if (q == text || q[-1] != ',') continue;
+        for (q--; q > text && json_space(q[-1]);) q--;
+        if (q > text && q[-1] == '}') return i;
+    }
+    return 0;
+}
+
+/* One entity object at `at` into h->l; false when it is none (nothing kept of it then). */
+static bool half_entity(split_half *h, size_t at)
+{
+    scene_load *l = &h->l;
+    host_jr_start(h->r, l->text, l->len, at, HOST_JR_SKIM);
+    if (index_entity(l, h->r) && !host_jr_error(h->r, NULL, NULL, NULL)) return true;
+    if (l->n == 0) l->nkept = 0; /* a candidate that was no entity: try the next afresh */
+    return false;
+}
+
+/* The second half: its first entity, then entity objects each after a ',', up to a ']'. */
+static void *half_run(void *arg)
+{
+    split_half *h = arg;
+    scene_load *l = &h->l;
+    const char *text = l->text, *end = text + l->len;
+    size_t at = 0, from = h->search;
+    for (int tries = 0; !at && tries < SPLIT_TRIES && from < l->len; tries++) {
+        size_t c = guess_boundary(text, from, l->len);
+        if (!c) break;
+        if (half_entity(h, c)) at = c;
+        from = c + 1;
+        l->failed = false;
+    }
+    atomic_store(&h->at, at); /* the other thread waits for this from h->search on */
+    atomic_store(&h->decided, true);
+    if (!at) return NULL;
+    for (;;) {
+        const char *p = text + host_jr_offset(h->r);
+        while (p < end && json_space(*p)) p++;
+        if (p < end && *p == ']') {
+            h->end = (size_t)(p - text);
+            h->ok = true;
+            return NULL;
+        }
+        if (p == end || *p != ',') return NULL;
+        for (p++; p < end && json_space(*p);) p++;
+        if (p == end || *p != '{') return NULL; /* a trailing comma, or not an object */
+        if (atomic_load_explicit(&h->stop, memory_order_relaxed) ||
+            !half_entity(h, (size_t)(p - text)))
+            return NULL;
+    }
+}
+
+/* Start the second half for l's entities array, which starts at `from`; NULL when the
+ * document is small, or no thread or memory was to be had. */
+static split_half *split_start(scene_load *l, size_t from)
+{
+    if (l->captured || l->len < SPLIT_BYTES || from >= l->len) return NULL;
+    split_half *h = calloc(1, sizeof *h);
+    if (!h || !(h->r = host_jr_new())) {
+        free(h);
+        return NULL;
+    }
+    h->l = (scene_load){.quiet = true,
+                        .w = l->w,
+                        .path = l->path,
+                        .text = l->text,
+                        .len = l->len,
+                        .lines = l->lines,
+                        .mgrs = l->mgrs,
+                        .managers = l->managers,
+                        .bad = -1};
+    h->search = from + (l->len - from) / 2;
+    atomic_init(&h->at, 0);
+    atomic_init(&h->decided, false);
+    atomic_init(&h->stop, false);
+    sigset_t all, old; /* every signal stays this thread's */
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    bool started = pthread_create(&h->thread, NULL, half_run, h) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (started) return h;
+    host_jr_free(h->r);
+    free(h);
+    return NULL;
+}
+
+/* Wait for the second half (stopping it unless this thread is `there`, at its first
+ * entity); when there and its work is sound, append its index to l and return where it
+ * ended (its ']'), else 0. The half is freed either way. */
+static size_t split_finish(scene_load *l, split_half *h, bool there)
+{
+    if (!there) atomic_store(&h->stop, true);
+    pthread_join(h->thread, NULL);
+    scene_load *b = &h->l;
+    size_t end = 0, m = l->managers, at = atomic_load(&h->at);
+    bool take = there && h->ok && !b->failed;
+    if (take && !entity_room(l, l->n + b->n)) {
+        load_fail_at(l, NO_POS, "out of memory");
+        take = false;
+    }
+    for (size_t k = 0; take && k < b->nkept; k++)
+        if (!keep_value(l, l->n + b->kept[k].entity, b->kept[k].key_at, b->kept[k].value_at)) {
+            load_fail_at(l, NO_POS, "out of memory");
+            take = false;
+        }
+    if (take) {
+        memcpy(l->ids + l->n, b->ids, b->n * sizeof *b->ids);
+        memcpy(l->id_at + l->n, b->id_at, b->n * sizeof *b->id_at);
+        memcpy(l->at + (size_t)l->n * m, b->at, (size_t)b->n * m * sizeof *b->at);
+        id_block **tail = &b->pool; /* its ids' blocks join l's */
+        while (*tail) tail = &(*tail)->next;
+        *tail = l->pool;
+        l->pool = b->pool;
+        b->pool = NULL;
+        host_detail("scene", "%s: pass one in two halves, the second from entity %u (byte %zu)",
+                    l->path, l->n, at);
+        l->n += b->n;
+        end = h->end;
+    } else if (!there && at) {
+        host_detail("scene", "%s: byte %zu was not an entity's start: pass one went on alone",
+                    l->path, at);
+    }
+    load_free(b);
+    host_jr_free(h->r);
+    free(h);
+    return end;
+}
+
 /* The "entities" array (r before it). */
 static bool index_entities(scene_load *l, host_jreader *r)
 {
@@ -435,9 +618,25 @@ static bool index_entities(scene_load *l, host_jreader *r)
     if (!expect_type(l, r, host_jr_offset(r), ECS_JSON_ARRAY, "\"entities\": an array"))
         return false;
     api->begin_array(api);
-    while (api->more(api))
-        if (!index_entity(l, r)) return false;
-    return !api->failed(api);
+    split_half *half = split_start(l, host_jr_offset(r));
+    bool ok = true;
+    while (ok && api->more(api)) {
+        size_t at = host_jr_offset(r), end, start = 0;
+        if (half && at >= half->search) { /* where the second half may start: its choice */
+            while (!atomic_load(&half->decided)) sched_yield();
+            start = atomic_load(&half->at);
+        }
+        if (half && at >= half->search && (!start || at >= start)) { /* there, or past it */
+            end = split_finish(l, half, at == start);
+            half = NULL;
+            if (end && host_jr_pass_elements(r, end)) continue;
+            if (end) load_fail_at(l, at, "pass one lost its place (a host bug)");
+            if (l->failed) ok = false;
+        }
+        ok = ok && index_entity(l, r);
+    }
+    if (half) split_finish(l, half, false);
+    return ok && !api->failed(api);
 }
 
 /* Pass one: the whole document checked and indexed (see above). On a failure the rest of
