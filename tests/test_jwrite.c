@@ -864,6 +864,44 @@ static void Jwrite_api_at_base_two_indents_by_two_more_tabs(void **state)
     host_jw_free(&w);
 }
 
+/* Keys are written in one pass while short and plain, the general way otherwise: every
+ * length from empty to past the short limit, plain or with a byte to escape at each
+ * place, two keys in one object (the comma), at bases from 0 to past the short path's
+ * tabs, each the text cJSON prints. */
+static void Jwrite_keys_of_every_length_and_escape_print_as_cjson(void **state)
+{
+    host_jwriter w;
+    host_jw_init(&w);
+    char key[80];
+    static const char escapes[] = {'"', '\\', '\n', '\x01', '\x1f'};
+    for (int base = 0; base <= 70; base += base < 4 ? 1 : 33)
+        for (int n = 0; n <= 60; n++)
+            for (int at = -1; at < n; at++) {
+                for (int i = 0; i < n; i++) key[i] = (char)('a' + i % 26);
+                if (at >= 0) key[at] = escapes[(at + n) % 5];
+                key[n] = '\0';
+                cJSON *o = cJSON_CreateObject();
+                cJSON_AddNumberToObject(o, key, 1);
+                cJSON_AddNumberToObject(o, "z", 2);
+                char *want = cjson_text_at(o, base);
+                w.len = 0;
+                host_jw_start(&w, base);
+                w.api.begin_object(&w.api);
+                w.api.key(&w.api, key);
+                w.api.number(&w.api, 1);
+                w.api.key(&w.api, "z");
+                w.api.number(&w.api, 2);
+                w.api.end_object(&w.api);
+                assert_true(host_jw_finish(&w));
+                if (w.len != strlen(want) || memcmp(w.buf, want, w.len))
+                    fail_msg("base %d, key of %d with an escape at %d: '%.*s', cJSON '%s'", base, n,
+                             at, (int)w.len, w.buf, want);
+                free(want);
+                cJSON_Delete(o);
+            }
+    host_jw_free(&w);
+}
+
 static void Jwrite_array_f32_equals_begin_array_number_f32_end_array(void **state)
 {
     rng r = {0xf32};
@@ -1556,6 +1594,7 @@ int main(void)
         cmocka_unit_test(Jwrite_print_of_trees_nested_64_deep_equals_cjson),
         cmocka_unit_test(Jwrite_api_calls_write_what_print_writes_at_every_base),
         cmocka_unit_test(Jwrite_api_at_base_two_indents_by_two_more_tabs),
+        cmocka_unit_test(Jwrite_keys_of_every_length_and_escape_print_as_cjson),
         cmocka_unit_test(Jwrite_array_f32_equals_begin_array_number_f32_end_array),
         cmocka_unit_test(Jwrite_deferred_floats_expand_to_the_same_text_cut_anywhere),
         cmocka_unit_test(Jwrite_spool_writes_the_expanded_stream_and_reports_a_failed_write),

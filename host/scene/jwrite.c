@@ -288,8 +288,24 @@ static void quoted_n(host_jwriter *w, const char *s, size_t n)
     w->len = (size_t)(o - w->buf);
 }
 
+#define SHORT_KEY 48 /* a key up to this long is written in one pass */
+
 void host_jw_key(host_jwriter *w, bool comma, int tabs, const char *key)
 {
+    if (tabs >= 0 && tabs < 64 && host_jw_reserve(w, (size_t)tabs + SHORT_KEY + 6)) {
+        char *o = w->buf + w->len;
+        if (comma) *o++ = ',';
+        *o++ = '\n';
+        for (int t = 0; t < tabs; t++) *o++ = '\t';
+        *o++ = '"';
+        size_t i = 0; /* copied and checked in one pass, its end found on the way */
+        for (; i < SHORT_KEY && key[i] && !needs_escape((unsigned char)key[i]); i++) o[i] = key[i];
+        if (!key[i]) { /* short and plain: most keys */
+            memcpy(o + i, "\":\t", 3);
+            w->len = (size_t)(o + i + 3 - w->buf);
+            return;
+        }
+    }
     size_t n = strlen(key);
     if (!host_jw_reserve(w, (size_t)tabs + n * 6 + 6)) return;
     char *o = w->buf + w->len;
