@@ -207,15 +207,10 @@ static void link_child(cJSON *parent, cJSON *v)
     first->prev = v;
 }
 
-static inline bool is_space(char c) /* JSON's white space: nothing else */
-{
-    return c == ' ' || c == '\n' || c == '\r' || c == '\t';
-}
-
 static inline void skip_space(parser *p)
 {
     const char *s = p->p;
-    while (s < p->end && is_space(*s)) s++;
+    while (s < p->end && host_json_space(*s)) s++;
     p->p = s;
 }
 
@@ -1206,14 +1201,14 @@ static bool jr_array_f32(ecs_json_reader *api, float *x, uint32_t n)
         const char *q = open + 1, *end = r->p.end;
         uint32_t k = 0;
         for (; k < n; k++) {
-            while (q < end && is_space(*q)) q++;
+            while (q < end && host_json_space(*q)) q++;
             if (q == end || (*q != '-' && !is_digit(*q))) break;
             double d;
             r->p.p = q;
             if (!lex_number(&r->p, &d)) break;
             v[k] = (float)d;
             if (!isfinite(v[k])) break;
-            for (q = r->p.p; q < end && is_space(*q);) q++;
+            for (q = r->p.p; q < end && host_json_space(*q);) q++;
             if (q == end || *q != (k + 1 < n ? ',' : ']')) break;
             q++;
         }
@@ -1333,7 +1328,7 @@ static const char *skim_value(const char *s, const char *end)
     int depth = 0;
     if (*s != '"' && *s != '[' && *s != '{') { /* a number or literal: at least a byte */
         const char *start = s;
-        while (s < end && !is_space(*s) && *s != ',' && *s != ']' && *s != '}') s++;
+        while (s < end && !host_json_space(*s) && *s != ',' && *s != ']' && *s != '}') s++;
         return s > start ? s : NULL;
     }
     do {

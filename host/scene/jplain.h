@@ -3,11 +3,18 @@
 #ifndef HOST_JPLAIN_H
 #define HOST_JPLAIN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+
+/* JSON's white space: nothing else. */
+static inline bool host_json_space(char c)
+{
+    return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
 
 #define ONES  0x0101010101010101ull
 #define HIGHS 0x8080808080808080ull

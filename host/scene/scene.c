@@ -32,6 +32,7 @@
 
 #include "gltf.h"
 #include "guard.h"
+#include "jplain.h"
 #include "json.h"
 #include "jwrite.h"
 #include "log.h"
@@ -469,11 +470,6 @@ typedef struct split_half {
     pthread_t thread;
 } split_half;
 
-static bool json_space(char c)
-{
-    return c == ' ' || c == '\n' || c == '\r' || c == '\t';
-}
-
 /* The first '{' in text[from, from + SPLIT_SEARCH) that follows "}" and "," (white space
  * around the comma), or 0. */
 static size_t guess_boundary(const char *text, size_t from, size_t len)
@@ -483,9 +479,9 @@ static size_t guess_boundary(const char *text, size_t from, size_t len)
         const char *p = memchr(text + i, '{', stop - i), *q = p;
         if (!p) return 0;
         i = (size_t)(p - text);
-        while (q > text && json_space(q[-1])) q--;
+        while (q > text && host_json_space(q[-1])) q--;
         if (q == text || q[-1] != ',') continue;
-        for (q--; q > text && json_space(q[-1]);) q--;
+        for (q--; q > text && host_json_space(q[-1]);) q--;
         if (q > text && q[-1] == '}') return i;
     }
     return 0;
@@ -520,14 +516,14 @@ static void *half_run(void *arg)
     if (!at) return NULL;
     for (;;) {
         const char *p = text + host_jr_offset(h->r);
-        while (p < end && json_space(*p)) p++;
+        while (p < end && host_json_space(*p)) p++;
         if (p < end && *p == ']') {
             h->end = (size_t)(p - text);
             h->ok = true;
             return NULL;
         }
         if (p == end || *p != ',') return NULL;
-        for (p++; p < end && json_space(*p);) p++;
+        for (p++; p < end && host_json_space(*p);) p++;
         if (p == end || *p != '{') return NULL; /* a trailing comma, or not an object */
         if (atomic_load_explicit(&h->stop, memory_order_relaxed) ||
             !half_entity(h, (size_t)(p - text)))
@@ -621,17 +617,17 @@ static bool index_entities(scene_load *l, host_jreader *r)
     split_half *half = split_start(l, host_jr_offset(r));
     bool ok = true;
     while (ok && api->more(api)) {
-        size_t at = host_jr_offset(r), end, start = 0;
+        size_t at = host_jr_offset(r);
         if (half && at >= half->search) { /* where the second half may start: its choice */
             while (!atomic_load(&half->decided)) sched_yield();
-            start = atomic_load(&half->at);
-        }
-        if (half && at >= half->search && (!start || at >= start)) { /* there, or past it */
-            end = split_finish(l, half, at == start);
-            half = NULL;
-            if (end && host_jr_pass_elements(r, end)) continue;
-            if (end) load_fail_at(l, at, "pass one lost its place (a host bug)");
-            if (l->failed) ok = false;
+            size_t start = atomic_load(&half->at), end;
+            if (!start || at >= start) { /* none, there, or past it */
+                end = split_finish(l, half, at == start);
+                half = NULL;
+                if (end && host_jr_pass_elements(r, end)) continue;
+                if (end) load_fail_at(l, at, "pass one lost its place (a host bug)");
+                if (l->failed) ok = false;
+            }
         }
         ok = ok && index_entity(l, r);
     }
