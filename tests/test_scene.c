@@ -1691,7 +1691,8 @@ static void Scene_large_scene_split_guess_off_an_entity_is_dropped(void **state)
 }
 
 /* Errors in a large scene are the one pass's: the first in the text, at its line and
- * column, whichever half it is in; a duplicate id across the halves names both entities. */
+ * column, whichever half it is in, a text cut short in the second half included; a
+ * duplicate id across the halves names both entities. */
 static void Scene_large_scene_errors_are_those_of_one_pass(void **state)
 {
     scene_test *t = *state;
@@ -1724,6 +1725,18 @@ static void Scene_large_scene_errors_are_those_of_one_pass(void **state)
     HOST(t, "--frames", "0", "--scene", in);
     EXPECT_EXIT(t, 1);
     EXPECT_ERR(t, "both.json:23:");
+    free(text);
+    /* cut off in the second half (a half-written file): the end of the text, on the last
+     * line, as one pass says */
+    text = big_scene(0, "n", -1, NULL, NULL);
+    char *cut = strstr(text, "\"id\": \"e11500\"");
+    assert_non_null(cut);
+    cut[4] = '\0';
+    write_scene(t, "cut.json", text, in);
+    HOST(t, "--frames", "0", "--scene", in);
+    EXPECT_EXIT(t, 1);
+    EXPECT_ERR(t, "cut.json:11503:");
+    EXPECT_ERR(t, "unexpected end of the file");
     free(text);
     /* the same id in both halves */
     text = big_scene(0, "n", -1, NULL, NULL);
