@@ -15,7 +15,6 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdint.h>
-#include <signal.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -37,6 +36,7 @@
 #include "jwrite.h"
 #include "log.h"
 #include "spool.h"
+#include "thread.h"
 #include "world.h"
 
 #define MAX_REFERENCE_DEPTH 1000 /* references loaded ahead of their turn, nested */
@@ -554,12 +554,7 @@ static split_half *split_start(scene_load *l, size_t from)
     atomic_init(&h->at, 0);
     atomic_init(&h->decided, false);
     atomic_init(&h->stop, false);
-    sigset_t all, old; /* every signal stays this thread's */
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    bool started = pthread_create(&h->thread, NULL, half_run, h) == 0;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (started) return h;
+    if (host_thread_start(&h->thread, half_run, h)) return h;
     host_jr_free(h->r);
     free(h);
     return NULL;

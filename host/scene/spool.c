@@ -9,7 +9,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -17,6 +16,7 @@
 #include <unistd.h>
 
 #include "jwrite.h"
+#include "thread.h"
 
 #define SLOT_BYTES ((size_t)256 << 10)
 
@@ -86,11 +86,7 @@ host_spool *host_spool_start(int fd)
     }
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
-    sigset_t all, old; /* the thread starts with every signal blocked: they stay ours */
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    s->threaded = pthread_create(&s->thread, NULL, run, s) == 0;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    s->threaded = host_thread_start(&s->thread, run, s);
     return s;
 }
 

@@ -1,0 +1,23 @@
+/* thread.h: the scene code's helper threads (a save's writer, a load's second half and
+ * its reading ahead) start with every signal blocked: signals, and the crash guard that
+ * catches a plugin's faults, stay the main thread's. */
+#ifndef HOST_THREAD_H
+#define HOST_THREAD_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+
+/* pthread_create(thread, NULL, run, arg) with every signal blocked in the new thread:
+ * true when it started. */
+static inline bool host_thread_start(pthread_t *thread, void *(*run)(void *), void *arg)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    bool started = pthread_create(thread, NULL, run, arg) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return started;
+}
+
+#endif
