@@ -939,6 +939,181 @@ static void Jread_a_reader_reused_after_a_failure_starts_clean(void **state)
     assert_true(host_jr_complete(r));
 }
 
+/* ---- Reading ahead (tokens) ----------------------------------------------------------- */
+
+/* The value at text's start as the calls of read_any see it, into out: keys, strings with
+ * their lengths, numbers to 17 digits, booleans, null; then the error, if any. */
+static void dump_value(ecs_json_reader *api, char *out, size_t size, size_t *n)
+{
+    const char *s;
+    size_t len;
+    double x;
+    bool b;
+#define PUT(...) (*n += (size_t)snprintf(out + *n, *n < size ? size - *n : 0, __VA_ARGS__))
+    switch (api->peek(api)) {
+    case ECS_JSON_OBJECT:
+        api->begin_object(api);
+        PUT("{");
+        while (api->key(api, &s)) {
+            PUT("key %s:", s);
+            dump_value(api, out, size, n);
+        }
+        PUT("}");
+        break;
+    case ECS_JSON_ARRAY:
+        api->begin_array(api);
+        PUT("[");
+        while (api->more(api)) dump_value(api, out, size, n);
+        PUT("]");
+        break;
+    case ECS_JSON_STRING:
+        if (api->string(api, &s, &len)) PUT("str %zu %s;", len, s);
+        break;
+    case ECS_JSON_NUMBER:
+        if (api->number(api, &x)) PUT("num %.17g;", x);
+        break;
+    case ECS_JSON_TRUE:
+    case ECS_JSON_FALSE:
+        if (api->boolean(api, &b)) PUT("%s;", b ? "true" : "false");
+        break;
+    default:
+        if ((api->skip)(api)) PUT("null;");
+        break;
+    }
+#undef PUT
+}
+
+/* Record the value at text's start with a STRICT reader into tape (tok[cap], bytes[size]):
+ * whether it was sound. */
+static bool record(host_jreader *r, const char *text, host_jr_tape *tape)
+{
+    host_jr_start(r, text, strlen(text), 0, HOST_JR_STRICT);
+    host_jr_record(r, tape);
+    ecs_json_reader *api = host_jr_api(r);
+    return (api->skip)(api) && host_jr_complete(r);
+}
+
+/* Read text whole (dump_value) with r, with the tokens of tape or without; the dump and
+ * the error (offset and message) into out. */
+static void read_dump(host_jreader *r, const char *text, const host_jr_tape *tape, char *out,
+                      size_t size)
+{
+    size_t n = 0, at;
+    const char *message;
+    host_jr_start(r, text, strlen(text), 0, tape ? HOST_JR_TRUSTED : HOST_JR_STRICT);
+    if (tape) host_jr_use(r, tape->tok, tape->n);
+    dump_value(host_jr_api(r), out, size, &n);
+    if (host_jr_error(r, &at, NULL, &message))
+        snprintf(out + n, n < size ? size - n : 0, " error at %zu: %s", at, message);
+}
+
+/* A value recorded by one reader and read by another with its tokens reads as the text:
+ * keys and strings with escapes (decoded, their lengths), numbers of every form (the
+ * exact path, beyond 19 digits, huge and tiny exponents, -0), arrays of numbers (whose
+ * own token gives array_f32 its numbers) and of anything, empty ones, literals. */
+static void Jread_tokens_recorded_ahead_read_as_the_text(void **state)
+{
+    host_jreader *r = *state, *rec = host_jr_new();
+    assert_non_null(rec);
+    static const char *const docs[] = {
+        "{\"a\": [1, 2.5, -3e2], \"b\": {\"c\": \"x\\u00e9\\n\", \"d\": true, \"e\": false}, "
+        "\"f\": null}",
+        "{\"k\\u00e9y\": \"a\\\"b\", \"\\ud83d\\ude00\": [\"\", \"plain\", \"t\\/ab\\t\"]}",
+        "[0, -0, 1e300, 1.5E-7, 123456789012345678901234567890, -0.0000001, 9007199254740993, "
+        "0.1, 2.2250738585072014e-308, 1e-400, 17.5e+3]",
+        "[[], {}, [[1, 2], [3]], [1, \"two\", 3], {\"x\": [true, null, false]}]",
+        "{\"position\": [1.0385917, -0.34117806, -2.1055384], \"rotation\": [0.5127606, "
+        "0.027629333, 0.33113128, 0.79162186], \"parent\": \"n0\"}",
+        "\"just a string\"",
+        "-42.5",
+    };
+    host_jr_token tok[64];
+    char bytes[256], with[2048], without[2048];
+    for (size_t i = 0; i < sizeof docs / sizeof *docs; i++) {
+        host_jr_tape tape = {tok, 0, 64, bytes, 0, sizeof bytes, false};
+        if (!record(rec, docs[i], &tape)) fail_msg("'%s': not recorded as sound", docs[i]);
+        assert_false(tape.full);
+        assert_true(tape.n > 0);
+        read_dump(r, docs[i], &tape, with, sizeof with);
+        read_dump(r, docs[i], NULL, without, sizeof without);
+        assert_string_equal(with, without);
+    }
+    host_jr_free(rec);
+}
+
+/* array_f32 with tokens: the numbers of the array's own token when their count is n; a
+ * count or a float range that is wrong fails as without tokens, at the same byte, with
+ * the same message; values passed over by key() leave the tokens after them in step. */
+static void Jread_array_f32_with_tokens_reads_and_fails_as_without(void **state)
+{
+    host_jreader *r = *state, *rec = host_jr_new();
+    assert_non_null(rec);
+    static const char *const docs[] = {
+        "{\"v\": [1, -2.5, 3e1]}",
+        "{\"v\": [1, 2]}",
+        "{\"v\": [1, 2, 3, 4]}",
+        "{\"v\": [1, 1e39, 3]}",
+        "{\"v\": [1, 2, -1e39]}",
+        "{\"v\": [1, \"two\", 3]}",
+        "{\"v\": []}",
+        "{\"v\": [[1], 2, 3]}",
+        "{\"skipped\": [9, 8, 7], \"also\": {\"x\": \"y\"}, \"v\": [4, 5, 6]}",
+    };
+    host_jr_token tok[32];
+    char bytes[128];
+    for (size_t i = 0; i < sizeof docs / sizeof *docs; i++) {
+        const char *t = docs[i];
+        float got[2][3] = {{0}};
+        size_t at[2] = {0, 0};
+        char message[2][400] = {"", ""};
+        bool ok[2];
+        host_jr_tape tape = {tok, 0, 32, bytes, 0, sizeof bytes, false};
+        assert_true(record(rec, t, &tape));
+        for (int with = 0; with < 2; with++) {
+            const char *k = NULL, *m = NULL;
+            ecs_json_reader *api = start(r, t, 0, with ? HOST_JR_TRUSTED : HOST_JR_STRICT);
+            if (with) host_jr_use(r, tape.tok, tape.n);
+            assert_true(api->begin_object(api));
+            while (api->key(api, &k) && strcmp(k, "v") != 0) {
+            }
+            ok[with] = api->array_f32(api, got[with], 3) && !api->key(api, &k);
+            if (host_jr_error(r, &at[with], NULL, &m)) snprintf(message[with], 400, "%s", m);
+        }
+        if (ok[0] != ok[1] || at[0] != at[1] || strcmp(message[0], message[1]) != 0 ||
+            memcmp(got[0], got[1], sizeof got[0]) != 0)
+            fail_msg("'%s': with tokens %d at %zu '%s', without %d at %zu '%s'", t, ok[1], at[1],
+                     message[1], ok[0], at[0], message[0]);
+    }
+    host_jr_free(rec);
+}
+
+/* A recording reader says when the tape was too small (tokens or string bytes), and an
+ * unsound value fails its skip() with STRICT's own error. */
+static void Jread_a_recording_reader_says_when_it_did_not_keep_everything(void **state)
+{
+    host_jreader *r = *state;
+    host_jr_token tok[4];
+    char bytes[8];
+    host_jr_tape tape = {tok, 0, 4, bytes, 0, sizeof bytes, false};
+    assert_true(record(r, "[1, 2, 3, 4, 5]", &tape)); /* the array's token and 5 numbers */
+    assert_true(tape.full);
+    tape = (host_jr_tape){tok, 0, 4, bytes, 0, sizeof bytes, false};
+    assert_true(record(r, "{\"a long key\": 1}", &tape)); /* 11 bytes with its NUL */
+    assert_true(tape.full);
+    tape = (host_jr_tape){tok, 0, 4, bytes, 0, sizeof bytes, false};
+    assert_true(record(r, "{\"a\": [1, 2]}", &tape));
+    assert_false(tape.full);
+    assert_int_equal(tape.n, 4); /* the key, the array, two numbers */
+    const char *bad = "{\"a\": [1, 2,]}";
+    tape = (host_jr_tape){tok, 0, 4, bytes, 0, sizeof bytes, false};
+    assert_false(record(r, bad, &tape));
+    expect_error(r, bad, offset_of(bad, ",]"), HOST_JPARSE_TRAILING_COMMA, "");
+    const char *dup = "{\"a\": 1, \"a\": 2}";
+    tape = (host_jr_tape){tok, 0, 4, bytes, 0, sizeof bytes, false};
+    assert_false(record(r, dup, &tape));
+    expect_error(r, dup, offset_of(dup, "\"a\": 2"), HOST_JPARSE_DUPLICATE_KEY, "");
+}
+
 int main(void)
 {
 #define TEST(f) cmocka_unit_test_setup_teardown(f, reader_new, reader_free)
@@ -957,6 +1132,9 @@ int main(void)
         TEST(Jread_misuse_fails_with_a_message),
         TEST(Jread_deep_nesting_grows_the_stack_and_stops_at_the_limit),
         TEST(Jread_a_reader_reused_after_a_failure_starts_clean),
+        TEST(Jread_tokens_recorded_ahead_read_as_the_text),
+        TEST(Jread_array_f32_with_tokens_reads_and_fails_as_without),
+        TEST(Jread_a_recording_reader_says_when_it_did_not_keep_everything),
     };
 #undef TEST
     return cmocka_run_group_tests_name("jread", tests, NULL, NULL);

@@ -881,6 +881,8 @@ struct host_jreader {
     char message[400];
     host_jr_resolve_fn resolve;
     void *resolve_ctx;
+    host_jr_tape *rec;                  /* recording: the tape (host_jr_record) */
+    const host_jr_token *tok, *tok_end; /* read ahead: the tokens not yet passed */
 };
 
 enum { LEVEL_OBJECT = 1, LEVEL_ITEMS = 2 };
@@ -921,6 +923,128 @@ static bool jr_lex_fail(host_jreader *r, host_jparse_status status, const char *
 {
     fail(&r->p, status, at);
     return jr_syntax(r);
+}
+
+/* ---- tokens: recorded (host_jr_record), or taken instead of lexing (host_jr_use) ---- */
+
+static void tape_put(host_jr_tape *t, const char *at, const char *end, const char *s, size_t n,
+                     double d)
+{
+    if (t->full) return;
+    if (t->n == t->cap || (s && t->size - t->used < n + 1)) {
+        t->full = true;
+        return;
+    }
+    host_jr_token *k = &t->tok[t->n++];
+    k->at = at;
+    k->end = end;
+    k->str = NULL;
+    k->v.number = d;
+    if (s) {
+        char *c = t->bytes + t->used;
+        memcpy(c, s, n);
+        c[n] = '\0';
+        t->used += n + 1;
+        k->str = c;
+        k->v.len = n;
+    }
+}
+
+/* The token standing at p, if any (the ones before it were passed over). */
+static inline const host_jr_token *jr_token(host_jreader *r)
+{
+    const host_jr_token *t = r->tok;
+    while (t < r->tok_end && t->at < r->p.p) t++;
+    r->tok = t;
+    return t < r->tok_end && t->at == r->p.p ? t : NULL;
+}
+
+/* The number at p: its token's, or lexed. */
+static inline bool jr_lex_number(host_jreader *r, double *d)
+{
+    const host_jr_token *t = jr_token(r);
+    if (!t || t->str) return lex_number(&r->p, d);
+    *d = t->v.number;
+    r->p.p = t->end;
+    r->tok = t + 1;
+    return true;
+}
+
+/* The string at p (lex_string's *s, *n, *escaped): its token's (then *done: *s is
+ * NUL-terminated already), or lexed. */
+static inline bool jr_lex_string(host_jreader *r, const char **s, size_t *n, bool *escaped,
+                                 bool *done)
+{
+    const host_jr_token *t = jr_token(r);
+    *done = t && t->str;
+    if (!*done) return lex_string(&r->p, s, n, escaped);
+    *s = t->str;
+    *n = t->v.len;
+    *escaped = t->v.len != (size_t)(t->end - t->at - 2);
+    r->p.p = t->end;
+    r->tok = t + 1;
+    return true;
+}
+
+/* skip() of a recording reader: the scalar at p lexed whole and kept. */
+static bool jr_record_scalar(host_jreader *r)
+{
+    const char *at = r->p.p, *s;
+    size_t n;
+    bool escaped;
+    double d;
+    if (*at == '"') {
+        if (!lex_string(&r->p, &s, &n, &escaped)) return false;
+        tape_put(r->rec, at, r->p.p, s, n, 0);
+        return true;
+    }
+    if (*at != '-' && !is_digit(*at)) return parse_scalar(&r->p, NULL);
+    if (!lex_number(&r->p, &d)) return false;
+    tape_put(r->rec, at, r->p.p, NULL, 0, d);
+    return true;
+}
+
+static void jr_value_done(host_jreader *r);
+
+/* skip() of a recording reader at a '[': an array of numbers only (the common case: a
+ * vector) lexed and kept in one loop. False (nothing changed) when it is anything else:
+ * the element by element walk then reads it and says what is wrong. */
+static bool jr_record_numbers(host_jreader *r)
+{
+    const char *open = r->p.p, *q = open + 1, *end = r->p.end;
+    host_jr_tape *t = r->rec;
+    size_t n0 = t->n, used0 = t->used;
+    bool full0 = t->full;
+    while (q < end && host_json_space(*q)) q++;
+    if (q < end && *q == ']') return false; /* empty: the walk, as rare */
+    tape_put(t, open, open, NULL, 0, 0);    /* the array's own token: its end, its count */
+    for (;;) {
+        if (q == end || (*q != '-' && !is_digit(*q))) break;
+        const char *at = q;
+        double d;
+        r->p.p = q;
+        if (!lex_number(&r->p, &d)) break;
+        tape_put(r->rec, at, r->p.p, NULL, 0, d);
+        for (q = r->p.p; q < end && host_json_space(*q);) q++;
+        if (q < end && *q == ']') {
+            r->p.p = q + 1;
+            r->last = open;
+            if (!t->full) {
+                t->tok[n0].end = r->p.p;
+                t->tok[n0].v.len = t->n - n0 - 1;
+            }
+            jr_value_done(r);
+            return true;
+        }
+        if (q == end || *q != ',') break;
+        for (q++; q < end && host_json_space(*q);) q++;
+    }
+    r->p.p = open;
+    r->p.status = HOST_JPARSE_OK; /* a number that broke off above is read again */
+    t->n = n0;
+    t->used = used0;
+    t->full = full0; /* the walk records them again */
+    return false;
 }
 
 static ecs_json_type type_at(const char *s)
@@ -1132,8 +1256,10 @@ static bool jr_key(ecs_json_reader *api, const char **key)
     if (!jr_next(r, true)) return false;
     const char *at = r->p.p;
     if (*at != '"') return jr_lex_fail(r, HOST_JPARSE_EXPECTED_KEY, at);
-    if (!lex_string(&r->p, &s, &n, &escaped)) return jr_syntax(r);
+    bool done;
+    if (!jr_lex_string(r, &s, &n, &escaped, &done)) return jr_syntax(r);
     if (!r->checked && !note_key(&r->p, at, escaped ? KEY_ESCAPED : n)) return jr_syntax(r);
+    if (r->rec) tape_put(r->rec, at, r->p.p, s, n, 0);
     skip_space(&r->p);
     if (r->p.p == r->p.end) return jr_lex_fail(r, HOST_JPARSE_END_OF_TEXT, r->p.p);
     if (*r->p.p != ':') return jr_lex_fail(r, HOST_JPARSE_EXPECTED_COLON, r->p.p);
@@ -1143,8 +1269,7 @@ static bool jr_key(ecs_json_reader *api, const char **key)
     r->last = at;
     r->due = true;
     if (!key) return true; /* passed over: no copy */
-    if (!(*key = jr_terminated(r, s, n, escaped))) return false;
-    return true;
+    return (*key = done ? s : jr_terminated(r, s, n, escaped)) != NULL;
 }
 
 static bool jr_number(ecs_json_reader *api, double *x)
@@ -1154,7 +1279,7 @@ static bool jr_number(ecs_json_reader *api, double *x)
     if (x) *x = 0;
     if (!jr_due(r)) return false;
     if (type_at(r->p.p) != ECS_JSON_NUMBER) return jr_expected(r, "a number");
-    if (!lex_number(&r->p, &d)) return jr_syntax(r);
+    if (!jr_lex_number(r, &d)) return jr_syntax(r);
     if (x) *x = d;
     jr_value_done(r);
     return true;
@@ -1196,6 +1321,20 @@ static bool jr_array_f32(ecs_json_reader *api, float *x, uint32_t n)
         return jr_message(r, open, "expected an array of %u finite numbers, found %s", n,
                           host_jr_type_name(t));
     }
+    const host_jr_token *a = jr_token(r);
+    if (a && *a->at == '[' && a->v.len == n && n <= 16) { /* read ahead: its numbers */
+        float v[16];
+        uint32_t k = 0;
+        while (k < n && isfinite(v[k] = (float)a[1 + k].v.number)) k++;
+        if (k == n) {
+            memcpy(x, v, n * sizeof *x);
+            r->p.p = a->end;
+            r->tok = a + 1 + n;
+            r->last = open;
+            jr_value_done(r);
+            return true;
+        }
+    }
     if (n >= 1 && n <= 16) { /* the common case in one loop: n numbers, then the "]" */
         float v[16];
         const char *q = open + 1, *end = r->p.end;
@@ -1205,7 +1344,7 @@ static bool jr_array_f32(ecs_json_reader *api, float *x, uint32_t n)
             if (q == end || (*q != '-' && !is_digit(*q))) break;
             double d;
             r->p.p = q;
-            if (!lex_number(&r->p, &d)) break;
+            if (!jr_lex_number(r, &d)) break;
             v[k] = (float)d;
             if (!isfinite(v[k])) break;
             for (q = r->p.p; q < end && host_json_space(*q);) q++;
@@ -1250,8 +1389,9 @@ static bool jr_string(ecs_json_reader *api, const char **out, size_t *len)
     if (len) *len = 0;
     if (!jr_due(r)) return false;
     if (*r->p.p != '"') return jr_expected(r, "a string");
-    if (!lex_string(&r->p, &s, &n, &escaped)) return jr_syntax(r);
-    const char *t = jr_terminated(r, s, n, escaped);
+    bool done;
+    if (!jr_lex_string(r, &s, &n, &escaped, &done)) return jr_syntax(r);
+    const char *t = done ? s : jr_terminated(r, s, n, escaped);
     if (!t) return false;
     if (out) *out = t;
     if (len) *len = n;
@@ -1370,9 +1510,10 @@ static bool jr_skip(ecs_json_reader *api)
             skip_space(&r->p);
             if (r->p.p == r->p.end) return jr_lex_fail(r, HOST_JPARSE_END_OF_TEXT, r->p.p);
             char c = *r->p.p;
+            if (c == '[' && r->rec && jr_record_numbers(r)) continue;
             if (c == '{' || c == '[') {
                 if (!jr_push(r, c == '{' ? LEVEL_OBJECT : 0)) return false;
-            } else if (parse_scalar(&r->p, NULL)) {
+            } else if (r->rec ? jr_record_scalar(r) : parse_scalar(&r->p, NULL)) {
                 jr_value_done(r);
             } else {
                 return jr_syntax(r);
@@ -1476,10 +1617,23 @@ void host_jr_start(host_jreader *r, const char *text, size_t len, size_t at, hos
     r->skim = mode != HOST_JR_STRICT;
     r->fail_at = NULL;
     r->message[0] = '\0';
+    r->rec = NULL;
+    r->tok = r->tok_end = NULL;
     if (!checked && r->p.p == r->p.end) {
         fail(&r->p, HOST_JPARSE_EMPTY, r->p.p);
         jr_syntax(r);
     }
+}
+
+void host_jr_record(host_jreader *r, host_jr_tape *tape)
+{
+    r->rec = tape;
+}
+
+void host_jr_use(host_jreader *r, const host_jr_token *tok, size_t n)
+{
+    r->tok = tok;
+    r->tok_end = tok ? tok + n : NULL;
 }
 
 void host_jr_on_entity(host_jreader *r, host_jr_resolve_fn resolve, void *ctx)

@@ -143,6 +143,38 @@ bool host_jr_error(const host_jreader *r, size_t *offset, host_jparse_status *sy
                    const char **message);
 size_t host_jr_offset(const host_jreader *r); /* the next byte */
 size_t host_jr_last(const host_jreader *r);   /* where the value or key read last starts */
+/* ---- reading ahead: a value lexed by one reader, read by another -----------------------
+ * A STRICT reader given a tape (host_jr_record) keeps every number, key and string that its
+ * skip() lexes as a token, in text order: the value checked whole and its costly parts
+ * (number conversion, string decoding) done, by one thread while another reads values
+ * before it. The other reader, given the tokens (host_jr_use), takes the token standing
+ * where it would lex instead of lexing: the same numbers and strings, and the same errors,
+ * since a token stands only where the text was sound. */
+typedef struct host_jr_token {
+    const char *at;  /* its first byte in the text */
+    const char *end; /* the byte after it */
+    const char *str; /* a key or string: its text, decoded and NUL-terminated; else NULL */
+    union {
+        double number;
+        size_t len; /* a string's bytes (escaped when not end - at - 2); an array's
+                       numbers (at its '['): their tokens follow */
+    } v;
+} host_jr_token;
+
+/* Where a recording reader puts its tokens and their strings: cap tokens, size bytes. */
+typedef struct host_jr_tape {
+    host_jr_token *tok;
+    size_t n, cap;
+    char *bytes;
+    size_t used, size;
+    bool full; /* something did not fit: the tape is not whole (and ends there) */
+} host_jr_tape;
+
+/* After host_jr_start (STRICT): record into tape (NULL: stop recording). */
+void host_jr_record(host_jreader *r, host_jr_tape *tape);
+/* After host_jr_start: tok[0..n) (a tape of this value) stand in for lexing. */
+void host_jr_use(host_jreader *r, const host_jr_token *tok, size_t n);
+
 /* "a number", "an object", ... ("nothing" for ECS_JSON_END). */
 const char *host_jr_type_name(ecs_json_type t);
 
