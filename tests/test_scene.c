@@ -1690,13 +1690,25 @@ static void Scene_large_scene_split_guess_off_an_entity_is_dropped(void **state)
     free(text);
 }
 
+/* The large scene `text` fails to load, at entity `at`'s line, with message. */
+static void expect_big_error(scene_test *t, const char *text, int at, const char *message)
+{
+    char in[PATH_SIZE], want[64];
+    write_scene(t, "bad.json", text, in);
+    HOST(t, "--frames", "0", "--scene", in);
+    EXPECT_EXIT(t, 1);
+    snprintf(want, sizeof want, "bad.json:%d:", 3 + at);
+    EXPECT_ERR(t, want);
+    EXPECT_ERR(t, message);
+}
+
 /* Errors in a large scene are the one pass's: the first in the text, at its line and
  * column, whichever half it is in, a text cut short in the second half included; a
  * duplicate id across the halves names both entities. */
 static void Scene_large_scene_errors_are_those_of_one_pass(void **state)
 {
     scene_test *t = *state;
-    char in[PATH_SIZE], want[128];
+    char in[PATH_SIZE];
     static const struct {
         int at;             /* entity with the bad member (line 3 + at), -1: none */
         const char *member; /* the member */
@@ -1708,12 +1720,7 @@ static void Scene_large_scene_errors_are_those_of_one_pass(void **state)
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         char *text = big_scene(0, "n", cases[c].at, cases[c].member, NULL);
-        write_scene(t, "bad.json", text, in);
-        HOST(t, "--frames", "0", "--scene", in);
-        EXPECT_EXIT(t, 1);
-        snprintf(want, sizeof want, "bad.json:%d:", 3 + cases[c].at);
-        EXPECT_ERR(t, want);
-        EXPECT_ERR(t, cases[c].message);
+        expect_big_error(t, text, cases[c].at, cases[c].message);
         free(text);
     }
     /* errors in both halves: the first half's is the news */
@@ -1747,6 +1754,54 @@ static void Scene_large_scene_errors_are_those_of_one_pass(void **state)
     EXPECT_EXIT(t, 1);
     EXPECT_ERR(t, "dup.json:11003:");
     EXPECT_ERR(t, "duplicate id 'e100' (entities[100] has it too)");
+    free(text);
+}
+
+/* text with its first `from` replaced by `to` (a new string; the test fails without one). */
+static char *replaced(const char *text, const char *from, const char *to)
+{
+    const char *at = strstr(text, from);
+    if (!at) fail_msg("'%s' not in the scene", from);
+    size_t head = (size_t)(at - text), n = strlen(text) - strlen(from) + strlen(to) + 1;
+    char *out = malloc(n);
+    assert_non_null(out);
+    snprintf(out, n, "%.*s%s%s", (int)head, text, to, at + strlen(from));
+    return out;
+}
+
+/* A large scene's values are lexed ahead by a second thread while the managers read them
+ * (where there are two CPUs: -v says how many): what loads is what one thread loads, names
+ * with escapes and keys spelled with escapes included, and an error in a value (a count,
+ * a key twice, a float out of range, an unknown parent) is the one thread's, at its line. */
+static void Scene_large_scene_read_ahead_loads_and_fails_as_one_thread(void **state)
+{
+    scene_test *t = *state;
+    char in[PATH_SIZE], out[PATH_SIZE];
+    char *text = big_scene(2, "q\\\"\\u00e9", -1, NULL, NULL), *spelled;
+    spelled = replaced(text, "{\"position\": [5, 1, 2]", "{\"posit\\u0069on\": [5, 1, 2]");
+    write_scene(t, "ahead.json", spelled, in);
+    path_in(t, "ahead-out.json", out);
+    HOST(t, "-v", "--frames", "0", "--scene", in, "--save", out);
+    EXPECT_CLEAN(t);
+    EXPECT_ERR(t, "scene: loaded 12000 entities");
+    if (sysconf(_SC_NPROCESSORS_ONLN) > 1) EXPECT_ERR(t, "values lexed ahead by a second thread");
+    check_big_world(out, 2, "q\"\xC3\xA9"); /* decoded */
+    free(spelled);
+    static const struct {
+        int at; /* the entity */
+        const char *from, *to, *message;
+    } cases[] = {
+        {BIG_N - 10, "[11990, 1, 2]", "[11990, 1]", "expected an array of 3 finite numbers"},
+        {BIG_N - 10, "[11990, 1, 2]", "[11990, 1, 2], \"position\": [1, 2, 3]",
+         "duplicate key \"position\""},
+        {BIG_N - 10, "[11990, 1, 2]", "[1e39, 1, 2]", "(float range)"},
+        {10, "[10, 1, 2]", "[10, 1, 2], \"parent\": \"nobody\"", "unknown id 'nobody'"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char *bad = replaced(text, cases[c].from, cases[c].to);
+        expect_big_error(t, bad, cases[c].at, cases[c].message);
+        free(bad);
+    }
     free(text);
 }
 
@@ -1795,6 +1850,8 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(Scene_large_scene_errors_are_those_of_one_pass, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(Scene_large_scene_read_ahead_loads_and_fails_as_one_thread,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(Scene_syntax_errors_name_the_line_and_column, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(Scene_a_key_twice_in_one_object_is_refused, setup,

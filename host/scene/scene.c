@@ -29,6 +29,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "ahead.h"
 #include "gltf.h"
 #include "guard.h"
 #include "jplain.h"
@@ -195,13 +196,15 @@ typedef struct scene_load {
     size_t tree_at;
     int depth;
     bool failed;
-    bool edit;     /* host_scene_edit: references name live entities (scene id or e<index>) */
-    long bad;      /* the entity whose component failed first, or -1 (set with `failed`) */
-    bool captured; /* the host's own capture (a migration): ids unique by construction, read
-                      and put in the id table only when a reference asks for one */
-    bool ids_read; /* captured: l->ids hold the ids */
-    bool quiet;    /* the second half of a split pass one: an error only sets `failed` (its
-                      message would be dropped, and locating it walks the text from the start) */
+    bool edit;         /* host_scene_edit: references name live entities (scene id or e<index>) */
+    long bad;          /* the entity whose component failed first, or -1 (set with `failed`) */
+    bool captured;     /* the host's own capture (a migration): ids unique by construction, read
+                          and put in the id table only when a reference asks for one */
+    bool ids_read;     /* captured: l->ids hold the ids */
+    bool quiet;        /* the second half of a split pass one: an error only sets `failed` (its
+                          message would be dropped, and locating it walks the text from the start) */
+    host_ahead *ahead; /* pass two's values lexed by a second thread (ahead.h), or NULL */
+    uint64_t reads;    /* values given to a read_component */
     char error[768];
     char fallback[300]; /* a reference error, used if the plugin does not say more */
 } scene_load;
@@ -750,8 +753,13 @@ static ecs_status read_one(scene_load *l, host_manager *mgr, uint32_t i, size_t 
 {
     host_jreader *r = reader_for_depth(l);
     if (!r) return load_fail_at(l, NO_POS, "out of memory"), ECS_ERR_NO_MEMORY;
-    host_jr_start(r, l->text, l->len, at, l->captured ? HOST_JR_TRUSTED : HOST_JR_STRICT);
+    const host_jr_token *tok = NULL;
+    size_t ntok = 0; /* checked and lexed ahead: read TRUSTED with its tokens */
+    bool ahead = host_ahead_get(l->ahead, (uint64_t)l->current * l->n + i, &tok, &ntok);
+    host_jr_start(r, l->text, l->len, at, l->captured || ahead ? HOST_JR_TRUSTED : HOST_JR_STRICT);
+    host_jr_use(r, tok, ntok);
     host_jr_on_entity(r, resolve_for_reader, l);
+    l->reads++;
     host_jreader *saved = l->reader;
     l->reader = r;
     ecs_status s = mgr->desc.read_component(mgr->desc.state, l->ents[i], host_jr_api(r));
@@ -966,7 +974,10 @@ static void call_components(void *arg)
     scene_load *l = c->l;
     c->status = ECS_OK;
     for (size_t m = 0; m < l->managers && c->status == ECS_OK; m++) {
-        for (uint32_t i = 0; i < l->n && c->status == ECS_OK; i++) c->status = load_one(l, i, m);
+        for (uint32_t i = 0; i < l->n && c->status == ECS_OK; i++) {
+            host_ahead_at(l->ahead, (uint64_t)m * l->n + i);
+            c->status = load_one(l, i, m);
+        }
     }
 }
 
@@ -982,6 +993,26 @@ static void call_reserve(void *arg)
         l->current = m;
         if (count) l->mgrs[m]->desc.reserve(l->mgrs[m]->desc.state, count);
     }
+}
+
+/* A second thread to lex pass two's values ahead (ahead.h) for a large document's
+ * read_component managers. */
+static void start_ahead(scene_load *l)
+{
+    bool want[64], any = false;
+    if (l->captured || l->edit || l->len < SPLIT_BYTES || l->managers > 64) return;
+    for (size_t m = 0; m < l->managers; m++) any |= want[m] = l->mgrs[m]->desc.read_component;
+    if (any) l->ahead = host_ahead_start(l->text, l->len, l->at, l->n, l->managers, want);
+}
+
+static void stop_ahead(scene_load *l)
+{
+    if (!l->ahead) return;
+    uint64_t taken;
+    host_ahead_stop(l->ahead, &taken);
+    l->ahead = NULL;
+    host_detail("scene", "%s: pass two: %llu of %llu values lexed ahead by a second thread",
+                l->path, (unsigned long long)taken, (unsigned long long)l->reads);
 }
 
 /* Hand every entity its components through l->mgrs, under the crash guard (--safe): a
@@ -1001,7 +1032,9 @@ static ecs_status load_components(scene_load *l, int *crashed)
         return ECS_ERR_PLUGIN;
     }
     l->w->scene_load = l;
+    start_ahead(l);
     sig = host_guard_run(call_components, &c);
+    stop_ahead(l);
     l->w->scene_load = NULL; /* also after a crash: this context dies with the call */
     l->reader = NULL;
     l->tree = NULL;
