@@ -999,10 +999,12 @@ static void call_reserve(void *arg)
  * read_component managers. */
 static void start_ahead(scene_load *l)
 {
-    bool want[64], any = false;
-    if (l->captured || l->edit || l->len < SPLIT_BYTES || l->managers > 64) return;
-    for (size_t m = 0; m < l->managers; m++) any |= want[m] = l->mgrs[m]->desc.read_component;
+    if (l->captured || l->edit || l->len < SPLIT_BYTES) return;
+    bool *want = malloc(l->managers + 1), any = false;
+    for (size_t m = 0; want && m < l->managers; m++)
+        any |= want[m] = l->mgrs[m]->desc.read_component;
     if (any) l->ahead = host_ahead_start(l->text, l->len, l->at, l->n, l->managers, want);
+    free(want);
 }
 
 static void stop_ahead(scene_load *l)
