@@ -331,6 +331,14 @@ static inline bool ecs_json_refuse(ecs_json_reader *r, ecs_json_type found, cons
     return false;
 }
 
+/* Is key (from key()) exactly name? The comparison a read_component makes for each
+ * member, inline: for a component's few short keys cheaper than a call to strcmp. */
+static inline bool ecs_json_key_is(const char *key, const char *name)
+{
+    while (*name && *key == *name) key++, name++;
+    return *key == *name;
+}
+
 typedef struct ecs_manager_desc {
     uint32_t struct_size; /* sizeof(ecs_manager_desc) as the plugin was built */
     const char *name;     /* unique among managers: the key of its data in scene files */

@@ -105,22 +105,40 @@ static uint32_t count(dn_test *t)
 
 /* Load e's name from the JSON text (fixture_load_json) with stderr (the host's log)
  * captured into log[0..size). */
+/* stderr into a temporary file while a call runs (capture_start), then into log. */
+typedef struct captured {
+    char path[32];
+    int fd, saved;
+} captured;
+
+static void capture_start(captured *c)
+{
+    snprintf(c->path, sizeof c->path, "/tmp/ecs-dn-log-XXXXXX");
+    c->fd = mkstemp(c->path);
+    c->saved = dup(STDERR_FILENO);
+    assert_true(c->fd >= 0 && c->saved >= 0);
+    fflush(stderr);
+    dup2(c->fd, STDERR_FILENO);
+}
+
+static void capture_end(captured *c, char *log, size_t size)
+{
+    fflush(stderr);
+    dup2(c->saved, STDERR_FILENO);
+    close(c->saved);
+    ssize_t n = pread(c->fd, log, size - 1, 0);
+    log[n > 0 ? n : 0] = '\0';
+    close(c->fd);
+    unlink(c->path);
+    fputs(log, stderr);
+}
+
 static ecs_status load_logged(dn_test *t, ecs_entity e, const char *text, char *log, size_t size)
 {
-    char path[] = "/tmp/ecs-dn-log-XXXXXX";
-    int fd = mkstemp(path), saved = dup(STDERR_FILENO);
-    assert_true(fd >= 0 && saved >= 0);
-    fflush(stderr);
-    dup2(fd, STDERR_FILENO);
+    captured c;
+    capture_start(&c);
     ecs_status s = fixture_load_json(t->manager, e, text);
-    fflush(stderr);
-    dup2(saved, STDERR_FILENO);
-    close(saved);
-    ssize_t n = pread(fd, log, size - 1, 0);
-    log[n > 0 ? n : 0] = '\0';
-    close(fd);
-    unlink(path);
-    fputs(log, stderr);
+    capture_end(&c, log, size);
     return s;
 }
 
@@ -201,6 +219,47 @@ static void DebugName_set_refuses_bad_arguments_and_keeps_the_old_name(void **st
     assert_string_equal(get(t, e), "keep");
     assert_int_equal(count(t), 1);
     assert_true(ecs_entity_is_null(find(t, "ghost")));
+}
+
+/* What set() logs says what is wrong with the name; a name over 255 bytes is said to be
+ * that first, whatever else is wrong with it; 255 bytes ending in a two-byte character
+ * are a name, 256 are not. */
+static void DebugName_set_says_what_is_wrong_with_a_name(void **state)
+{
+    dn_test *t = *state;
+    ecs_entity e = new_entity(t);
+    char long_bad[300], near[ECS_DEBUG_NAME_MAX + 2], over[ECS_DEBUG_NAME_MAX + 3];
+    memset(long_bad, 'a', sizeof long_bad - 1);
+    long_bad[sizeof long_bad - 1] = '\0';
+    long_bad[10] = '\xff';
+    memset(near, 'z', ECS_DEBUG_NAME_MAX - 3); /* 253 + 2 = 255 bytes */
+    memcpy(near + ECS_DEBUG_NAME_MAX - 3, "\xc3\xa9", 3);
+    memset(over, 'z', ECS_DEBUG_NAME_MAX - 1); /* 255 + 2 = 257 bytes */
+    memcpy(over + ECS_DEBUG_NAME_MAX - 1, "\xc3\xa9", 3);
+    static const struct {
+        const char *name, *why;
+    } cases[] = {
+        {"", "the name is empty"},
+        {"tab\there", "the name has a control character"},
+        {"c1\xc2\x85", "the name has a control character"},
+        {"bad\xff", "the name is not valid UTF-8"},
+    };
+    char log[512];
+    captured c;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0] + 2; i++) {
+        const char *name = i < 2 ? (i ? over : long_bad) : cases[i - 2].name;
+        const char *why = i < 2 ? "the name is longer than 255 bytes" : cases[i - 2].why;
+        capture_start(&c);
+        ecs_status s = set(t, e, name);
+        capture_end(&c, log, sizeof log);
+        if (s != ECS_ERR_BAD_VALUE || !strstr(log, why))
+            fail_msg("case %zu: status %d, log '%s', expected '%s'", i, (int)s, log, why);
+        assert_null(get(t, e));
+    }
+    near[ECS_DEBUG_NAME_MAX - 1] = '\0';
+    assert_int_equal(strlen(near), ECS_DEBUG_NAME_MAX - 1);
+    assert_int_equal(set(t, e, near), ECS_OK);
+    assert_string_equal(get(t, e), near);
 }
 
 static void DebugName_set_accepts_255_bytes_and_utf8(void **state)
@@ -689,6 +748,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(DebugName_set_replaces_the_name, setup, teardown),
         cmocka_unit_test_setup_teardown(DebugName_set_refuses_bad_arguments_and_keeps_the_old_name,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(DebugName_set_says_what_is_wrong_with_a_name, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(DebugName_set_accepts_255_bytes_and_utf8, setup, teardown),
         cmocka_unit_test_setup_teardown(DebugName_every_name_length_reads_back, setup, teardown),
         cmocka_unit_test_setup_teardown(DebugName_get_without_name_or_dead_entity_is_null, setup,

@@ -1114,6 +1114,39 @@ static void Jread_a_recording_reader_says_when_it_did_not_keep_everything(void *
     expect_error(r, dup, offset_of(dup, "\"a\": 2"), HOST_JPARSE_DUPLICATE_KEY, "");
 }
 
+/* ecs_json_key_is (the SDK's inline key comparison): equal only when the whole key is the
+ * name, byte for byte, as strcmp() == 0 says; the keys it is given as the reader decodes
+ * them (escapes decoded). */
+static void Jread_key_is_compares_whole_keys(void **state)
+{
+    static const char *const keys[] = {"position", "positio", "positions",  "Position", "",
+                                       "p",        "parent",  "sc\xC3\xA9", "sc"};
+    static const char *const names[] = {"position", "parent", "p", "", "scale", "sc\xC3\xA9"};
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+        for (size_t n = 0; n < sizeof names / sizeof names[0]; n++)
+            if (ecs_json_key_is(keys[k], names[n]) != (strcmp(keys[k], names[n]) == 0))
+                fail_msg("ecs_json_key_is(\"%s\", \"%s\") is not strcmp's word", keys[k], names[n]);
+    host_jreader *r = *state;
+    ecs_json_reader *api = host_jr_api(r);
+    const char *text = "{\"pos\\u0069tion\": 1, \"sc\\u00e9\": 2, \"scale\": 3}";
+    const char *key;
+    host_jr_start(r, text, strlen(text), 0, HOST_JR_STRICT);
+    assert_true(api->begin_object(api));
+    assert_true(api->key(api, &key));
+    assert_true(ecs_json_key_is(key, "position"));
+    assert_true((api->skip)(api));
+    assert_true(api->key(api, &key));
+    assert_true(ecs_json_key_is(key, "sc\xC3\xA9"));
+    assert_false(ecs_json_key_is(key, "sc"));
+    assert_true((api->skip)(api));
+    assert_true(api->key(api, &key));
+    assert_false(ecs_json_key_is(key, "scal"));
+    assert_true(ecs_json_key_is(key, "scale"));
+    assert_true((api->skip)(api));
+    assert_false(api->key(api, &key));
+    assert_true(host_jr_complete(r));
+}
+
 int main(void)
 {
 #define TEST(f) cmocka_unit_test_setup_teardown(f, reader_new, reader_free)
@@ -1135,6 +1168,7 @@ int main(void)
         TEST(Jread_tokens_recorded_ahead_read_as_the_text),
         TEST(Jread_array_f32_with_tokens_reads_and_fails_as_without),
         TEST(Jread_a_recording_reader_says_when_it_did_not_keep_everything),
+        TEST(Jread_key_is_compares_whole_keys),
     };
 #undef TEST
     return cmocka_run_group_tests_name("jread", tests, NULL, NULL);

@@ -165,16 +165,16 @@ static void read_key(ecs_json_reader *r, const char *key, bob_motion *m, ecs_vec
                      uint8_t *fl)
 {
     float v[3];
-    if (strcmp(key, "axis") == 0) {
+    if (ecs_json_key_is(key, "axis")) {
         if (r->array_f32(r, v, 3)) m->axis = ecs_vec3_make(v[0], v[1], v[2]);
-    } else if (strcmp(key, "amplitude") == 0) {
+    } else if (ecs_json_key_is(key, "amplitude")) {
         r->number_f32(r, &m->amplitude);
-    } else if (strcmp(key, "phase") == 0) {
+    } else if (ecs_json_key_is(key, "phase")) {
         r->number_f32(r, &m->phase);
-    } else if (strcmp(key, "frequency") == 0) {
+    } else if (ecs_json_key_is(key, "frequency")) {
         if (r->number_f32(r, &m->frequency) && !(m->frequency >= 0))
             r->error(r, "expected a frequency >= 0 (hertz)");
-    } else if (strcmp(key, "center") == 0) {
+    } else if (ecs_json_key_is(key, "center")) {
         *fl |= FLAG_HAS_CENTER;
         if (r->array_f32(r, v, 3)) *center = ecs_vec3_make(v[0], v[1], v[2]);
     } else {

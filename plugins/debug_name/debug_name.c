@@ -101,18 +101,29 @@ static uint32_t *handles(const dn_state *s)
 
 /* What is wrong with name as a debug name, or NULL when it is good: 1 to
  * ECS_DEBUG_NAME_MAX - 1 bytes of UTF-8, no control character (C0, DEL, C1). */
-static const char *name_problem(const char *name)
+static const char *name_problem(const char *name, size_t *length)
 {
     if (!name) return "the name is NULL";
-    size_t len = strnlen(name, ECS_DEBUG_NAME_MAX);
-    if (len == 0) return "the name is empty";
-    if (len >= ECS_DEBUG_NAME_MAX) return "the name is longer than 255 bytes";
     const unsigned char *p = (const unsigned char *)name;
-    for (size_t i = 0, n; i < len; i += n) {
-        uint32_t cp = 0;
-        if (!(n = ecs_utf8_decode(p + i, &cp))) return "the name is not valid UTF-8";
-        if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F)) return "the name has a control character";
+    size_t i = 0, n;
+    for (; i < ECS_DEBUG_NAME_MAX && p[i]; i += n) {
+        uint32_t cp = p[i];
+        if (cp >= 0x20 && cp < 0x7F) { /* ASCII, printable: most names are only that */
+            n = 1;
+            continue;
+        }
+        const char *problem = !(n = ecs_utf8_decode(p + i, &cp)) ? "the name is not valid UTF-8"
+                              : cp < 0x20 || (cp >= 0x7F && cp <= 0x9F)
+                                  ? "the name has a control character"
+                                  : NULL;
+        if (problem) /* its length is the first thing said */
+            return strnlen(name, ECS_DEBUG_NAME_MAX) >= ECS_DEBUG_NAME_MAX
+                       ? "the name is longer than 255 bytes"
+                       : problem;
     }
+    if (i == 0) return "the name is empty";
+    if (i >= ECS_DEBUG_NAME_MAX) return "the name is longer than 255 bytes";
+    if (length) *length = i;
     return NULL;
 }
 
@@ -374,14 +385,22 @@ static ecs_status refuse(const dn_state *s, ecs_status st, const char *call, ecs
 /* Name e, replacing its name. ECS_ERR_STALE_ENTITY (dead e), ECS_ERR_INVALID_ARGUMENT
  * (NULL name), ECS_ERR_BAD_VALUE (bad name), ECS_ERR_NO_MEMORY; on error nothing changes
  * and one line is logged. */
+static ecs_status set_checked(dn_state *s, ecs_entity e, const char *name, size_t len);
+
 static ecs_status dn_set(void *self, ecs_entity e, const char *name)
 {
     dn_state *s = (dn_state *)self;
     if (!ecs_alive(s->host, e)) return refuse(s, ECS_ERR_STALE_ENTITY, "set", e, "not alive");
-    const char *problem = name_problem(name);
+    size_t len = 0;
+    const char *problem = name_problem(name, &len);
     if (problem)
         return refuse(s, name ? ECS_ERR_BAD_VALUE : ECS_ERR_INVALID_ARGUMENT, "set", e, problem);
-    size_t len = strlen(name);
+    return set_checked(s, e, name, len);
+}
+
+/* dn_set of a live e and a good name of len bytes. */
+static ecs_status set_checked(dn_state *s, ecs_entity e, const char *name, size_t len)
+{
     uint32_t copy;
     if ((s->next_seq >= SEQ_LIMIT && renumber(s) != ECS_OK) ||
         copy_name(s, name, len, s->next_seq, &copy) != ECS_OK)
@@ -514,19 +533,20 @@ static ecs_status dn_read(void *state, ecs_entity e, ecs_json_reader *r)
 {
     dn_state *s = (dn_state *)state;
     const char *call = "read_component", *name = NULL, *problem = "";
+    size_t len = 0;
     if (!ecs_alive(s->host, e)) return refuse(s, ECS_ERR_STALE_ENTITY, call, e, "not alive");
     if (!r) return refuse(s, ECS_ERR_INVALID_ARGUMENT, call, e, "the reader is NULL");
     ecs_json_type type = r->peek(r);
     if (type != ECS_JSON_STRING)
         r->skip(r); /* the value is the one read last: the error points at it */
     else if (r->string(r, &name, NULL))
-        problem = name_problem(name); /* valid until the next call on r: dn_set copies it */
+        problem = name_problem(name, &len); /* valid until the next call on r: copied */
     ecs_status st = ECS_ERR_BAD_VALUE;
     if (problem)
         r->error(r, "expected " NAME_EXPECTED ", found %s%s%s", ecs_json_type_text(type),
                  *problem ? ": " : "", problem);
     else
-        st = dn_set(s, e, name);
+        st = set_checked(s, e, name, len);
     if (st != ECS_OK) dn_clear(s, e); /* the contract: no component after an error */
     return st;
 }

@@ -573,9 +573,9 @@ static bool json_bounds(ecs_json_reader *r, ecs_aabb *out)
     if (type != ECS_JSON_OBJECT) return ecs_json_refuse(r, type, BOUNDS_WANTED);
     r->begin_object(r);
     while (r->key(r, &key)) { /* other keys: key() passes over their values */
-        if (strcmp(key, "min") == 0)
+        if (ecs_json_key_is(key, "min"))
             has_min = r->array_f32(r, lo, 3);
-        else if (strcmp(key, "max") == 0)
+        else if (ecs_json_key_is(key, "max"))
             has_max = r->array_f32(r, hi, 3);
     }
     if (r->failed(r)) return false;
@@ -604,13 +604,13 @@ static bool json_mesh(const json_where *at, ecs_json_reader *r, json_mesh_read *
     m->d.visible = true;
     r->begin_object(r);
     while (r->key(r, &key)) {
-        if (strcmp(key, "mesh") == 0) {
+        if (ecs_json_key_is(key, "mesh")) {
             m->has_mesh = json_text(r, false, m->mesh);
-        } else if (strcmp(key, "material") == 0) {
+        } else if (ecs_json_key_is(key, "material")) {
             json_text(r, true, m->material);
-        } else if (strcmp(key, "visible") == 0) {
+        } else if (ecs_json_key_is(key, "visible")) {
             r->boolean(r, &m->d.visible); /* "expected true or false, found ..." */
-        } else if (strcmp(key, "bounds") == 0) {
+        } else if (ecs_json_key_is(key, "bounds")) {
             m->has_bounds = json_bounds(r, &m->d.local_bounds);
         } else { /* key() passes over its value */
             const ecs_host *h = at->s->host;

@@ -255,7 +255,7 @@ static bool read_rate(const spin_state *s, ecs_json_reader *r, ecs_vec3 *out)
     }
     r->begin_object(r);
     while (r->key(r, &key)) {
-        if (strcmp(key, "rate") == 0)
+        if (ecs_json_key_is(key, "rate"))
             has_rate = r->array_f32(r, v, 3);
         else /* key() passes over its value */
             s->host->log(s->host, ECS_LOG_WARN, "unknown key \"%s\" ignored (known: rate)", key);

@@ -943,16 +943,16 @@ static ecs_status mgr_read(void *state, ecs_entity e, ecs_json_reader *r)
     }
     r->begin_object(r);
     while (s == ECS_OK && r->key(r, &key)) {
-        if (strcmp(key, "position") == 0) {
+        if (ecs_json_key_is(key, "position")) {
             if (r->array_f32(r, v, 3)) l.position = ecs_vec3_make(v[0], v[1], v[2]);
-        } else if (strcmp(key, "scale") == 0) {
+        } else if (ecs_json_key_is(key, "scale")) {
             if (r->array_f32(r, v, 3)) l.scale = ecs_vec3_make(v[0], v[1], v[2]);
-        } else if (strcmp(key, "rotation") == 0) {
+        } else if (ecs_json_key_is(key, "rotation")) {
             if (!r->array_f32(r, v, 4)) continue; /* the reader failed: said where */
             l.rotation.x = v[0], l.rotation.y = v[1], l.rotation.z = v[2], l.rotation.w = v[3];
             if (!(quat_norm2(l.rotation) > 0.0)) /* at the array, just read */
                 r->error(r, "expected a non-zero quaternion [x, y, z, w], found a zero one");
-        } else if (strcmp(key, "parent") == 0) {
+        } else if (ecs_json_key_is(key, "parent")) {
             s = read_parent(t, e, r, &pe);
         } else { /* kept out of the data, not an error: key() passes over its value */
             t->host->log(t->host, ECS_LOG_WARN, "unknown key \"%s\" ignored", key);
