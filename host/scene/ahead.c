@@ -1,15 +1,19 @@
 /* ahead.c: a load's values lexed ahead by a second thread (ahead.h).
  *
- * The ring: value seq's slot is slot[seq % SLOTS], its tokens and strings lie in two
- * circular buffers at monotonic positions (a value's never wrap: a tail too short for it
- * is left unused). The thread writes seq only while seq < consumed + SLOTS, and only into
- * buffer space after the oldest value the loader may still read (slot[consumed]'s), so
- * nothing the loader can reach is written. `produced` (release) publishes finished slots;
- * a slot that holds another seq, or is not sound, is not taken.
+ * The ring is a queue of the values the thread lexed, in seq order: entry q lies in
+ * slot[q % SLOTS], its tokens and strings in two circular buffers at monotonic positions
+ * (a value's never wrap: a tail too short for it is left unused). Only objects and arrays
+ * are lexed: a string, number or literal costs the loader no more to read itself than to
+ * take, and passing them over lets the thread get ahead where it pays (a manager of names
+ * before a manager of transforms: the thread is into the transforms while the loader reads
+ * the names).
  *
- * Both counters are touched rarely: the loader publishes where it is every AT_EVERY
- * values, and reads `produced` again only when its copy says seq is not there yet; the
- * thread reads `consumed` every AT_EVERY values or when it runs out of room.
+ * The loader says where it is (host_ahead_at): its seq, and `head`, its first entry not
+ * behind that seq. The thread writes entry q only while q < head + SLOTS, and only into
+ * buffer space after head's, so nothing the loader can still take is written. `produced`
+ * (release) publishes entries. Both sides touch the shared counters rarely: the loader
+ * every AT_EVERY values, or when its copy of `produced` says a value may be missing; the
+ * thread every AT_EVERY values, or when it runs out of room.
  */
 #include "ahead.h"
 
@@ -34,8 +38,12 @@ typedef struct slot {
     uint64_t tok_pos, byte_pos; /* where its tokens and strings start (monotonic) */
     const host_jr_token *tok;   /* its tokens in the ring */
     size_t count;
-    bool sound; /* read whole without an error, and all of it in the tokens */
 } slot;
+
+/* Where the loader is: its seq, and its first entry not behind it. */
+typedef struct place {
+    uint64_t seq, head;
+} place;
 
 struct host_ahead {
     /* set at the start */
@@ -53,10 +61,12 @@ struct host_ahead {
     pthread_t thread;
     /* the loader's */
     _Alignas(64) uint64_t told; /* the last seq it published */
+    uint64_t head;              /* its first entry not behind it */
     uint64_t seen;              /* its copy of `produced` */
     uint64_t taken;
     /* shared */
-    _Alignas(64) _Atomic uint64_t consumed;
+    _Alignas(64) _Atomic uint64_t at_seq;
+    _Atomic uint64_t at_head;
     _Alignas(64) _Atomic uint64_t produced;
     atomic_bool stop;
 };
@@ -68,13 +78,21 @@ static void relax(void)
 #endif
 }
 
-/* Wait until the loader is past *c (then the new place in *c): false when told to stop. */
-static bool wait_loader(host_ahead *a, uint64_t *c)
+static place loader_place(host_ahead *a)
+{
+    place p;
+    p.head = atomic_load_explicit(&a->at_head, memory_order_acquire);
+    p.seq = atomic_load_explicit(&a->at_seq, memory_order_acquire);
+    return p;
+}
+
+/* Wait until the loader has moved (then its new place in *c): false when told to stop. */
+static bool wait_loader(host_ahead *a, place *c)
 {
     for (unsigned spins = 0;; spins++) {
         if (atomic_load_explicit(&a->stop, memory_order_relaxed)) return false;
-        uint64_t now = atomic_load_explicit(&a->consumed, memory_order_acquire);
-        if (now != *c) {
+        place now = loader_place(a);
+        if (now.head != c->head || now.seq != c->seq) {
             *c = now;
             return true;
         }
@@ -85,19 +103,15 @@ static bool wait_loader(host_ahead *a, uint64_t *c)
     }
 }
 
-/* Slot s is value seq's, with no tokens (yet); its place in the buffers tpos, bpos. */
-static void empty(slot *s, uint64_t seq, uint64_t tpos, uint64_t bpos)
-{
-    *s = (slot){seq, tpos, bpos, NULL, 0, false};
-}
-
-/* Lex value seq (at `at`) into the ring at *tpos, *bpos, waiting for room. Returns false
- * when the loader passed seq meanwhile (or stop): the slot is not published then. */
-static bool lex_value(host_ahead *a, slot *s, size_t at, uint64_t *c, uint64_t *tpos,
+/* Lex value seq (at `at`) as entry q into the ring at *tpos, *bpos, waiting for room.
+ * True when it is sound and in the ring (not yet published); false when it is not sound,
+ * does not fit even an empty ring, or the loader passed it meanwhile (or stop). */
+static bool lex_value(host_ahead *a, uint64_t seq, uint64_t q, size_t at, place *c, uint64_t *tpos,
                       uint64_t *bpos)
 {
+    slot *s = &a->slots[q % SLOTS];
     for (;;) {
-        const slot *oldest = *c < s->seq ? &a->slots[*c % SLOTS] : NULL;
+        const slot *oldest = c->head < q ? &a->slots[c->head % SLOTS] : NULL;
         size_t room_t = TOKENS - (size_t)(*tpos - (oldest ? oldest->tok_pos : *tpos));
         size_t room_b = BYTES - (size_t)(*bpos - (oldest ? oldest->byte_pos : *bpos));
         size_t end_t = TOKENS - (size_t)(*tpos % TOKENS), end_b = BYTES - (size_t)(*bpos % BYTES);
@@ -112,12 +126,9 @@ static bool lex_value(host_ahead *a, slot *s, size_t at, uint64_t *c, uint64_t *
         host_jr_record(a->r, &tape);
         ecs_json_reader *api = host_jr_api(a->r);
         bool ok = api->skip(api) && host_jr_complete(a->r);
-        if (!tape.full || !ok) {
-            s->tok = tape.tok;
-            s->count = tape.n;
-            s->tok_pos = *tpos;
-            s->byte_pos = *bpos;
-            s->sound = ok && !tape.full;
+        if (!ok) return false; /* the loader reads it, and says what is wrong */
+        if (!tape.full) {
+            *s = (slot){seq, *tpos, *bpos, tape.tok, tape.n};
             *tpos += tape.n;
             *bpos += tape.used;
             return true;
@@ -126,43 +137,41 @@ static bool lex_value(host_ahead *a, slot *s, size_t at, uint64_t *c, uint64_t *
         if (end_t < room_t) *tpos += end_t, wrapped = true;
         if (end_b < room_b) *bpos += end_b, wrapped = true;
         if (wrapped) continue;
-        if (!oldest) { /* the whole ring is not enough: the loader reads it itself */
-            empty(s, s->seq, *tpos, *bpos);
-            return true;
-        }
-        if (!wait_loader(a, c) || *c > s->seq) return false;
+        if (!oldest) return false; /* the whole ring is not enough: the loader reads it */
+        if (!wait_loader(a, c) || c->seq > seq) return false;
     }
+}
+
+/* Where value seq starts (offset + 1), or 0: none, or not one to lex. */
+static uint64_t value_at(const host_ahead *a, uint64_t seq)
+{
+    size_t m = (size_t)(seq / a->n), i = (size_t)(seq % a->n);
+    return a->want[m] ? a->at[i * a->managers + m] : 0;
 }
 
 static void *run(void *arg)
 {
     host_ahead *a = arg;
-    uint64_t c = 0, tpos = 0, bpos = 0;
-    for (uint64_t seq = 0; seq < a->total;) {
-        if (seq % AT_EVERY == 0 || seq >= c + SLOTS)
-            c = atomic_load_explicit(&a->consumed, memory_order_acquire);
-        if (seq < c) /* behind the loader: go on a little ahead of it */
-            for (seq = c; seq < c + LEAD && seq < a->total; seq++)
-                empty(&a->slots[seq % SLOTS], seq, tpos, bpos);
-        if (seq >= a->total) break;
-        if (seq >= c + SLOTS) { /* a ring ahead: wait */
-            if (!wait_loader(a, &c)) break;
-            continue;
-        }
-        slot *s = &a->slots[seq % SLOTS];
-        size_t m = (size_t)(seq / a->n), i = (size_t)(seq % a->n);
-        uint64_t at1 = a->want[m] ? a->at[i * a->managers + m] : 0;
-        empty(s, seq, tpos, bpos);
+    place c = {0, 0};
+    uint64_t q = 0, tpos = 0, bpos = 0;
+    for (uint64_t seq = 0; seq < a->total; seq++) {
+        if (seq % AT_EVERY == 0) c = loader_place(a);
+        if (seq < c.seq) /* behind the loader: go on a little ahead of it */
+            if ((seq = c.seq + LEAD) >= a->total) break;
         if (seq + PREFETCH < a->total) { /* the text of a value soon: from memory meanwhile */
-            uint64_t q = seq + PREFETCH;
-            uint64_t at = a->at[(size_t)(q % a->n) * a->managers + (size_t)(q / a->n)];
+            uint64_t at = value_at(a, seq + PREFETCH);
             for (int k = 0; at && k < 4; k++) __builtin_prefetch(a->text + at - 1 + 64 * k);
         }
-        if (at1 && !lex_value(a, s, (size_t)(at1 - 1), &c, &tpos, &bpos)) {
+        uint64_t at1 = value_at(a, seq);
+        if (!at1 || (a->text[at1 - 1] != '{' && a->text[at1 - 1] != '[')) continue;
+        while (q >= c.head + SLOTS) /* a ring ahead: wait */
+            if (!wait_loader(a, &c)) return NULL;
+        if (!lex_value(a, seq, q, (size_t)(at1 - 1), &c, &tpos, &bpos)) {
             if (atomic_load_explicit(&a->stop, memory_order_relaxed)) break;
-            continue; /* passed meanwhile: not published */
+            continue;
         }
-        atomic_store_explicit(&a->produced, ++seq, memory_order_release);
+        if (seq < c.seq) continue; /* passed meanwhile: not published */
+        atomic_store_explicit(&a->produced, ++q, memory_order_release);
     }
     return NULL;
 }
@@ -194,12 +203,12 @@ host_ahead *host_ahead_start(const char *text, size_t len, const uint64_t *at, u
                       .slots = malloc(SLOTS * sizeof(slot)),
                       .tok = malloc(TOKENS * sizeof(host_jr_token)),
                       .bytes = malloc(BYTES)};
-    atomic_init(&a->consumed, 0);
+    atomic_init(&a->at_seq, 0);
+    atomic_init(&a->at_head, 0);
     atomic_init(&a->produced, 0);
     atomic_init(&a->stop, false);
     if (a->r && a->slots && a->tok && a->bytes && a->want) {
         memcpy(a->want, want, managers);
-        for (size_t k = 0; k < SLOTS; k++) a->slots[k].seq = UINT64_MAX;
         if (host_thread_start(&a->thread, run, a)) return a;
     }
     ahead_free(a);
@@ -208,21 +217,33 @@ host_ahead *host_ahead_start(const char *text, size_t len, const uint64_t *at, u
 
 void host_ahead_at(host_ahead *a, uint64_t seq)
 {
-    if (!a || seq - a->told < AT_EVERY) return;
+    if (!a) return;
+    while (a->head < a->seen && a->slots[a->head % SLOTS].seq < seq) a->head++;
+    if (seq - a->told < AT_EVERY) return;
     a->told = seq;
-    atomic_store_explicit(&a->consumed, seq, memory_order_release);
+    atomic_store_explicit(&a->at_head, a->head, memory_order_release);
+    atomic_store_explicit(&a->at_seq, seq, memory_order_release);
 }
 
 bool host_ahead_get(host_ahead *a, uint64_t seq, const host_jr_token **tok, size_t *count)
 {
     if (!a) return false;
-    if (seq >= a->seen &&
-        (a->seen = atomic_load_explicit(&a->produced, memory_order_acquire)) <= seq)
-        return false;
-    const slot *s = &a->slots[seq % SLOTS];
-    if (s->seq != seq || !s->sound) return false;
-    *tok = s->tok;
-    *count = s->count;
+    /* entries [head, seen) hold increasing seqs, head's not below the loader's place: seq's
+     * is there if the thread lexed it (further on for a reference's target) */
+    if (a->head == a->seen || a->slots[(a->seen - 1) % SLOTS].seq < seq)
+        a->seen = atomic_load_explicit(&a->produced, memory_order_acquire);
+    uint64_t lo = a->head, hi = a->seen;
+    if (lo < hi && a->slots[lo % SLOTS].seq < seq) /* a reference's target: search */
+        while (lo < hi) {
+            uint64_t mid = lo + (hi - lo) / 2;
+            if (a->slots[mid % SLOTS].seq < seq)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+    if (lo == a->seen || a->slots[lo % SLOTS].seq != seq) return false;
+    *tok = a->slots[lo % SLOTS].tok;
+    *count = a->slots[lo % SLOTS].count;
     a->taken++;
     return true;
 }

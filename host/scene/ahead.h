@@ -3,12 +3,14 @@
  * Pass two of a load hands each component value to its manager's read_component on the
  * loading thread (plugin code runs there only), one manager after another, entity by
  * entity: value number seq = m * n + i. Meanwhile this thread walks the same values in the
- * same order with a STRICT reader that records (jparse.h, host_jr_record): each value
- * checked whole, its numbers converted and its strings decoded into tokens, in a ring. The
- * loader asks for value seq's tokens when it comes to it: when they are there it reads the
- * value TRUSTED with them (nothing left to check, little left to lex); when they are not
- * (the thread is behind, the value was unsound or too large) it reads as it would without
- * this thread. Either way the same numbers, strings and errors.
+ * same order with a STRICT reader that records (jparse.h, host_jr_record): each object and
+ * array checked whole, its numbers converted and its strings decoded into tokens, in a
+ * ring (a string, number or literal is left to the loader: it reads one as fast as it
+ * would take it, and the thread gets ahead meanwhile). The loader asks for value seq's
+ * tokens when it comes to it: when they are there it reads the value TRUSTED with them
+ * (nothing left to check, little left to lex); when they are not (a string, the thread is
+ * behind, the value was unsound or too large) it reads as it would without this thread.
+ * Either way the same numbers, strings and errors.
  *
  * The thread stays at most a ring ahead: the loader says where it is (host_ahead_at), and
  * the thread reuses the ring behind that. It touches the text, the value offsets and the
@@ -36,7 +38,8 @@ host_ahead *host_ahead_start(const char *text, size_t len, const uint64_t *at, u
 void host_ahead_at(host_ahead *a, uint64_t seq);
 
 /* Value seq's tokens, when the thread has read it and found it sound: true with *tok and
- * *count, valid until the loader moves past seq. a may be NULL (false). */
+ * *count, valid until the loader moves past seq. Any seq at or after the loader's place
+ * (a reference's target too). a may be NULL (false). */
 bool host_ahead_get(host_ahead *a, uint64_t seq, const host_jr_token **tok, size_t *count);
 
 /* Stop the thread and free everything; *taken (may be NULL): how many values the loader

@@ -203,8 +203,8 @@ typedef struct scene_load {
     bool ids_read;     /* captured: l->ids hold the ids */
     bool quiet;        /* the second half of a split pass one: an error only sets `failed` (its
                           message would be dropped, and locating it walks the text from the start) */
-    host_ahead *ahead; /* pass two's values lexed by a second thread (ahead.h), or NULL */
-    uint64_t reads;    /* values given to a read_component */
+    host_ahead *ahead; /* pass two's objects and arrays lexed by a second thread (ahead.h) */
+    uint64_t reads;    /* objects and arrays given to a read_component */
     char error[768];
     char fallback[300]; /* a reference error, used if the plugin does not say more */
 } scene_load;
@@ -380,7 +380,8 @@ static size_t manager_named(const scene_load *l, const char *key)
 {
     for (size_t m = 0; m < l->managers; m++) { /* the first byte rules most out */
         const char *name = l->mgrs[m]->name;
-        if (name[0] == key[0] && host_manager_loads(l->mgrs[m]) && !strcmp(name, key)) return m;
+        if (name[0] == key[0] && host_manager_loads(l->mgrs[m]) && ecs_json_key_is(key, name))
+            return m;
     }
     return l->managers;
 }
@@ -759,7 +760,7 @@ static ecs_status read_one(scene_load *l, host_manager *mgr, uint32_t i, size_t 
     host_jr_start(r, l->text, l->len, at, l->captured || ahead ? HOST_JR_TRUSTED : HOST_JR_STRICT);
     host_jr_use(r, tok, ntok);
     host_jr_on_entity(r, resolve_for_reader, l);
-    l->reads++;
+    l->reads += l->text[at] == '{' || l->text[at] == '[';
     host_jreader *saved = l->reader;
     l->reader = r;
     ecs_status s = mgr->desc.read_component(mgr->desc.state, l->ents[i], host_jr_api(r));
@@ -1013,7 +1014,8 @@ static void stop_ahead(scene_load *l)
     uint64_t taken;
     host_ahead_stop(l->ahead, &taken);
     l->ahead = NULL;
-    host_detail("scene", "%s: pass two: %llu of %llu values lexed ahead by a second thread",
+    host_detail("scene",
+                "%s: pass two: %llu of %llu objects and arrays lexed ahead by a second thread",
                 l->path, (unsigned long long)taken, (unsigned long long)l->reads);
 }
 
@@ -1022,8 +1024,10 @@ static void stop_ahead(scene_load *l)
 static ecs_status load_components(scene_load *l, int *crashed)
 {
     *crashed = 0;
-    l->state = calloc((size_t)l->n * (l->managers ? l->managers : 1) + 1, 1);
+    size_t states = (size_t)l->n * (l->managers ? l->managers : 1) + 1;
+    l->state = malloc(states); /* written before read: no page mapped as zeros, then copied */
     if (!l->state) return load_fail_at(l, NO_POS, "out of memory"), ECS_ERR_NO_MEMORY;
+    memset(l->state, 0, states);
     components_call c = {l, ECS_OK};
     l->current_at = NO_POS;
     int sig = host_guard_run(call_reserve, &c); /* before the load: no scene_resolve there */
