@@ -493,6 +493,18 @@ static void Jparse_digit_runs_of_every_length_read_as_strtod(void **state)
                              cJSON_GetArrayItem(root, 0)->valuedouble, want);
                 cJSON_Delete(root);
             }
+            /* bytes next to the digits in ASCII, and one with the high bit over a digit's
+             * low bits, end the number too: refused where they stand */
+            static const char *const wrong[] = {"/]", ":]", "\xb5]", "\x80]"};
+            for (size_t k = 0; k < sizeof wrong / sizeof wrong[0]; k++) {
+                snprintf(text, sizeof text, "[%s%s", num, wrong[k]);
+                host_jparse_error e = {HOST_JPARSE_OK, 0, 0};
+                cJSON *root = host_jparse(text, strlen(text), NULL, &e);
+                if (root || e.offset != 1 + strlen(num))
+                    fail_msg("'%s': %s at %zu, expected refused at %zu", text,
+                             root ? "read" : "refused", e.offset, 1 + strlen(num));
+                cJSON_Delete(root);
+            }
             /* the number alone: the text ends right after it (no byte past it is read) */
             size_t len = strlen(num);
             char *alone = malloc(len);

@@ -385,8 +385,33 @@ static inline const char *digits(parser *p, const char *s, uint64_t *m, int *n)
     uint64_t v = *m;
     if (s == p->end) return fail(p, HOST_JPARSE_END_OF_TEXT, s), NULL;
     if (!is_digit(*s)) return fail(p, HOST_JPARSE_NUMBER_EXPECTED_DIGIT, s), NULL;
-    do v = v * 10 + (uint64_t)(*s - '0');
-    while (++s < p->end && is_digit(*s));
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* 8 bytes at a time: the digits among them found and converted without a branch per
+     * digit (a run of 7 or 8 digits, as in most floats written by a program, in one step) */
+    static const uint64_t pow10[9] = {1,      10,      100,      1000,     10000,
+                                      100000, 1000000, 10000000, 100000000};
+    while (p->end - s >= 8) {
+        uint64_t w, x, stop;
+        memcpy(&w, s, 8);
+        x = w ^ (ONES * '0'); /* a digit: its value, 0-9; anything else: 10 or more */
+        stop = (((x & (ONES * 0x7F)) + ONES * 0x76) | x) & HIGHS; /* high bit: not a digit */
+        int k = stop ? __builtin_ctzll(stop) >> 3 : 8;
+        if (k == 0) break;
+        x <<= 8 * (8 - k); /* the k digits last, zeros (leading zeros) before them */
+        x = x * 10 + (x >> 8);
+        x = (((x & 0x000000FF000000FFull) * (100 + (1000000ull << 32))) +
+             (((x >> 16) & 0x000000FF000000FFull) * (1 + (10000ull << 32)))) >>
+            32;
+        v = v * pow10[k] + (uint32_t)x;
+        s += k;
+        if (k < 8) {
+            *m = v;
+            *n += (int)(s - start);
+            return s;
+        }
+    }
+#endif
+    while (s < p->end && is_digit(*s)) v = v * 10 + (uint64_t)(*s++ - '0');
     *m = v;
     *n += (int)(s - start);
     return s;
