@@ -969,6 +969,8 @@ typedef struct components_call {
     ecs_status status;
 } components_call;
 
+#define PREFETCH_VALUES 8 /* how far ahead of its read the loader asks for a value's text */
+
 static void call_components(void *arg)
 {
     components_call *c = arg;
@@ -977,6 +979,10 @@ static void call_components(void *arg)
     for (size_t m = 0; m < l->managers && c->status == ECS_OK; m++) {
         for (uint32_t i = 0; i < l->n && c->status == ECS_OK; i++) {
             host_ahead_at(l->ahead, (uint64_t)m * l->n + i);
+            if (i + PREFETCH_VALUES < l->n) { /* a value soon: its text from memory meanwhile */
+                uint64_t at = l->at[(size_t)(i + PREFETCH_VALUES) * l->managers + m];
+                for (int k = 0; at && k < 4; k++) __builtin_prefetch(l->text + at - 1 + 64 * k);
+            }
             c->status = load_one(l, i, m);
         }
     }
