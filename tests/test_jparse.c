@@ -862,6 +862,99 @@ static void Jparse_skim_matches_brackets_and_strings(void **state)
     host_jr_free(r);
 }
 
+/* The skim's answer by its definition, a byte at a time: the end of the value at t[0]
+ * (brackets matched, strings terminated, an escape's next byte passed over, no control
+ * byte in a string), or -1. */
+static long skim_reference(const char *t, size_t len)
+{
+    char kinds[1001];
+    size_t i = 0;
+    int depth = 0;
+    if (t[0] != '"' && t[0] != '[' && t[0] != '{') {
+        while (i < len && !strchr(" \t\r\n,]}", t[i])) i++;
+        return i ? (long)i : -1;
+    }
+    do {
+        char c = t[i];
+        if (c == '"') {
+            for (i++;; i++) {
+                if (i >= len || (unsigned char)t[i] < 0x20) return -1;
+                if (t[i] == '"') break;
+                if (t[i] == '\\' && ++i >= len) return -1;
+            }
+            i++;
+        } else if (c == '{' || c == '[') {
+            if (depth == 1000) return -1;
+            kinds[depth++] = c;
+            i++;
+        } else if (c == '}' || c == ']') {
+            if (--depth < 0 || kinds[depth] != (c == '}' ? '{' : '[')) return -1;
+            i++;
+        } else {
+            i++;
+        }
+    } while (depth > 0 && i < len);
+    return depth == 0 ? (long)i : -1;
+}
+
+/* The skim (the load's first pass over components) gives its definition's answer for
+ * random texts of brackets, strings, escapes, control and high bytes, short and long (its
+ * 64-byte blocks, a string across their edges, a text ending anywhere). */
+static void Jparse_skim_answers_as_its_definition(void **state)
+{
+    (void)state;
+    static const char *const parts[] = {"{",
+                                        "}",
+                                        "[",
+                                        "]",
+                                        "\"",
+                                        "\"abc\"",
+                                        "\\\"",
+                                        "\\\\",
+                                        "\\",
+                                        "x",
+                                        " ",
+                                        ", ",
+                                        ":",
+                                        "\x01",
+                                        "\xc3\xa9",
+                                        "\x7f",
+                                        "\"a long string that crosses the edge of a block\"",
+                                        "1.5",
+                                        "{\"k\": [1, 2, 3]}"};
+    host_jreader *r = host_jr_new();
+    assert_non_null(r);
+    uint32_t seed = 12345;
+    char text[1200];
+    for (int round = 0; round < 60000; round++) {
+        size_t n = 0;
+        text[n++] = "{[\"x"[round % 4];
+        int want_parts = 1 + (int)((seed >> 8) % (round % 7 == 0 ? 200 : 24));
+        for (int k = 0; k < want_parts && n < 1000; k++) {
+            seed = seed * 1103515245u + 12345u;
+            const char *part = parts[(seed >> 16) % (sizeof parts / sizeof parts[0])];
+            size_t m = strlen(part);
+            memcpy(text + n, part, m);
+            n += m;
+        }
+        /* often a balanced close, so that texts end well too */
+        for (int k = 0; k < 3 && n < 1100 && (seed & (1u << k)); k++) text[n++] = "}]\""[k];
+        char *exact = malloc(n); /* nothing past the text can be read */
+        assert_non_null(exact);
+        memcpy(exact, text, n);
+        long want = skim_reference(exact, n);
+        ecs_json_reader *api = host_jr_api(r);
+        host_jr_start(r, exact, n, 0, HOST_JR_SKIM);
+        bool ok = (api->skip)(api);
+        long got = ok ? (long)host_jr_offset(r) : -1;
+        if (got != want)
+            fail_msg("round %d: skim %ld, by definition %ld, of '%.*s'", round, got, want, (int)n,
+                     exact);
+        free(exact);
+    }
+    host_jr_free(r);
+}
+
 static void Jparse_arena_holds_a_scene_in_one_block(void **state)
 {
     (void)state;
@@ -923,6 +1016,7 @@ int main(void)
         cmocka_unit_test(Jparse_same_tree_as_cJSON_on_every_gltf_of_assimp_testmodels),
         cmocka_unit_test(Jparse_every_byte_at_every_place_of_a_long_string),
         cmocka_unit_test(Jparse_skim_matches_brackets_and_strings),
+        cmocka_unit_test(Jparse_skim_answers_as_its_definition),
         cmocka_unit_test(Jparse_same_tree_as_cJSON_on_random_documents),
         cmocka_unit_test(Jparse_mutated_documents_accepted_only_as_cJSON_reads_them),
         cmocka_unit_test(Jparse_long_numbers_are_read_exactly),

@@ -1484,18 +1484,10 @@ static const char *next_structural(const char *s, const char *end)
     return s;
 }
 
-/* The end of the value at s passed over by its brackets and strings alone: each closing
- * bracket must match its opening one, each string be terminated; what lies between is not
- * checked. NULL when they do not match, or the text ends first. */
-static const char *skim_value(const char *s, const char *end)
+/* skim_value's walk, from s with `depth` levels open (their kinds in objects) and s not
+ * inside a string: one structural byte at a time. */
+static const char *skim_from(const char *s, const char *end, uint64_t *objects, int depth)
 {
-    uint64_t objects[HOST_JPARSE_MAX_DEPTH / 64 + 1]; /* bit d: level d is an object */
-    int depth = 0;
-    if (*s != '"' && *s != '[' && *s != '{') { /* a number or literal: at least a byte */
-        const char *start = s;
-        while (s < end && !host_json_space(*s) && *s != ',' && *s != ']' && *s != '}') s++;
-        return s > start ? s : NULL;
-    }
     do {
         char c = *s;
         if (c == '"') {
@@ -1515,6 +1507,106 @@ static const char *skim_value(const char *s, const char *end)
         if (depth > 0) s = next_structural(s, end);
     } while (depth > 0 && s < end);
     return depth == 0 ? s : NULL;
+}
+
+#if defined(__SSE2__)
+/* The bytes of the 64 in x equal to c, as bits. */
+static inline uint64_t eq64(const __m128i *x, char c)
+{
+    const __m128i k = _mm_set1_epi8(c);
+    uint64_t m = 0;
+    for (int i = 0; i < 4; i++)
+        m |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x[i], k)) << (16 * i);
+    return m;
+}
+
+/* The control bytes (below 0x20) of the 64 in x, as bits. */
+static inline uint64_t control64(const __m128i *x)
+{
+    const __m128i top = _mm_set1_epi8(0x1F);
+    uint64_t m = 0;
+    for (int i = 0; i < 4; i++) {
+        __m128i below = _mm_cmpeq_epi8(_mm_max_epu8(x[i], top), top); /* x <= 0x1F */
+        m |= (uint64_t)(uint32_t)_mm_movemask_epi8(below) << (16 * i);
+    }
+    return m;
+}
+
+/* Bit i: an odd number of the bits 0..i of x are set. */
+static inline uint64_t prefix_xor(uint64_t x)
+{
+    x ^= x << 1;
+    x ^= x << 2;
+    x ^= x << 4;
+    x ^= x << 8;
+    x ^= x << 16;
+    x ^= x << 32;
+    return x;
+}
+
+/* An object or array at s (its '{' or '['), 64 bytes at a time: its strings found as bit
+ * masks (a quote and the bytes up to the next), its brackets outside them taken one by one.
+ * *fallback set (NULL returned) where the walk must say it: a block with a backslash, or a
+ * control byte in a string; a text that ends inside a string. */
+static const char *skim_blocks(const char *s, const char *end, uint64_t *objects, bool *fallback)
+{
+    const char *b = s;
+    uint64_t inside = 0; /* all ones: b is inside a string */
+    int depth = 0;
+    *fallback = false;
+    for (; end - b >= 64; b += 64) {
+        __m128i x[4];
+        for (int i = 0; i < 4; i++)
+            x[i] = _mm_loadu_si128((const __m128i *)(const void *)(b + 16 * i));
+        uint64_t str = prefix_xor(eq64(x, '"')) ^ inside;
+        if (eq64(x, '\\') || (control64(x) & str)) break;
+        uint64_t brackets = eq64(x, '{') | eq64(x, '[') | eq64(x, '}') | eq64(x, ']');
+        for (uint64_t at = brackets & ~str; at; at &= at - 1) {
+            int i = __builtin_ctzll(at);
+            char c = b[i];
+            if (c == '{' || c == '[') {
+                if (depth == HOST_JPARSE_MAX_DEPTH) return NULL;
+                uint64_t bit = (uint64_t)1 << (depth & 63);
+                objects[depth >> 6] =
+                    c == '{' ? objects[depth >> 6] | bit : objects[depth >> 6] & ~bit;
+                depth++;
+            } else {
+                depth--;
+                if (depth < 0 || (c == '}') != ((objects[depth >> 6] >> (depth & 63)) & 1))
+                    return NULL;
+                if (depth == 0) return b + i + 1;
+            }
+        }
+        inside = (uint64_t)0 - (str >> 63);
+    }
+    if (end - b < 64 && !inside && b < end) return skim_from(b, end, objects, depth);
+    *fallback = end - b >= 64 || inside;
+    return NULL; /* the text ended with brackets open, or the walk says it */
+}
+#endif
+
+/* The end of the value at s passed over by its brackets and strings alone: each closing
+ * bracket must match its opening one, each string be terminated; what lies between is not
+ * checked. NULL when they do not match, or the text ends first. An object or array goes
+ * 64 bytes at a time (skim_blocks), handing what it cannot say to the byte walk
+ * (skim_from), from the value's start: the same answer for every text (test_jparse
+ * compares them). */
+static const char *skim_value(const char *s, const char *end)
+{
+    uint64_t objects[HOST_JPARSE_MAX_DEPTH / 64 + 1]; /* bit d: level d is an object */
+    if (*s != '"' && *s != '[' && *s != '{') {        /* a number or literal: at least a byte */
+        const char *start = s;
+        while (s < end && !host_json_space(*s) && *s != ',' && *s != ']' && *s != '}') s++;
+        return s > start ? s : NULL;
+    }
+#if defined(__SSE2__)
+    if (*s != '"') {
+        bool fallback;
+        const char *after = skim_blocks(s, end, objects, &fallback);
+        if (!fallback) return after;
+    }
+#endif
+    return skim_from(s, end, objects, 0);
 }
 
 static bool jr_skip(ecs_json_reader *api)
