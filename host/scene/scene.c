@@ -205,6 +205,7 @@ typedef struct scene_load {
                           message would be dropped, and locating it walks the text from the start) */
     host_ahead *ahead; /* pass two's objects and arrays lexed by a second thread (ahead.h) */
     uint64_t reads;    /* objects and arrays given to a read_component */
+    uint32_t last_ref; /* the entity a reference named last, + 1 (0: none) */
     char error[768];
     char fallback[300]; /* a reference error, used if the plugin does not say more */
 } scene_load;
@@ -870,7 +871,9 @@ ecs_status host_scene_resolve(host_world *w, const char *scene_id, ecs_entity *o
         host_format(l->fallback, sizeof l->fallback, "reference to an unknown id '%s'", scene_id);
         return ECS_ERR_NOT_FOUND;
     }
-    long j = table_find(&l->table, l->ids, scene_id, -1);
+    long j = (long)l->last_ref - 1; /* children often share a parent: the last id first */
+    if (j < 0 || strcmp(l->ids[j], scene_id) != 0) j = table_find(&l->table, l->ids, scene_id, -1);
+    if (j >= 0) l->last_ref = (uint32_t)j + 1;
     if (j < 0) { /* the plugin may point at the exact value: this is the fallback */
         host_format(l->fallback, sizeof l->fallback, "reference to an unknown id '%s'", scene_id);
         return ECS_ERR_NOT_FOUND;
