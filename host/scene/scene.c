@@ -63,9 +63,54 @@ host_scene_store *host_scene_store_new(void)
     return calloc(1, sizeof(host_scene_store));
 }
 
+/* The store's scene ids: those of one load in one block (an id_chunk), each id after a
+ * pointer to its chunk, the chunk freed with its last id. */
+typedef struct id_chunk {
+    size_t live; /* ids of it still in the store */
+} id_chunk;
+
+#define ID_HEAD sizeof(id_chunk *) /* before each id: its chunk */
+
+/* Room for an id of n bytes in a chunk: its head, the id, its NUL, rounded up. */
+static size_t id_room(size_t n)
+{
+    return ID_HEAD + ((n + 1 + ID_HEAD - 1) & ~(ID_HEAD - 1));
+}
+
+/* A chunk for ids taking `bytes` (the sum of their id_room), with no id yet; NULL when out
+ * of memory. Ids go at *next (id_put). */
+static id_chunk *id_chunk_new(size_t bytes, char **next)
+{
+    id_chunk *c = malloc(sizeof *c + bytes);
+    if (!c) return NULL;
+    c->live = 0;
+    *next = (char *)(c + 1);
+    return c;
+}
+
+/* id (n bytes) copied into chunk c at *next: the stored id. */
+static char *id_put(id_chunk *c, char **next, const char *id, size_t n)
+{
+    memcpy(*next, &c, ID_HEAD);
+    char *out = *next + ID_HEAD;
+    memcpy(out, id, n);
+    out[n] = '\0';
+    *next += id_room(n);
+    c->live++;
+    return out;
+}
+
+static void id_release(char *id)
+{
+    id_chunk *c;
+    if (!id) return;
+    memcpy(&c, id - ID_HEAD, ID_HEAD);
+    if (--c->live == 0) free(c);
+}
+
 static void entry_clear(store_entry *e)
 {
-    free(e->id);
+    id_release(e->id);
     cJSON_Delete(e->kept);
     memset(e, 0, sizeof *e);
 }
@@ -942,18 +987,29 @@ static bool commit_load(scene_load *l)
         }
     }
     host_jr_free(r);
+    size_t bytes = 0, *lens = ok ? malloc(((size_t)l->n + 1) * sizeof *lens) : NULL;
+    uint32_t top = 0; /* the highest index: the store grown once */
+    for (uint32_t i = 0; lens && i < l->n; i++) {
+        bytes += id_room(lens[i] = strlen(l->ids[i]));
+        if (ecs_entity_index(l->ents[i]) > top) top = ecs_entity_index(l->ents[i]);
+    }
+    if (l->n && store_reserve(s, top) != 0) ok = false;
+    char *put = NULL;
+    id_chunk *chunk = lens && l->n ? id_chunk_new(bytes, &put) : NULL;
+    ok = ok && lens && (chunk || !l->n);
     for (uint32_t i = 0; ok && i < l->n; i++) {
-        char *id = strdup(l->ids[i]);
-        if (!id || store_reserve(s, ecs_entity_index(l->ents[i])) != 0) {
-            free(id);
+        if (store_reserve(s, ecs_entity_index(l->ents[i])) != 0) {
             ok = false;
             break;
         }
         store_entry *e = &s->entry[ecs_entity_index(l->ents[i])];
         entry_clear(e);
-        *e = (store_entry){l->ents[i].id, id, kept[i], ++s->next_seq};
+        *e = (store_entry){l->ents[i].id, id_put(chunk, &put, l->ids[i], lens[i]), kept[i],
+                           ++s->next_seq};
         kept[i] = NULL;
     }
+    if (chunk && !chunk->live) free(chunk); /* none stored */
+    free(lens);
     for (uint32_t i = 0; kept && i < l->n; i++) cJSON_Delete(kept[i]);
     free(kept);
     if (!ok) return load_fail_at(l, NO_POS, "out of memory keeping components"), false;
@@ -2261,7 +2317,11 @@ static bool keep_doc(host_world *w, const cJSON *doc, const ecs_entity *ents, ui
         store_entry *se = &s->entry[ecs_entity_index(e)];
         if (se->entity != e.id) entry_clear(se), se->entity = e.id;
         const cJSON *id = cJSON_GetObjectItemCaseSensitive(obj, "id"), *c;
-        if (!se->id && !(se->id = strdup(id->valuestring))) ok = false;
+        size_t len = strlen(id->valuestring);
+        char *next;
+        id_chunk *chunk = se->id ? NULL : id_chunk_new(id_room(len), &next);
+        if (chunk) se->id = id_put(chunk, &next, id->valuestring, len);
+        if (!se->id) ok = false;
         cJSON_ArrayForEach(c, obj)
         {
             if (!strcmp(c->string, "id")) continue;
