@@ -240,6 +240,28 @@ static void Json_valid_scalar_and_large_file_parse(void **state)
     cJSON_Delete(root);
 }
 
+/* A file over 4 MiB (read by two threads, each half with pread) reads byte for byte, its
+ * length exact, odd or even, the halves' seam in the middle of a token. */
+static void Json_large_file_reads_whole_in_two_halves(void **state)
+{
+    fixture *f = *state;
+    for (size_t extra = 0; extra < 2; extra++) {
+        size_t len = ((size_t)5 << 20) + 12345 + extra;
+        char *text = malloc(len);
+        assert_non_null(text);
+        for (size_t i = 0; i < len; i++) text[i] = (char)('a' + (i * 7 + i / 4093) % 26);
+        write_file(f, "huge.txt", text, len);
+        size_t got = 0;
+        char *read = host_json_read_text(f->path, &got, f->err, sizeof f->err);
+        assert_non_null(read);
+        assert_int_equal(got, len);
+        assert_int_equal(read[len], '\0');
+        assert_memory_equal(read, text, len);
+        free(read);
+        free(text);
+    }
+}
+
 /* ---- Positions and type names ----------------------------------------------------- */
 
 static void Json_position_counts_lines_and_columns_from_1(void **state)
@@ -308,6 +330,7 @@ int main(void)
         TEST(Json_message_truncated_to_buffer_size),
         TEST(Json_valid_file_parses),
         TEST(Json_valid_scalar_and_large_file_parse),
+        TEST(Json_large_file_reads_whole_in_two_halves),
         TEST(Json_position_counts_lines_and_columns_from_1),
         TEST(Json_type_names_for_every_type),
     };
