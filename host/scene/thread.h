@@ -1,6 +1,7 @@
-/* thread.h: the scene code's helper threads (a save's writer, a load's second half and
- * its reading ahead) start with every signal blocked: signals, and the crash guard that
- * catches a plugin's faults, stay the main thread's. */
+/* thread.h: the scene code's helper threads (a save's writer, a large file's second half
+ * read, a load's second half of pass one and its reading ahead) start with every signal
+ * blocked: signals, and the crash guard that catches a plugin's faults, stay the main
+ * thread's. */
 #ifndef HOST_THREAD_H
 #define HOST_THREAD_H
 
