@@ -1344,6 +1344,57 @@ static void Scene_kept_components_survive_without_their_plugin(void **state)
     EXPECT_SAME_FILE(full, back);
 }
 
+/* Pass one reads the common entity object straight from the text (plain keys, a plain id,
+ * each key once, up to 8 of them) and hands anything else to its reader: both index the
+ * same. The same entities written both ways (white space of every kind; the reader's
+ * copy with its id key spelled with an escape, and one entity with 9 keys) load and save
+ * to the same file, kept unknown components and forward references included. */
+static void Scene_entities_read_straight_and_by_the_reader_index_the_same(void **state)
+{
+    scene_test *t = *state;
+    enum { N = 60 };
+    char *texts[2], in[2][PATH_SIZE], out[2][PATH_SIZE];
+    for (int v = 0; v < 2; v++) {
+        size_t cap = (size_t)N * 400 + 4096, n = 0;
+        char *text = texts[v] = malloc(cap);
+        assert_non_null(text);
+        n += (size_t)snprintf(text + n, cap - n, "{\"version\": 1, \"entities\": [");
+        for (int i = 0; i < N; i++) {
+            static const char *const spaces[] = {" ", "\n\t", "\r\n  ", ""};
+            const char *sp = spaces[i % 4];
+            char parent[48] = ""; /* a later entity (a forward reference), or e0 */
+            if (i % 5 == 1)
+                snprintf(parent, sizeof parent, ", \"parent\": \"e%d\"", i + 3 < N ? i + 3 : 0);
+            n += (size_t)snprintf(
+                text + n, cap - n,
+                "%s%s{%s\"%s\"%s:%s\"e%d\",%s\"debug_name\": \"name %d\","
+                "\"transform\":%s{\"position\": [%d, 1, 2]%s}, \"extra\": "
+                "{\"k\": [%d, \"}]\"]}%s}",
+                i ? "," : "", sp, sp, v ? "\\u0069d" : "id", sp, sp, i, sp, i, sp, i, parent, i,
+                i == 7 ? ", \"a\": 1, \"b\": 2, \"c\": 3, \"d\": 4, \"f\": 5" : "");
+        }
+        snprintf(text + n, cap - n, "%s]}\n", v ? "\n" : "");
+        char name[32];
+        snprintf(name, sizeof name, "straight%d.json", v);
+        write_scene(t, name, text, in[v]);
+        snprintf(name, sizeof name, "saved%d.json", v);
+        convert(t, t->plugins, in[v], path_in(t, name, out[v]));
+        EXPECT_ERR(t, "scene: loaded 60 entities");
+    }
+    EXPECT_SAME_FILE(out[0], out[1]);
+    cJSON *saved = read_json(out[0]);
+    const cJSON *e7 = entity_by_id(saved, "e7"), *e1 = entity_by_id(saved, "e1");
+    assert_non_null(e7);
+    assert_non_null(e1);
+    assert_int_equal(cJSON_GetObjectItem(e7, "f")->valueint, 5); /* 9 keys: all kept */
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(e7, "extra"), "k")->child->next->valuestring, "}]");
+    assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(e1, "transform"), "parent"));
+    cJSON_Delete(saved);
+    free(texts[0]);
+    free(texts[1]);
+}
+
 static void Scene_save_of_an_empty_world(void **state)
 {
     scene_test *t = *state;
@@ -1881,6 +1932,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(Scene_kept_components_survive_without_their_plugin, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(
+            Scene_entities_read_straight_and_by_the_reader_index_the_same, setup, teardown),
         cmocka_unit_test_setup_teardown(Scene_save_of_an_empty_world, setup, teardown),
         cmocka_unit_test_setup_teardown(Scene_save_happens_after_sigterm, setup, teardown),
         cmocka_unit_test_setup_teardown(Scene_save_into_an_unwritable_folder_keeps_the_old_file,

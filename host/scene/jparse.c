@@ -1609,6 +1609,11 @@ static const char *skim_value(const char *s, const char *end)
     return skim_from(s, end, objects, 0);
 }
 
+const char *host_jr_skim(const char *s, const char *end)
+{
+    return s < end ? skim_value(s, end) : NULL;
+}
+
 static bool jr_skip(ecs_json_reader *api)
 {
     host_jreader *r = R(api);

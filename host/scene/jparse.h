@@ -135,6 +135,9 @@ bool host_jr_skip_rest(host_jreader *r);
  * ']', or a ',' before the next), were read by another reader: go on at `end` as after an
  * element. False (nothing changed) when no element of an array is due here. */
 bool host_jr_pass_elements(host_jreader *r, size_t end);
+/* The end of the value at s passed over as a SKIM reader's skip() passes it (brackets
+ * matched and strings terminated, nothing else checked), or NULL where that skip() fails. */
+const char *host_jr_skim(const char *s, const char *end);
 /* After the document's value: only white space may follow (else the reader fails). */
 bool host_jr_finish_document(host_jreader *r);
 /* The first error: its offset in the text, its syntax error (HOST_JPARSE_OK for an error
