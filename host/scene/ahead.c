@@ -158,10 +158,8 @@ static void *run(void *arg)
         if (seq % AT_EVERY == 0) c = loader_place(a);
         if (seq < c.seq) /* behind the loader: go on a little ahead of it */
             if ((seq = c.seq + LEAD) >= a->total) break;
-        if (seq + PREFETCH < a->total) { /* the text of a value soon: from memory meanwhile */
-            uint64_t at = value_at(a, seq + PREFETCH);
-            for (int k = 0; at && k < 4; k++) __builtin_prefetch(a->text + at - 1 + 64 * k);
-        }
+        if (seq + PREFETCH < a->total) /* the text of a value soon: from memory meanwhile */
+            host_ahead_prefetch(a->text, value_at(a, seq + PREFETCH));
         uint64_t at1 = value_at(a, seq);
         if (!at1 || (a->text[at1 - 1] != '{' && a->text[at1 - 1] != '[')) continue;
         while (q >= c.head + SLOTS) /* a ring ahead: wait */

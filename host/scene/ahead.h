@@ -42,6 +42,13 @@ void host_ahead_at(host_ahead *a, uint64_t seq);
  * (a reference's target too). a may be NULL (false). */
 bool host_ahead_get(host_ahead *a, uint64_t seq, const host_jr_token **tok, size_t *count);
 
+/* Ask for the first 256 bytes of the value whose offset + 1 is at1 (0: none) to come from
+ * memory meanwhile: the loader and the thread each a few values before they read one. */
+static inline void host_ahead_prefetch(const char *text, uint64_t at1)
+{
+    for (int k = 0; at1 && k < 4; k++) __builtin_prefetch(text + at1 - 1 + 64 * k);
+}
+
 /* Stop the thread and free everything; *taken (may be NULL): how many values the loader
  * took from it. A NULL a is nothing. */
 void host_ahead_stop(host_ahead *a, uint64_t *taken);

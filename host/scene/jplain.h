@@ -19,6 +19,13 @@ static inline bool host_json_space(char c)
 #define ONES  0x0101010101010101ull
 #define HIGHS 0x8080808080808080ull
 
+/* The first byte of [p, end) that is no JSON white space (end when none). */
+static inline const char *host_json_skip_space(const char *p, const char *end)
+{
+    while (p < end && host_json_space(*p)) p++;
+    return p;
+}
+
 /* The first byte of [s, end) that ends a plain run of a string: '"', '\' or a control
  * character; end when none. 8 bytes at a time: a byte of x is flagged by
  * (x - ONES*k) & ~x & HIGHS when it is below k (k <= 0x80); a borrow can only flag bytes

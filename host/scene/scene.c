@@ -422,26 +422,21 @@ static bool keep_value(scene_load *l, uint32_t entity, size_t key_at, size_t val
 }
 
 /* The manager among l->mgrs that loads components named key, or l->managers. */
-static size_t manager_named(const scene_load *l, const char *key)
-{
-    for (size_t m = 0; m < l->managers; m++) { /* the first byte rules most out */
-        const char *name = l->mgrs[m]->name;
-        if (name[0] == key[0] && host_manager_loads(l->mgrs[m]) && ecs_json_key_is(key, name))
-            return m;
-    }
-    return l->managers;
-}
-
 /* The manager loaded under the key k[0..n) (not NUL-terminated), or l->managers. */
 static size_t manager_named_n(const scene_load *l, const char *k, size_t n)
 {
-    for (size_t m = 0; m < l->managers; m++) {
+    for (size_t m = 0; m < l->managers; m++) { /* the first byte rules most out */
         const char *name = l->mgrs[m]->name;
         if (name[0] == k[0] && host_manager_loads(l->mgrs[m]) && strlen(name) == n &&
             memcmp(name, k, n) == 0)
             return m;
     }
     return l->managers;
+}
+
+static size_t manager_named(const scene_load *l, const char *key)
+{
+    return manager_named_n(l, key, strlen(key));
 }
 
 /* A plain string at p (its '"'): its bytes' end (the closing '"'), or NULL when it holds an
@@ -470,19 +465,19 @@ static size_t fast_entity(scene_load *l, size_t at)
     fast_key keys[FAST_KEYS];
     int nk = 0;
     size_t id_len = 0, id_at = 0, m = l->managers;
-    while (p < end && host_json_space(*p)) p++;
+    p = host_json_skip_space(p, end);
     if (l->captured || p >= end || *p != '{') return 0;
     for (p++;;) {
-        while (p < end && host_json_space(*p)) p++;
+        p = host_json_skip_space(p, end);
         const char *k = p,
                    *q = p < end && *p == '"' && nk < FAST_KEYS ? plain_string(p, end) : NULL;
         if (!q) return 0;
         size_t kn = (size_t)(q - k - 1);
         for (int j = 0; j < nk; j++)
             if (keys[j].n == kn && memcmp(keys[j].s, k + 1, kn) == 0) return 0; /* a key twice */
-        for (p = q + 1; p < end && host_json_space(*p);) p++;
+        p = host_json_skip_space(q + 1, end);
         if (p == end || *p != ':') return 0;
-        for (p++; p < end && host_json_space(*p);) p++;
+        p = host_json_skip_space(p + 1, end);
         keys[nk] = (fast_key){k + 1, kn, (size_t)(k - text), (size_t)(p - text)};
         if (kn == 2 && k[1] == 'i' && k[2] == 'd') {
             const char *e = p < end && *p == '"' ? plain_string(p, end) : NULL;
@@ -493,7 +488,7 @@ static size_t fast_entity(scene_load *l, size_t at)
             return 0;
         }
         nk++;
-        while (p < end && host_json_space(*p)) p++;
+        p = host_json_skip_space(p, end);
         if (p < end && *p == ',') {
             p++;
             continue;
@@ -501,7 +496,7 @@ static size_t fast_entity(scene_load *l, size_t at)
         if (p == end || *p != '}') return 0;
         break;
     }
-    for (p++; p < end && host_json_space(*p);) p++;
+    p = host_json_skip_space(p + 1, end);
     if (p == end || (*p != ',' && *p != ']') || !id || !entity_reserve(l)) return 0;
     uint32_t i = l->n;
     size_t nkept = l->nkept;
@@ -658,15 +653,14 @@ static void *half_run(void *arg)
     atomic_store(&h->decided, true);
     if (!at) return NULL;
     for (;;) {
-        const char *p = text + host_jr_offset(h->r);
-        while (p < end && host_json_space(*p)) p++;
+        const char *p = host_json_skip_space(text + host_jr_offset(h->r), end);
         if (p < end && *p == ']') {
             h->end = (size_t)(p - text);
             h->ok = true;
             return NULL;
         }
         if (p == end || *p != ',') return NULL;
-        for (p++; p < end && host_json_space(*p);) p++;
+        p = host_json_skip_space(p + 1, end);
         if (p == end || *p != '{') return NULL; /* a trailing comma, or not an object */
         if (atomic_load_explicit(&h->stop, memory_order_relaxed) ||
             !half_entity(h, (size_t)(p - text)))
@@ -1094,10 +1088,6 @@ static bool commit_load(scene_load *l)
     id_chunk *chunk = lens && l->n ? id_chunk_new(bytes, &put) : NULL;
     ok = ok && lens && (chunk || !l->n);
     for (uint32_t i = 0; ok && i < l->n; i++) {
-        if (store_reserve(s, ecs_entity_index(l->ents[i])) != 0) {
-            ok = false;
-            break;
-        }
         store_entry *e = &s->entry[ecs_entity_index(l->ents[i])];
         entry_clear(e);
         *e = (store_entry){l->ents[i].id, id_put(chunk, &put, l->ids[i], lens[i]), kept[i],
@@ -1134,10 +1124,9 @@ static void call_components(void *arg)
     for (size_t m = 0; m < l->managers && c->status == ECS_OK; m++) {
         for (uint32_t i = 0; i < l->n && c->status == ECS_OK; i++) {
             host_ahead_at(l->ahead, (uint64_t)m * l->n + i);
-            if (i + PREFETCH_VALUES < l->n) { /* a value soon: its text from memory meanwhile */
-                uint64_t at = l->at[(size_t)(i + PREFETCH_VALUES) * l->managers + m];
-                for (int k = 0; at && k < 4; k++) __builtin_prefetch(l->text + at - 1 + 64 * k);
-            }
+            if (i + PREFETCH_VALUES < l->n) /* a value soon: its text from memory meanwhile */
+                host_ahead_prefetch(l->text,
+                                    l->at[(size_t)(i + PREFETCH_VALUES) * l->managers + m]);
             c->status = load_one(l, i, m);
         }
     }
