@@ -517,6 +517,63 @@ static void Jparse_digit_runs_of_every_length_read_as_strtod(void **state)
         }
 }
 
+/* Numbers as programs write floats (-?D{1,7}.D{1,8}, no exponent) are read 8 digits at a
+ * time in one step when 17 bytes or more follow their sign: the same value, bit for bit,
+ * and the same end or error as the digit by digit read of the same number alone at the
+ * end of a text (which cannot take that step), for 20,000 random numbers of that form and
+ * next to it (a leading zero, 8 digits before the point, 9 after it, an exponent, a point
+ * with no digit after it, a sign alone; an error where the text alone ends is its end). */
+static void Jparse_short_numbers_read_in_one_step_as_digit_by_digit(void **state)
+{
+    (void)state;
+    uint64_t s = 0x2545F4914F6CDD1Dull;
+    char num[48], padded[96];
+    for (int round = 0; round < 20000; round++) {
+        size_t n = 0;
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        uint64_t bits = s;
+        if (bits & 1) num[n++] = '-';
+        int a = 1 + (int)((bits >> 1) % 9), b = (int)((bits >> 5) % 11) - 1; /* b -1: no '.' */
+        for (int i = 0; i < a; i++) num[n++] = (char)('0' + (bits >> (9 + i * 3)) % 10);
+        if (round % 5 && a > 1 && num[n - a] == '0') num[n - a] = '1'; /* mostly no leading 0 */
+        if (b >= 0) num[n++] = '.';
+        for (int i = 0; i < b; i++) num[n++] = (char)('0' + (bits >> (36 + i * 2)) % 10);
+        if ((bits >> 60) == 0) n += (size_t)snprintf(num + n, sizeof num - n, "e%d", (int)a - 4);
+        num[n] = '\0';
+        /* alone: the text ends with the number, under 17 bytes: digit by digit */
+        char *alone = malloc(n);
+        assert_non_null(alone);
+        memcpy(alone, num, n);
+        host_jparse_error e1 = {HOST_JPARSE_OK, 0, 0}, e2 = {HOST_JPARSE_OK, 0, 0};
+        cJSON *v1 = host_jparse(alone, n, NULL, &e1);
+        snprintf(padded, sizeof padded, "%s%*s", num, 20 + (int)(bits >> 58), "");
+        cJSON *v2 = host_jparse(padded, strlen(padded), NULL, &e2);
+        if (!v1 != !v2 || (v1 && memcmp(&v1->valuedouble, &v2->valuedouble, sizeof(double))) ||
+            (!v1 && (e1.offset != e2.offset || (e1.offset < n && e1.status != e2.status))))
+            fail_msg("'%s': alone %s %.17g (error %d at %zu), followed by spaces %s %.17g "
+                     "(error %d at %zu)",
+                     num, v1 ? "read" : "refused", v1 ? v1->valuedouble : 0, e1.status, e1.offset,
+                     v2 ? "read" : "refused", v2 ? v2->valuedouble : 0, e2.status, e2.offset);
+        if (v1 && v1->valuedouble != strtod(num, NULL))
+            fail_msg("'%s': %.17g, strtod %.17g", num, v1->valuedouble, strtod(num, NULL));
+        cJSON_Delete(v1);
+        cJSON_Delete(v2);
+        free(alone);
+    }
+    /* floats as a program prints them (%.9g and %.8g), in an array as a scene has them */
+    for (int round = 0; round < 20000; round++) {
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        float f = (float)((double)(s >> 11) / 9007199254740992.0 * 8.0 - 4.0);
+        snprintf(num, sizeof num, round & 1 ? "%.9g" : "%.8g", (double)f);
+        snprintf(padded, sizeof padded, "[%s, %s, 0.5]", num, num);
+        cJSON *v = host_jparse(padded, strlen(padded), NULL, NULL);
+        if (!v || cJSON_GetArrayItem(v, 0)->valuedouble != strtod(num, NULL))
+            fail_msg("'%s' in '%s': %.17g, strtod %.17g", num, padded,
+                     v ? cJSON_GetArrayItem(v, 0)->valuedouble : 0, strtod(num, NULL));
+        cJSON_Delete(v);
+    }
+}
+
 /* ---- Strings and values, beside cJSON ---------------------------------------------- */
 
 static void Jparse_strings_decode_as_cJSON_does(void **state)
@@ -1021,6 +1078,7 @@ int main(void)
         cmocka_unit_test(Jparse_mutated_documents_accepted_only_as_cJSON_reads_them),
         cmocka_unit_test(Jparse_long_numbers_are_read_exactly),
         cmocka_unit_test(Jparse_digit_runs_of_every_length_read_as_strtod),
+        cmocka_unit_test(Jparse_short_numbers_read_in_one_step_as_digit_by_digit),
         cmocka_unit_test(Jparse_strings_decode_as_cJSON_does),
         cmocka_unit_test(Jparse_errors_name_what_and_where),
         cmocka_unit_test(Jparse_a_key_twice_in_one_object_is_refused_naming_both),

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "jparse.h"
+#include "jplain.h"
 
 /* ---- Helpers ----------------------------------------------------------------------- */
 
@@ -1147,6 +1148,194 @@ static void Jread_key_is_compares_whole_keys(void **state)
     assert_true(host_jr_complete(r));
 }
 
+/* ---- the recorder's one-walk path for objects --------------------------------------- */
+
+typedef struct rng {
+    uint64_t s;
+} rng;
+
+static unsigned rnd(rng *g, unsigned n) /* 0..n-1 */
+{
+    g->s ^= g->s << 13, g->s ^= g->s >> 7, g->s ^= g->s << 17;
+    return (unsigned)(g->s % n);
+}
+
+static void put(char *out, size_t size, size_t *n, const char *s)
+{
+    size_t k = strlen(s);
+    if (*n + k < size) memcpy(out + *n, s, k), *n += k, out[*n] = '\0';
+}
+
+static void gen_space(rng *g, char *out, size_t size, size_t *n)
+{
+    static const char *const space[] = {"", "", " ", "\n  ", "\t", "\r\n"};
+    put(out, size, n, space[rnd(g, 6)]);
+}
+
+/* A value for an object member: mostly what scenes hold, sometimes what they do not. */
+static void gen_value(rng *g, char *out, size_t size, size_t *n, int depth)
+{
+    static const char *const numbers[] = {
+        "0",          "-0",    "1.0385917", "-0.34117806",           "0.027629333",  "12",
+        "-7",         "3e2",   "1.5E-7",    "123456789012345678901", "0.1234567891", "12345678.5",
+        "-0.0000001", "1e400", "2.5e-3"};
+    static const char *const strings[] = {"\"n0\"",     "\"\"",         "\"tree 0 node 1\"",
+                                          "\"a\\\"b\"", "\"x\\u00e9\"", "\"caf\xC3\xA9\""};
+    static const char *const literals[] = {"true", "false", "null"};
+    char buf[32];
+    switch (rnd(g, depth < 4 ? 7 : 6)) {
+    case 0:
+    case 1: { /* an array of numbers (sometimes something else in it, or empty) */
+        unsigned count = rnd(g, 5);
+        put(out, size, n, "[");
+        for (unsigned i = 0; i < count; i++) {
+            if (i) put(out, size, n, ",");
+            gen_space(g, out, size, n);
+            put(out, size, n, rnd(g, 12) ? numbers[rnd(g, 15)] : strings[rnd(g, 6)]);
+            gen_space(g, out, size, n);
+        }
+        put(out, size, n, "]");
+        break;
+    }
+    case 2:
+        put(out, size, n, numbers[rnd(g, 15)]);
+        break;
+    case 3:
+        snprintf(buf, sizeof buf, "%.9g", (double)rnd(g, 2000001) / 1000.0 - 1000.0);
+        put(out, size, n, buf);
+        break;
+    case 4:
+        put(out, size, n, strings[rnd(g, 6)]);
+        break;
+    case 5:
+        put(out, size, n, literals[rnd(g, 3)]);
+        break;
+    default: { /* an object inside */
+        unsigned count = rnd(g, 4);
+        put(out, size, n, "{");
+        for (unsigned i = 0; i < count; i++) {
+            static const char *const keys[] = {"\"a\"", "\"b\"", "\"c\"", "\"k\\u0061\""};
+            if (i) put(out, size, n, ",");
+            gen_space(g, out, size, n);
+            put(out, size, n, keys[rnd(g, 4)]);
+            put(out, size, n, ":");
+            gen_space(g, out, size, n);
+            gen_value(g, out, size, n, depth + 1);
+        }
+        put(out, size, n, "}");
+    }
+    }
+}
+
+/* An object as the read-ahead records them: a scene component's keys (once, or twice, or
+ * escaped, or more than the walk's 16), values of every kind. */
+static void gen_object(rng *g, char *out, size_t size)
+{
+    static const char *const keys[] = {
+        "position", "rotation", "scale", "parent", "mesh", "color", "k1",  "k2",  "k3",  "k4",
+        "k5",       "k6",       "k7",    "k8",     "k9",   "k10",   "k11", "k12", "k13", "k14"};
+    size_t n = 0;
+    unsigned count = rnd(g, 8) ? rnd(g, 6) : rnd(g, 20);
+    char key[40];
+    out[0] = '\0';
+    put(out, size, &n, "{");
+    for (unsigned i = 0; i < count; i++) {
+        unsigned k = count > 6 ? i : rnd(g, 6);
+        if (i) put(out, size, &n, ",");
+        gen_space(g, out, size, &n);
+        snprintf(key, sizeof key, rnd(g, 30) ? "\"%s\"" : "\"\\u0070%s\"", keys[k]);
+        put(out, size, &n, key);
+        gen_space(g, out, size, &n);
+        put(out, size, &n, ":");
+        gen_space(g, out, size, &n);
+        gen_value(g, out, size, &n, 1);
+        gen_space(g, out, size, &n);
+    }
+    put(out, size, &n, "}");
+}
+
+/* One byte changed, or the text cut short: where the walk must say what is wrong. */
+static void mutate(rng *g, char *t)
+{
+    static const char bytes[] = "\"\\{}[]:,-0e .x\n\x01";
+    size_t len = strlen(t);
+    if (!len) return;
+    if (rnd(g, 4) == 0)
+        t[rnd(g, (unsigned)len)] = '\0';
+    else
+        t[rnd(g, (unsigned)len)] = bytes[rnd(g, sizeof bytes - 1)];
+}
+
+/* Record text's value with a tape of cap tokens: whether it was sound, and the reader's
+ * error (offset, status) when it was not. */
+static bool record_into(host_jreader *r, const char *text, host_jr_tape *tape, size_t *at,
+                        host_jparse_status *status)
+{
+    bool ok = record(r, text, tape);
+    *at = 0;
+    *status = HOST_JPARSE_OK;
+    if (!ok) host_jr_error(r, at, status, NULL);
+    return ok;
+}
+
+/* A value's object is recorded in one walk where it is the common kind (test: the walk
+ * member by member, which records an object inside an array): for 20,000 random and
+ * mutated objects the same soundness, the same error (byte and kind, as a reader that
+ * does not record says it), and the same tokens (where, their text, decoded strings,
+ * numbers bit for bit, an array's count), with tapes large and too small. */
+static void Jread_objects_recorded_in_one_walk_as_member_by_member(void **state)
+{
+    host_jreader *r = *state, *plain = host_jr_new();
+    assert_non_null(plain);
+    enum { TOKENS = 512, BYTES = 4096 };
+    static host_jr_token tok[2][TOKENS];
+    static char bytes[2][BYTES], text[4096], wrapped[4100];
+    rng g = {0x9E3779B97F4A7C15ull};
+    unsigned fast = 0, compared = 0;
+    for (int round = 0; round < 20000; round++) {
+        gen_object(&g, text, sizeof text);
+        if (round % 3 == 1) mutate(&g, text);
+        size_t len = strlen(text), cap = rnd(&g, 6) ? TOKENS : rnd(&g, 12);
+        snprintf(wrapped, sizeof wrapped, "[%s]", text);
+        host_jr_tape one = {tok[0], 0, cap, bytes[0], 0, cap < TOKENS ? 24 : BYTES, false};
+        host_jr_tape walk = {tok[1], 0, cap, bytes[1], 0, cap < TOKENS ? 24 : BYTES, false};
+        size_t at[3];
+        host_jparse_status status[3];
+        bool ok = record_into(r, text, &one, &at[0], &status[0]);
+        /* the reference for soundness and errors: the same reader, not recording */
+        host_jr_start(plain, text, len, 0, HOST_JR_STRICT);
+        ecs_json_reader *papi = host_jr_api(plain);
+        bool plain_ok = (papi->skip)(papi) && host_jr_complete(plain);
+        at[1] = 0, status[1] = HOST_JPARSE_OK;
+        if (!plain_ok) host_jr_error(plain, &at[1], &status[1], NULL);
+        if (ok != plain_ok || at[0] != at[1] || status[0] != status[1])
+            fail_msg("round %d '%s': recorded %d (error at %zu, %d), read %d (at %zu, %d)", round,
+                     text, ok, at[0], status[0], plain_ok, at[1], status[1]);
+        if (!ok || host_json_skip_space(text + host_jr_offset(r), text + len) != text + len)
+            continue; /* the wrapped text would fail on what follows the value */
+        if (!record_into(plain, wrapped, &walk, &at[2], &status[2]))
+            fail_msg("round %d '%s': sound alone, not in an array", round, text);
+        compared++;
+        fast += one.n > 0 && !one.full && text[0] == '{';
+        if (one.full != walk.full || one.n != walk.n)
+            fail_msg("round %d '%s': %zu tokens (full %d), the walk %zu (full %d)", round, text,
+                     one.n, one.full, walk.n, walk.full);
+        for (size_t i = 0; i < one.n; i++) {
+            const host_jr_token *a = &one.tok[i], *b = &walk.tok[i];
+            bool str = a->str != NULL, array = *a->at == '[';
+            if (a->at - text != b->at - (wrapped + 1) || a->end - text != b->end - (wrapped + 1) ||
+                str != (b->str != NULL) || (str && strcmp(a->str, b->str) != 0) ||
+                ((str || array) && a->v.len != b->v.len) ||
+                (!str && !array && memcmp(&a->v.number, &b->v.number, sizeof(double)) != 0))
+                fail_msg("round %d '%s': token %zu ('%.*s') differs from the walk's", round, text,
+                         i, (int)(a->end - a->at), a->at);
+        }
+    }
+    if (compared < 5000 || fast < 3000)
+        fail_msg("%u compared, %u with tokens: the generator is off", compared, fast);
+    host_jr_free(plain);
+}
+
 int main(void)
 {
 #define TEST(f) cmocka_unit_test_setup_teardown(f, reader_new, reader_free)
@@ -1169,6 +1358,7 @@ int main(void)
         TEST(Jread_array_f32_with_tokens_reads_and_fails_as_without),
         TEST(Jread_a_recording_reader_says_when_it_did_not_keep_everything),
         TEST(Jread_key_is_compares_whole_keys),
+        TEST(Jread_objects_recorded_in_one_walk_as_member_by_member),
     };
 #undef TEST
     return cmocka_run_group_tests_name("jread", tests, NULL, NULL);

@@ -441,10 +441,67 @@ static bool exact_number(uint64_t digits, int exp10, bool neg, double *d)
 #endif
 }
 
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ &&   \
+    defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+#define HAVE_SHORT_NUMBER 1
+/* The digits that start w (8 bytes of text, the first lowest): how many (0-8), their value
+ * in *v; no branch on how many. */
+static inline int digit_run(uint64_t w, uint64_t *v)
+{
+    uint64_t x = w ^ (ONES * '0'); /* a digit: its value, 0-9; anything else: 10 or more */
+    uint64_t stop = (((x & (ONES * 0x7F)) + ONES * 0x76) | x) & HIGHS;
+    int k = stop ? __builtin_ctzll(stop) >> 3 : 8;
+    int shift = 4 * (8 - k);   /* twice: a shift by 64 (k = 0) is undefined */
+    x = (x << shift) << shift; /* the k digits last, zeros before them */
+    x = x * 10 + (x >> 8);
+    x = (((x & 0x000000FF000000FFull) * (100 + (1000000ull << 32))) +
+         (((x >> 16) & 0x000000FF000000FFull) * (1 + (10000ull << 32)))) >>
+        32;
+    *v = (uint32_t)x;
+    return k;
+}
+
+/* The short number at s, as programs write floats: -?D{1,7}(\.D{1,8})? with no exponent
+ * and no leading zero, at least 17 bytes before end; its value (exact: at most 15 digits,
+ * one correctly rounded division) into *d, the byte after it returned. NULL for anything
+ * else (lex_number reads that, and says what is wrong). */
+static inline const char *short_number(const char *s, const char *end, double *d)
+{
+    static const double pow10[9] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8};
+    bool neg = *s == '-';
+    const char *p = s + neg;
+    uint64_t w, ip, fp = 0;
+    if (end - p < 17) return NULL;
+    memcpy(&w, p, 8);
+    int k1 = digit_run(w, &ip), k2 = 0;
+    if (k1 == 0 || k1 == 8 || (*p == '0' && k1 > 1)) return NULL;
+    p += k1;
+    if (*p == '.') {
+        memcpy(&w, p + 1, 8);
+        k2 = digit_run(w, &fp);
+        if (k2 == 0 || (k2 == 8 && is_digit(p[9]))) return NULL;
+        p += 1 + k2;
+    }
+    if (*p == 'e' || *p == 'E') return NULL;
+    double x = ((double)ip * pow10[k2] + (double)fp) / pow10[k2];
+    *d = neg ? -x : x;
+    return p;
+}
+#endif
+
 /* The number at p->p, -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? (RFC 8259), checked
  * and (out not NULL) converted: the nearest double, +-inf beyond the range (as strtod). */
 static bool lex_number(parser *p, double *out)
 {
+#ifdef HAVE_SHORT_NUMBER
+    double quick;
+    const char *after = short_number(p->p, p->end, &quick);
+    if (after) {
+        if (out) *out = quick;
+        p->p = after;
+        return true;
+    }
+#endif
     const char *s = p->p + (*p->p == '-'), *end = p->end;
     uint64_t m = 0, e = 0; /* the digits (while at most 19), the exponent's */
     int n = 0, exp10 = 0, en = 0;
@@ -1031,45 +1088,115 @@ static bool jr_record_scalar(host_jreader *r)
 
 static void jr_value_done(host_jreader *r);
 
-/* skip() of a recording reader at a '[': an array of numbers only (the common case: a
- * vector) lexed and kept in one loop. False (nothing changed) when it is anything else:
- * the element by element walk then reads it and says what is wrong. */
-static bool jr_record_numbers(host_jreader *r)
+/* skip() of a recording reader: the common values lexed and recorded in one walk each, the
+ * same tokens as the element by element walk records (test_jread compares them): an array
+ * of numbers only (a vector: the array's own token, then its numbers), and a component's
+ * object (keys without escapes, each once, at most FAST_KEYS to an object; values numbers,
+ * strings, literals, arrays of numbers, and such objects up to FAST_DEPTH deep). Anything
+ * else (or anything wrong), and the tape and reader are left as they were: the walk then
+ * reads it and says what is wrong. */
+#define FAST_KEYS  16
+#define FAST_DEPTH 4
+
+static const char *rec_number(host_jreader *r, const char *q)
 {
-    const char *open = r->p.p, *q = open + 1, *end = r->p.end;
+    double d;
+    r->p.p = q;
+    if (!lex_number(&r->p, &d)) return NULL;
+    tape_put(r->rec, q, r->p.p, NULL, 0, d);
+    return r->p.p;
+}
+
+/* At least one number (an empty array: the walk, as rare). */
+static const char *rec_numbers(host_jreader *r, const char *open)
+{
+    host_jr_tape *t = r->rec;
+    const char *end = r->p.end, *q = host_json_skip_space(open + 1, end);
+    size_t n0 = t->n;
+    tape_put(t, open, open, NULL, 0, 0); /* the array's own token: its end, its count */
+    for (;;) {
+        if (q == end || (*q != '-' && !is_digit(*q)) || !(q = rec_number(r, q))) return NULL;
+        if ((q = host_json_skip_space(q, end)) == end) return NULL;
+        if (*q == ']') break;
+        if (*q != ',') return NULL;
+        q = host_json_skip_space(q + 1, end);
+    }
+    if (!t->full) {
+        t->tok[n0].end = q + 1;
+        t->tok[n0].v.len = t->n - n0 - 1;
+    }
+    return q + 1;
+}
+
+static const char *rec_object(host_jreader *r, const char *open, int depth)
+{
+    const char *end = r->p.end, *q = host_json_skip_space(open + 1, end);
+    const char *key[FAST_KEYS];
+    size_t klen[FAST_KEYS];
+    int nk = 0;
+    if (q < end && *q == '}') return q + 1; /* {}: no tokens */
+    for (;;) {
+        if (q == end || *q != '"' || nk == FAST_KEYS) return NULL;
+        const char *k = q + 1, *close = host_json_plain_end(k, end);
+        if (close == end || *close != '"') return NULL; /* escaped, or no string */
+        size_t n = (size_t)(close - k);
+        for (int i = 0; i < nk; i++)
+            if (klen[i] == n && memcmp(key[i], k, n) == 0) return NULL;
+        key[nk] = k;
+        klen[nk++] = n;
+        tape_put(r->rec, q, close + 1, k, n, 0);
+        q = host_json_skip_space(close + 1, end);
+        if (q == end || *q != ':') return NULL;
+        if ((q = host_json_skip_space(q + 1, end)) == end) return NULL;
+        if (*q == '"') {
+            const char *at = q, *s;
+            bool escaped;
+            r->p.p = q;
+            if (!lex_string(&r->p, &s, &n, &escaped)) return NULL;
+            tape_put(r->rec, at, r->p.p, s, n, 0);
+            q = r->p.p;
+        } else if (*q == '[') {
+            q = rec_numbers(r, q);
+        } else if (*q == '{') {
+            q = depth < FAST_DEPTH ? rec_object(r, q, depth + 1) : NULL;
+        } else if (*q == '-' || is_digit(*q)) {
+            q = rec_number(r, q);
+        } else {
+            r->p.p = q;
+            q = parse_scalar(&r->p, NULL) ? r->p.p : NULL;
+        }
+        if (!q || (q = host_json_skip_space(q, end)) == end) return NULL;
+        if (*q == '}') return q + 1;
+        if (*q != ',') return NULL;
+        q = host_json_skip_space(q + 1, end);
+    }
+}
+
+static const char *rec_value_object(host_jreader *r, const char *open)
+{
+    return rec_object(r, open, 1);
+}
+
+/* The value at p recorded by rec (rec_numbers, rec_value_object): false, nothing changed,
+ * when it is not of rec's common kind. */
+static bool jr_record(host_jreader *r, const char *(*rec)(host_jreader *, const char *))
+{
     host_jr_tape *t = r->rec;
     size_t n0 = t->n, used0 = t->used;
     bool full0 = t->full;
-    while (q < end && host_json_space(*q)) q++;
-    if (q < end && *q == ']') return false; /* empty: the walk, as rare */
-    tape_put(t, open, open, NULL, 0, 0);    /* the array's own token: its end, its count */
-    for (;;) {
-        if (q == end || (*q != '-' && !is_digit(*q))) break;
-        const char *at = q;
-        double d;
-        r->p.p = q;
-        if (!lex_number(&r->p, &d)) break;
-        tape_put(r->rec, at, r->p.p, NULL, 0, d);
-        for (q = r->p.p; q < end && host_json_space(*q);) q++;
-        if (q < end && *q == ']') {
-            r->p.p = q + 1;
-            r->last = open;
-            if (!t->full) {
-                t->tok[n0].end = r->p.p;
-                t->tok[n0].v.len = t->n - n0 - 1;
-            }
-            jr_value_done(r);
-            return true;
-        }
-        if (q == end || *q != ',') break;
-        for (q++; q < end && host_json_space(*q);) q++;
+    const char *open = r->p.p, *after = rec(r, open);
+    if (!after) {
+        r->p.p = open;
+        r->p.status = HOST_JPARSE_OK; /* a value that broke off above is read again */
+        t->n = n0;
+        t->used = used0;
+        t->full = full0; /* the walk records them again */
+        return false;
     }
-    r->p.p = open;
-    r->p.status = HOST_JPARSE_OK; /* a number that broke off above is read again */
-    t->n = n0;
-    t->used = used0;
-    t->full = full0; /* the walk records them again */
-    return false;
+    r->p.p = after;
+    r->last = open;
+    jr_value_done(r);
+    return true;
 }
 
 static ecs_json_type type_at(const char *s)
@@ -1632,7 +1759,8 @@ static bool jr_skip(ecs_json_reader *api)
             skip_space(&r->p);
             if (r->p.p == r->p.end) return jr_lex_fail(r, HOST_JPARSE_END_OF_TEXT, r->p.p);
             char c = *r->p.p;
-            if (c == '[' && r->rec && jr_record_numbers(r)) continue;
+            if (c == '[' && r->rec && jr_record(r, rec_numbers)) continue;
+            if (c == '{' && r->rec && r->depth == 0 && jr_record(r, rec_value_object)) continue;
             if (c == '{' || c == '[') {
                 if (!jr_push(r, c == '{' ? LEVEL_OBJECT : 0)) return false;
             } else if (r->rec ? jr_record_scalar(r) : parse_scalar(&r->p, NULL)) {
