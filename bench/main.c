@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mem.h"
+
 #define EXIT_USAGE    2
 #define STRINGIFY_(x) #x
 #define STRINGIFY(x)  STRINGIFY_(x)
@@ -73,6 +75,7 @@ static void warn_if_not_release(void)
 int main(int argc, char **argv)
 {
     bench_config cfg = {BENCH_DEFAULT_REPS, false};
+    host_mem_policy(); /* the host's heap, as ecs-host sets it (mem.h) */
     const bench_workload *chosen[64];
     size_t n_chosen = 0;
 

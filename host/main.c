@@ -197,6 +197,7 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], HOST_PROBE_ARG) == 0) /* the child of probe.c */
         return host_probe_main(argc, argv);
+    host_mem_policy();
     host_options opt;
     int code;
     if (host_cli_parse(argc, argv, &opt, stdout, stderr, &code) != 0) return code;

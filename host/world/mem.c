@@ -8,6 +8,9 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -23,6 +26,13 @@ static struct {
     void **slot;
     size_t cap, count; /* cap is 0 or a power of two */
 } live;
+
+void host_mem_policy(void)
+{
+#if defined(__GLIBC__) && defined(M_TRIM_THRESHOLD)
+    mallopt(M_TRIM_THRESHOLD, (int)HOST_HEAP_KEEP);
+#endif
+}
 
 static size_t slot_of(void *p, size_t mask)
 {
