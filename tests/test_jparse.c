@@ -527,7 +527,7 @@ static void Jparse_short_numbers_read_in_one_step_as_digit_by_digit(void **state
 {
     (void)state;
     uint64_t s = 0x2545F4914F6CDD1Dull;
-    char num[48], padded[96];
+    char num[48], padded[160];
     for (int round = 0; round < 20000; round++) {
         size_t n = 0;
         s ^= s << 13, s ^= s >> 7, s ^= s << 17;
