@@ -8,11 +8,14 @@
  * (types, keys, strings, valuedouble bit for bit, valueint, child/next/prev links). The
  * one known exception: cJSON skips a UTF-8 BOM only in texts longer than 4 bytes. Inputs
  * cJSON accepts and we refuse are cJSON being lenient (leading zeros, trailing commas,
- * control characters...): not checked. A broken property aborts, as does a crash, a
- * leak or undefined behaviour.
- * Build: meson setup -Dfuzz=true with CC=clang CXX=clang++ (tests/fuzz/meson.build); run
- * (new inputs go to the scratch folder /tmp/new, not into the repository):
- *   build/tests/fuzz/fuzz_json /tmp/new tests/fuzz/corpus_scene -dict=tests/fuzz/scene.dict
+ * control characters...): not checked. The read-ahead's recorder (host_jr_record) on the
+ * same bytes: as sound as a reader that does not record, failing at the same byte with the
+ * same error, and, for an object or array, recording the tokens the element by element
+ * walk records (the value read inside an array: no one-walk path there). A broken property aborts,
+ * as does a crash, a leak or undefined behaviour. Build: meson setup -Dfuzz=true with CC=clang
+ * CXX=clang++ (tests/fuzz/meson.build); run (new inputs go to the scratch folder /tmp/new, not into
+ * the repository): build/tests/fuzz/fuzz_json /tmp/new tests/fuzz/corpus_scene
+ * -dict=tests/fuzz/scene.dict
  */
 #include <cjson/cJSON.h>
 #include <stdbool.h>
@@ -23,6 +26,7 @@
 #include <string.h>
 
 #include "jparse.h"
+#include "jplain.h"
 #include "json.h"
 
 #define NAME "fuzz.json"
@@ -64,6 +68,61 @@ static bool same_tree(const cJSON *a, const cJSON *b)
     return !x && !y;
 }
 
+enum { TAPE_TOKENS = 4096, TAPE_BYTES = 65536 };
+
+/* The value at text[0..size) recorded (or only read, tape NULL) by a STRICT reader:
+ * whether it was sound, where it ended, and its error. */
+static bool record_text(host_jreader *r, const char *text, size_t size, host_jr_tape *tape,
+                        size_t *end, size_t *err_at, host_jparse_status *err)
+{
+    host_jr_start(r, text, size, 0, HOST_JR_STRICT);
+    host_jr_record(r, tape);
+    ecs_json_reader *api = host_jr_api(r);
+    bool ok = (api->skip)(api) && host_jr_complete(r);
+    *end = host_jr_offset(r);
+    *err_at = 0;
+    *err = HOST_JPARSE_OK;
+    if (!ok) host_jr_error(r, err_at, err, NULL);
+    return ok;
+}
+
+static void check_recording(const char *text, size_t size)
+{
+    static host_jr_token tok[2][TAPE_TOKENS];
+    static char bytes[2][TAPE_BYTES];
+    host_jreader *r = host_jr_new();
+    CHECK(r);
+    host_jr_tape one = {tok[0], 0, TAPE_TOKENS, bytes[0], 0, TAPE_BYTES, false};
+    host_jr_tape walk = {tok[1], 0, TAPE_TOKENS, bytes[1], 0, TAPE_BYTES, false};
+    size_t end[3], at[3];
+    host_jparse_status err[3];
+    bool ok = record_text(r, text, size, &one, &end[0], &at[0], &err[0]);
+    bool plain = record_text(r, text, size, NULL, &end[1], &at[1], &err[1]);
+    CHECK(ok == plain && at[0] == at[1] && err[0] == err[1] && (!ok || end[0] == end[1]));
+    const char *first = host_json_skip_space(text, text + size); /* a BOM: none there */
+    bool container = first < text + size && (*first == '{' || *first == '[');
+    if (ok && container && !one.full &&
+        host_json_skip_space(text + end[0], text + size) == text + size) {
+        char *wrapped = malloc(size + 2); /* "[" text "]": the walk, at depth 1 */
+        CHECK(wrapped);
+        wrapped[0] = '[';
+        if (size) memcpy(wrapped + 1, text, size);
+        wrapped[size + 1] = ']';
+        CHECK(record_text(r, wrapped, size + 2, &walk, &end[2], &at[2], &err[2]));
+        CHECK(one.n == walk.n && one.full == walk.full);
+        for (size_t k = 0; k < one.n; k++) {
+            const host_jr_token *a = &one.tok[k], *b = &walk.tok[k];
+            bool str = a->str != NULL, array = *a->at == '[';
+            CHECK(a->at - text == b->at - (wrapped + 1) && a->end - text == b->end - (wrapped + 1));
+            CHECK(str == (b->str != NULL) && (!str || strcmp(a->str, b->str) == 0));
+            CHECK(!(str || array) || a->v.len == b->v.len);
+            CHECK(str || array || memcmp(&a->v.number, &b->v.number, sizeof(double)) == 0);
+        }
+        free(wrapped);
+    }
+    host_jr_free(r);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *text = (const char *)data;
@@ -97,5 +156,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     cJSON_Delete(ours);
     host_json_arena_free(arena);
+    check_recording(text, size);
     return 0;
 }
