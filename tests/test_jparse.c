@@ -517,10 +517,12 @@ static void Jparse_digit_runs_of_every_length_read_as_strtod(void **state)
         }
 }
 
-/* Numbers as programs write floats (-?D{1,7}.D{1,8}, no exponent) are read 8 digits at a
- * time in one step when 17 bytes or more follow their sign: the same value, bit for bit,
- * and the same end or error as the digit by digit read of the same number alone at the
- * end of a text (which cannot take that step), for 20,000 random numbers of that form and
+/* Numbers as programs write floats (-?D{1,7}.D{1,8}, no exponent) are read in one step
+ * when 17 bytes or more are left (their end from one 16-byte compare, each part's digits 8
+ * at a time): the same value, bit for bit,
+ * and the same end or error as the read of the same number alone at the end of a text
+ * (digit by digit where it is shorter than 17 bytes), read exactly where the grammar says
+ * it is a number, for 20,000 random numbers of that form and
  * next to it (a leading zero, 8 digits before the point, 9 after it, an exponent, a point
  * with no digit after it, a sign alone; an error where the text alone ends is its end). */
 static void Jparse_short_numbers_read_in_one_step_as_digit_by_digit(void **state)
@@ -540,6 +542,8 @@ static void Jparse_short_numbers_read_in_one_step_as_digit_by_digit(void **state
         for (int i = 0; i < b; i++) num[n++] = (char)('0' + (bits >> (36 + i * 2)) % 10);
         if ((bits >> 60) == 0) n += (size_t)snprintf(num + n, sizeof num - n, "e%d", (int)a - 4);
         num[n] = '\0';
+        const char *digits1 = num + (num[0] == '-');
+        bool valid = b != 0 && !(a > 1 && digits1[0] == '0'); /* JSON's grammar */
         /* alone: the text ends with the number, under 17 bytes: digit by digit */
         char *alone = malloc(n);
         assert_non_null(alone);
@@ -554,6 +558,9 @@ static void Jparse_short_numbers_read_in_one_step_as_digit_by_digit(void **state
                      "(error %d at %zu)",
                      num, v1 ? "read" : "refused", v1 ? v1->valuedouble : 0, e1.status, e1.offset,
                      v2 ? "read" : "refused", v2 ? v2->valuedouble : 0, e2.status, e2.offset);
+        if (!v1 != !valid)
+            fail_msg("'%s': %s, but it is %s JSON", num, v1 ? "read" : "refused",
+                     valid ? "valid" : "no");
         if (v1 && v1->valuedouble != strtod(num, NULL))
             fail_msg("'%s': %.17g, strtod %.17g", num, v1->valuedouble, strtod(num, NULL));
         cJSON_Delete(v1);

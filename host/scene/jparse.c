@@ -441,51 +441,56 @@ static bool exact_number(uint64_t digits, int exp10, bool neg, double *d)
 #endif
 }
 
-#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ &&   \
-    defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+#if defined(__SSE2__) && defined(__GNUC__) && defined(__BYTE_ORDER__) &&                           \
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
 #define HAVE_SHORT_NUMBER 1
-/* The digits that start w (8 bytes of text, the first lowest): how many (0-8), their value
- * in *v; no branch on how many. */
-static inline int digit_run(uint64_t w, uint64_t *v)
+/* The value of the k digits (1-8) that start w (8 bytes of text, the first lowest). */
+static inline uint64_t digits_value(uint64_t w, int k)
 {
-    uint64_t x = w ^ (ONES * '0'); /* a digit: its value, 0-9; anything else: 10 or more */
-    uint64_t stop = (((x & (ONES * 0x7F)) + ONES * 0x76) | x) & HIGHS;
-    int k = stop ? __builtin_ctzll(stop) >> 3 : 8;
-    int shift = 4 * (8 - k);   /* twice: a shift by 64 (k = 0) is undefined */
-    x = (x << shift) << shift; /* the k digits last, zeros before them */
+    uint64_t x = w ^ (ONES * '0'); /* a digit: its value */
+    int shift = 4 * (8 - k);       /* twice: a shift by 64 is undefined */
+    x = (x << shift) << shift;     /* the k digits last, zeros before them */
     x = x * 10 + (x >> 8);
-    x = (((x & 0x000000FF000000FFull) * (100 + (1000000ull << 32))) +
-         (((x >> 16) & 0x000000FF000000FFull) * (1 + (10000ull << 32)))) >>
-        32;
-    *v = (uint32_t)x;
-    return k;
+    return (uint32_t)((((x & 0x000000FF000000FFull) * (100 + (1000000ull << 32))) +
+                       (((x >> 16) & 0x000000FF000000FFull) * (1 + (10000ull << 32)))) >>
+                      32);
 }
 
 /* The short number at s, as programs write floats: -?D{1,7}(\.D{1,8})? with no exponent
  * and no leading zero, at least 17 bytes before end; its value (exact: at most 15 digits,
  * one correctly rounded division) into *d, the byte after it returned. NULL for anything
- * else (lex_number reads that, and says what is wrong). */
+ * else (lex_number reads that, and says what is wrong). Where it ends comes from one
+ * 16-byte compare (digits, '.', '-'), not from the digits one part after the other: the
+ * next number's read need not wait for this one's. */
 static inline const char *short_number(const char *s, const char *end, double *d)
 {
     static const double pow10[9] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8};
-    bool neg = *s == '-';
-    const char *p = s + neg;
+    if (end - s < 17) return NULL;
+    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)s);
+    __m128i digit = _mm_cmplt_epi8(_mm_sub_epi8(x, _mm_set1_epi8((char)('0' + 128))),
+                                   _mm_set1_epi8((char)(10 - 128))); /* '0'-'9': -128..-119 */
+    __m128i dot = _mm_cmpeq_epi8(x, _mm_set1_epi8('.'));
+    __m128i minus = _mm_cmpeq_epi8(x, _mm_set1_epi8('-'));
+    unsigned run = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(digit, dot), minus));
+    int len = __builtin_ctz(~run); /* 0-16 */
+    unsigned in = (1u << len) - 1, dots = (unsigned)_mm_movemask_epi8(dot) & in,
+             signs = (unsigned)_mm_movemask_epi8(minus) & in;
+    bool neg = signs & 1;
+    int at = dots ? __builtin_ctz(dots) : len, k1 = at - neg, k2 = dots ? len - at - 1 : 0;
+    if (signs != (unsigned)neg || (dots & (dots - 1)) || k1 < 1 || k1 > 7 || k2 > 8 ||
+        (dots && k2 < 1) || (s[neg] == '0' && k1 > 1) || (s[len] | 0x20) == 'e' ||
+        (len == 16 && (is_digit(s[16]) || s[16] == '.' || s[16] == '-'))) /* it goes on */
+        return NULL;
     uint64_t w, ip, fp = 0;
-    if (end - p < 17) return NULL;
-    memcpy(&w, p, 8);
-    int k1 = digit_run(w, &ip), k2 = 0;
-    if (k1 == 0 || k1 == 8 || (*p == '0' && k1 > 1)) return NULL;
-    p += k1;
-    if (*p == '.') {
-        memcpy(&w, p + 1, 8);
-        k2 = digit_run(w, &fp);
-        if (k2 == 0 || (k2 == 8 && is_digit(p[9]))) return NULL;
-        p += 1 + k2;
+    memcpy(&w, s + neg, 8);
+    ip = digits_value(w, k1);
+    if (dots) {
+        memcpy(&w, s + at + 1, 8);
+        fp = digits_value(w, k2);
     }
-    if (*p == 'e' || *p == 'E') return NULL;
-    double x = ((double)ip * pow10[k2] + (double)fp) / pow10[k2];
-    *d = neg ? -x : x;
-    return p;
+    double v = ((double)ip * pow10[k2] + (double)fp) / pow10[k2];
+    *d = neg ? -v : v;
+    return s + len;
 }
 #endif
 
