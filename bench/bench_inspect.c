@@ -51,7 +51,7 @@ static uint64_t cpu_ns(void)
 typedef struct client {
     unsigned port;
     char token[64];
-    volatile int stop;
+    volatile int stop, done; /* done: the page client returned (no request in flight) */
     uint64_t bytes, requests;
 } client;
 
@@ -98,6 +98,7 @@ static void *page_client(void *arg)
             }
         usleep(5000);
     }
+    c->done = 1;
     return NULL;
 }
 
@@ -203,10 +204,13 @@ static int run_inspect(const bench_config *cfg)
         double cpu_base, cpu_ours;
         b2[r] = paced_ns(bw.w, NULL, &cpu_base, &sum2);
         pthread_t th;
-        c.stop = 0;
+        c.stop = c.done = 0;
         if (pthread_create(&th, NULL, page_client, &c) != 0) rc = 1;
         o2[r] = paced_ns(bw.w, in, &cpu_ours, &sum2);
         c.stop = 1;
+        /* a request may be in flight: answer it, or the client waits for it forever and
+         * the join with it */
+        while (rc == 0 && !c.done) host_inspector_wait(in, bench_now_ns() + 100000u, NULL);
         if (rc == 0) pthread_join(th, NULL);
         cpu_extra[r] = cpu_ours - cpu_base;
     }
