@@ -376,6 +376,20 @@ static bool parse_string(parser *p, char **out)
 
 /* ---- numbers, literals, values ------------------------------------------------------ */
 
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* The value of the k digits (1-8) that start w (8 bytes of text, the first lowest). */
+static inline uint64_t digits_value(uint64_t w, int k)
+{
+    uint64_t x = w ^ (ONES * '0'); /* a digit: its value */
+    int shift = 4 * (8 - k);       /* twice: a shift by 64 is undefined */
+    x = (x << shift) << shift;     /* the k digits last, zeros before them */
+    x = x * 10 + (x >> 8);
+    return (uint32_t)((((x & 0x000000FF000000FFull) * (100 + (1000000ull << 32))) +
+                       (((x >> 16) & 0x000000FF000000FFull) * (1 + (10000ull << 32)))) >>
+                      32);
+}
+#endif
+
 /* One or more digits at s, counted into *n and appended to *m (m * 10 + digit, wrapping
  * after 19 digits: then unused); returns the byte after them, or NULL with the error
  * set. */
@@ -397,12 +411,7 @@ static inline const char *digits(parser *p, const char *s, uint64_t *m, int *n)
         stop = (((x & (ONES * 0x7F)) + ONES * 0x76) | x) & HIGHS; /* high bit: not a digit */
         int k = stop ? __builtin_ctzll(stop) >> 3 : 8;
         if (k == 0) break;
-        x <<= 8 * (8 - k); /* the k digits last, zeros (leading zeros) before them */
-        x = x * 10 + (x >> 8);
-        x = (((x & 0x000000FF000000FFull) * (100 + (1000000ull << 32))) +
-             (((x >> 16) & 0x000000FF000000FFull) * (1 + (10000ull << 32)))) >>
-            32;
-        v = v * pow10[k] + (uint32_t)x;
+        v = v * pow10[k] + digits_value(w, k);
         s += k;
         if (k < 8) {
             *m = v;
@@ -444,18 +453,6 @@ static bool exact_number(uint64_t digits, int exp10, bool neg, double *d)
 #if defined(__SSE2__) && defined(__GNUC__) && defined(__BYTE_ORDER__) &&                           \
     __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
 #define HAVE_SHORT_NUMBER 1
-/* The value of the k digits (1-8) that start w (8 bytes of text, the first lowest). */
-static inline uint64_t digits_value(uint64_t w, int k)
-{
-    uint64_t x = w ^ (ONES * '0'); /* a digit: its value */
-    int shift = 4 * (8 - k);       /* twice: a shift by 64 is undefined */
-    x = (x << shift) << shift;     /* the k digits last, zeros before them */
-    x = x * 10 + (x >> 8);
-    return (uint32_t)((((x & 0x000000FF000000FFull) * (100 + (1000000ull << 32))) +
-                       (((x >> 16) & 0x000000FF000000FFull) * (1 + (10000ull << 32)))) >>
-                      32);
-}
-
 /* The short number at s, as programs write floats: -?D{1,7}(\.D{1,8})? with no exponent
  * and no leading zero, at least 17 bytes before end; its value (exact: at most 15 digits,
  * one correctly rounded division) into *d, the byte after it returned. NULL for anything
@@ -1074,7 +1071,7 @@ static inline bool jr_lex_string(host_jreader *r, const char **s, size_t *n, boo
 }
 
 /* skip() of a recording reader: the scalar at p lexed whole and kept. */
-static bool jr_record_scalar(host_jreader *r)
+static inline bool jr_record_scalar(host_jreader *r)
 {
     const char *at = r->p.p, *s;
     size_t n;
@@ -1103,13 +1100,11 @@ static void jr_value_done(host_jreader *r);
 #define FAST_KEYS  16
 #define FAST_DEPTH 4
 
-static const char *rec_number(host_jreader *r, const char *q)
+/* The scalar at q (a string, number or literal) recorded: the byte after it, or NULL. */
+static const char *rec_scalar(host_jreader *r, const char *q)
 {
-    double d;
     r->p.p = q;
-    if (!lex_number(&r->p, &d)) return NULL;
-    tape_put(r->rec, q, r->p.p, NULL, 0, d);
-    return r->p.p;
+    return jr_record_scalar(r) ? r->p.p : NULL;
 }
 
 /* At least one number (an empty array: the walk, as rare). */
@@ -1120,7 +1115,7 @@ static const char *rec_numbers(host_jreader *r, const char *open)
     size_t n0 = t->n;
     tape_put(t, open, open, NULL, 0, 0); /* the array's own token: its end, its count */
     for (;;) {
-        if (q == end || (*q != '-' && !is_digit(*q)) || !(q = rec_number(r, q))) return NULL;
+        if (q == end || (*q != '-' && !is_digit(*q)) || !(q = rec_scalar(r, q))) return NULL;
         if ((q = host_json_skip_space(q, end)) == end) return NULL;
         if (*q == ']') break;
         if (*q != ',') return NULL;
@@ -1153,23 +1148,12 @@ static const char *rec_object(host_jreader *r, const char *open, int depth)
         q = host_json_skip_space(close + 1, end);
         if (q == end || *q != ':') return NULL;
         if ((q = host_json_skip_space(q + 1, end)) == end) return NULL;
-        if (*q == '"') {
-            const char *at = q, *s;
-            bool escaped;
-            r->p.p = q;
-            if (!lex_string(&r->p, &s, &n, &escaped)) return NULL;
-            tape_put(r->rec, at, r->p.p, s, n, 0);
-            q = r->p.p;
-        } else if (*q == '[') {
+        if (*q == '[')
             q = rec_numbers(r, q);
-        } else if (*q == '{') {
+        else if (*q == '{')
             q = depth < FAST_DEPTH ? rec_object(r, q, depth + 1) : NULL;
-        } else if (*q == '-' || is_digit(*q)) {
-            q = rec_number(r, q);
-        } else {
-            r->p.p = q;
-            q = parse_scalar(&r->p, NULL) ? r->p.p : NULL;
-        }
+        else
+            q = rec_scalar(r, q);
         if (!q || (q = host_json_skip_space(q, end)) == end) return NULL;
         if (*q == '}') return q + 1;
         if (*q != ',') return NULL;
