@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ahead.h"
 #include "jparse.h"
 #include "jplain.h"
 
@@ -1336,6 +1337,103 @@ static void Jread_objects_recorded_in_one_walk_as_member_by_member(void **state)
     host_jr_free(plain);
 }
 
+/* ---- The read-ahead thread (ahead.c) ---------------------------------------------------- */
+
+/* AHEAD_N entities' values for two managers (a transform-like object, a name; every 9th
+ * entity has an array or a number instead of its object, every 13th none), one per line:
+ * the text, and at[i * 2 + m] = offset + 1 of entity i's value of manager m (0: none). */
+#define AHEAD_N 16000u
+
+static char *ahead_text(uint64_t *at)
+{
+    size_t cap = (size_t)AHEAD_N * 200, n = 0;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    for (uint32_t i = 0; i < AHEAD_N; i++) {
+        at[i * 2 + 1] = n + 1;
+        n += (size_t)snprintf(text + n, cap - n, "\"name %u\" ", i);
+        at[i * 2] = i % 13 == 5 ? 0 : n + 1;
+        if (i % 13 == 5) continue;
+        if (i % 9 == 4)
+            n += (size_t)snprintf(text + n, cap - n, i % 2 ? "[%u, \"x\\u00e9\", null]\n" : "%u\n",
+                                  i);
+        else
+            n += (size_t)snprintf(text + n, cap - n,
+                                  "{\"position\": [%u, 1.5, -2e%u], \"rotation\": [0, 0, 0, 1], "
+                                  "\"k\\u0065y\": \"n%u\", \"flag\": %s, \"m\": [[1, 2, 3, 4], "
+                                  "[5, 6, 7, %u]]}\n",
+                                  i, i % 7, i / 3, i % 2 ? "true" : "false", i % 11);
+    }
+    return text;
+}
+
+/* The value at text + at as read without tokens and with tok[0..count): the same dump. */
+static void expect_tokens_read_as_text(host_jreader *r, const char *text, size_t at,
+                                       const host_jr_token *tok, size_t count, uint64_t seq)
+{
+    char with[1024], without[1024];
+    size_t n = 0, len = strlen(text);
+    host_jr_start(r, text, len, at, HOST_JR_TRUSTED);
+    host_jr_use(r, tok, count);
+    dump_value(host_jr_api(r), with, sizeof with, &n);
+    n = 0;
+    host_jr_start(r, text, len, at, HOST_JR_STRICT);
+    dump_value(host_jr_api(r), without, sizeof without, &n);
+    if (strcmp(with, without) != 0)
+        fail_msg("value %llu: with the thread's tokens '%s', from the text '%s'",
+                 (unsigned long long)seq, with, without);
+}
+
+/* Whatever the pace of the loader against the thread's (a loader that rushes by, so the
+ * thread is behind and jumps ahead of it again and again; one slower than the thread, so
+ * the ring fills; the two alternating), every value the thread hands over is that value's
+ * tokens: they read as its text, a later value asked for (a reference's target) too, and
+ * nothing is handed over for a value that is not an object or an array. */
+static void Ahead_tokens_handed_over_read_as_their_values_at_any_pace(void **state)
+{
+    host_jreader *r = *state;
+    static uint64_t at[AHEAD_N * 2];
+    char *text = ahead_text(at);
+    const bool want[2] = {true, true};
+    for (int pace = 0; pace < 3; pace++) {
+        host_ahead *a = host_ahead_start(text, strlen(text), at, AHEAD_N, 2, want);
+        if (!a) { /* one CPU: nothing is read ahead, and asking says so */
+            const host_jr_token *tok;
+            size_t count;
+            assert_false(host_ahead_get(NULL, 0, &tok, &count));
+            break;
+        }
+        uint64_t handed = 0;
+        for (uint64_t seq = 0; seq < 2ull * AHEAD_N; seq++) {
+            host_ahead_at(a, seq);
+            bool slow = pace == 1 || (pace == 2 && (seq / 500) % 2);
+            for (uint64_t ask = seq; ask <= seq + 40 && ask < 2ull * AHEAD_N; ask += 40) {
+                uint64_t at1 = at[(ask % AHEAD_N) * 2 + ask / AHEAD_N];
+                const host_jr_token *tok = NULL;
+                size_t count = 0;
+                if (!host_ahead_get(a, ask, &tok, &count)) {
+                    if (slow && at1) { /* read from the text, as the loader would */
+                        char dump[1024];
+                        size_t n = 0;
+                        host_jr_start(r, text, strlen(text), (size_t)(at1 - 1), HOST_JR_STRICT);
+                        dump_value(host_jr_api(r), dump, sizeof dump, &n);
+                    }
+                    continue;
+                }
+                handed++;
+                if (!at1 || (text[at1 - 1] != '{' && text[at1 - 1] != '['))
+                    fail_msg("value %llu: tokens handed over for no object or array",
+                             (unsigned long long)ask);
+                expect_tokens_read_as_text(r, text, (size_t)(at1 - 1), tok, count, ask);
+            }
+        }
+        uint64_t taken = 0;
+        host_ahead_stop(a, &taken);
+        assert_true(taken == handed);
+    }
+    free(text);
+}
+
 int main(void)
 {
 #define TEST(f) cmocka_unit_test_setup_teardown(f, reader_new, reader_free)
@@ -1359,6 +1457,7 @@ int main(void)
         TEST(Jread_a_recording_reader_says_when_it_did_not_keep_everything),
         TEST(Jread_key_is_compares_whole_keys),
         TEST(Jread_objects_recorded_in_one_walk_as_member_by_member),
+        TEST(Ahead_tokens_handed_over_read_as_their_values_at_any_pace),
     };
 #undef TEST
     return cmocka_run_group_tests_name("jread", tests, NULL, NULL);
