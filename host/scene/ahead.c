@@ -159,12 +159,30 @@ static uint64_t value_at(const host_ahead *a, uint64_t seq)
     return a->want[m] ? a->at[i * a->managers + m] : 0;
 }
 
+/* Whether manager m's values are worth reading: it wants them, and one of its first
+ * SAMPLE values is an object or an array (a manager of names is passed over whole, not
+ * name by name: looking at each name's first byte took the thread 2 ms of 100,000). */
+#define SAMPLE 64u
+
+static bool worth_reading(const host_ahead *a, size_t m)
+{
+    for (uint32_t i = 0; a->want[m] && i < a->n && i < SAMPLE; i++) {
+        uint64_t at1 = a->at[(size_t)i * a->managers + m];
+        if (at1 && (a->text[at1 - 1] == '{' || a->text[at1 - 1] == '[')) return true;
+    }
+    return false;
+}
+
 static void *run(void *arg)
 {
     host_ahead *a = arg;
     place c = {0, 0};
     uint64_t q = 0, tpos = 0, bpos = 0;
     for (uint64_t seq = 0; seq < a->total; seq++) {
+        if (seq % a->n == 0 && !worth_reading(a, (size_t)(seq / a->n))) {
+            seq += a->n - 1; /* the next manager's first value next */
+            continue;
+        }
         c = loader_place(a);
         if (seq <= c.seq) /* behind the loader, or at it: go on well ahead of it */
             if ((seq = c.seq + JUMP) >= a->total) break;
