@@ -6,6 +6,9 @@
  *
  * - view: view_init + view_next through the host table (the shortest `with` manager's
  *   dense entity list, the other managers asked through their has());
+ * - view, cursor: the same entities one at a time through the SDK's ecs_view_cursor_next
+ *   (inline; a view_next_many call per ECS_VIEW_CURSOR_BATCH entities);
+ * - view, batches of 256: view_next_many into the caller's array;
  * - collection: collection_entities, the host's dense array kept from signatures;
  * - baseline, in the same run: a hand-written loop over the same dense entity array the
  *   view walks, the other component's membership read from one byte per entity index
@@ -141,6 +144,21 @@ static tally by_view(const views_world *vw, const ecs_query_desc *q)
     return t;
 }
 
+/* The view one entity at a time through the SDK's cursor (ecs_view_cursor_next: batches of
+ * ECS_VIEW_CURSOR_BATCH from view_next_many, handed out inline). */
+static tally by_cursor(const views_world *vw, const ecs_query_desc *q)
+{
+    tally t = {0, 0};
+    ecs_view_cursor c;
+    if (ecs_view_cursor_init(vw->h, q, &c) != ECS_OK) return t;
+    ecs_entity e;
+    while (ecs_view_cursor_next(vw->h, &c, &e)) {
+        t.sum += e.id;
+        t.n++;
+    }
+    return t;
+}
+
 /* The view in batches of 256 (view_next_many): one call per batch. */
 static tally by_view_many(const views_world *vw, const ecs_query_desc *q)
 {
@@ -201,7 +219,7 @@ typedef struct v1_query {
     bool with_mesh; /* {transform, mesh}, else {transform, not debug_name} */
 } v1_query;
 
-typedef enum { VIEW, VIEW_MANY, COLLECTION, HAND, HAS, WAYS } way;
+typedef enum { VIEW, VIEW_CURSOR, VIEW_MANY, COLLECTION, HAND, HAS, WAYS } way;
 
 /* One pass of each way; ns per matched entity into ns[]. False when they disagree. */
 static bool pass(const views_world *vw, const v1_query *q, double ns[WAYS], tally *out)
@@ -213,11 +231,12 @@ static bool pass(const views_world *vw, const v1_query *q, double ns[WAYS], tall
     const uint8_t *in = q->with_mesh ? vw->in_tf : vw->in_dn;
     for (int k = 0; k < WAYS; k++) {
         uint64_t t0 = bench_now_ns();
-        t[k] = k == VIEW         ? by_view(vw, &q->desc)
-               : k == VIEW_MANY  ? by_view_many(vw, &q->desc)
-               : k == COLLECTION ? by_collection(vw, c)
-               : k == HAND       ? by_hand(list, in, q->with_mesh)
-                                 : by_has(list, other, q->with_mesh);
+        t[k] = k == VIEW          ? by_view(vw, &q->desc)
+               : k == VIEW_CURSOR ? by_cursor(vw, &q->desc)
+               : k == VIEW_MANY   ? by_view_many(vw, &q->desc)
+               : k == COLLECTION  ? by_collection(vw, c)
+               : k == HAND        ? by_hand(list, in, q->with_mesh)
+                                  : by_has(list, other, q->with_mesh);
         ns[k] = (double)(bench_now_ns() - t0) / (t[k].n ? t[k].n : 1);
     }
     *out = t[HAND];
@@ -256,7 +275,8 @@ static int run_query(const bench_config *cfg, const v1_query *q)
     snprintf(n, sizeof note[0],
              "%u matched; the same walk calling the managers' has() directly: %.2f ns/entity",
              last.n, st[HAS].median);
-    static const char *const way_name[] = {"view", "view, batches of 256", "collection"};
+    static const char *const way_name[] = {"view", "view, cursor (one at a time)",
+                                           "view, batches of 256", "collection"};
     for (int k = VIEW; k <= COLLECTION; k++) {
         char name[96];
         snprintf(name, sizeof name, "%s, %s", q->name, way_name[k]);

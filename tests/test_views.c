@@ -245,6 +245,22 @@ static uint32_t view_list(const vworld *v, const query *q, ecs_entity *out)
         assert_int_equal(m, n);
         for (uint32_t i = 0; i < n; i++) assert_int_equal(again[i].id, out[i].id);
     }
+    /* the SDK's cursor, one at a time from batches; then on a host without view_next_many */
+    uint32_t (*many)(const ecs_host *, ecs_view *, ecs_entity *, uint32_t) =
+        v->probe->table.view_next_many;
+    for (int fallback = 0; fallback < 2; fallback++) {
+        static ecs_view_cursor c;
+        v->probe->table.view_next_many = fallback ? NULL : many;
+        assert_int_equal(ecs_view_cursor_init(v->h, &d, &c), ECS_OK);
+        uint32_t m = 0;
+        while (ecs_view_cursor_next(v->h, &c, &e)) {
+            assert_true(m < n);
+            assert_int_equal(e.id, out[m++].id);
+        }
+        assert_int_equal(m, n);
+        assert_false(ecs_view_cursor_next(v->h, &c, &e)); /* and stays at its end */
+    }
+    v->probe->table.view_next_many = many;
     return n;
 }
 
@@ -837,6 +853,12 @@ static void Bad_calls_at_run_time_are_refused_naming_the_plugin(void **state)
     q.with = nope;
     assert_int_equal(h->view_init(h, &q, &view), ECS_ERR_NOT_FOUND);
     assert_false(h->view_next(h, NULL, &e));
+    ecs_view_cursor cur;
+    assert_int_equal(ecs_view_cursor_init(h, &q, &cur), ECS_ERR_NOT_FOUND);
+    assert_false(ecs_view_cursor_next(h, &cur, &e)); /* a refused view is empty */
+    assert_int_equal(ecs_view_cursor_init(h, &q, NULL), ECS_ERR_INVALID_ARGUMENT);
+    assert_false(ecs_view_cursor_next(h, NULL, &e));
+    assert_false(ecs_view_cursor_next(h, &cur, NULL));
     const ecs_entity *list = &e;
     assert_int_equal(h->collection_entities(h, 999, &list), 0);
     assert_null(list);
@@ -858,6 +880,7 @@ static void Bad_calls_at_run_time_are_refused_naming_the_plugin(void **state)
     EXPECT_LOGGED(log, "[error] vprobe: view_init: manager 'noix' offers no index");
     EXPECT_LOGGED(log, "[error] vprobe: view_init: no manager named 'nope'");
     EXPECT_LOGGED(log, "[error] vprobe: view_next: v or out is NULL");
+    EXPECT_LOGGED(log, "[error] vprobe: view_init: v is NULL");
     EXPECT_LOGGED(log, "[error] vprobe: collection_entities: no collection 999");
     free(log);
     assert_int_equal(c, 0);
