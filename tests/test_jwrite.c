@@ -16,6 +16,7 @@
 #include <float.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -1033,24 +1034,31 @@ static void Jwrite_deferred_floats_expand_to_the_same_text_cut_anywhere(void **s
     host_jw_free(&deferred);
 }
 
-/* The spool writes a stream handed over in pieces of any size, through both its slots many
+/* write_float_document(seed) twice: as text into plain, with deferred floats into deferred. */
+static void both_documents(host_jwriter *plain, host_jwriter *deferred, uint64_t seed)
+{
+    host_jw_init(plain);
+    host_jw_init(deferred);
+    write_float_document(plain, seed, false);
+    write_float_document(deferred, seed, true);
+}
+
+/* The spool writes a stream handed over in pieces of any size, through every slot many
  * times, with its floats laid out; a failed write is its errno, and a float cut at the very
  * end is EIO. */
 static void Jwrite_spool_writes_the_expanded_stream_and_reports_a_failed_write(void **state)
 {
     host_jwriter plain, deferred;
-    host_jw_init(&plain);
-    host_jw_init(&deferred);
-    write_float_document(&plain, 99, false);
-    write_float_document(&deferred, 99, true);
+    both_documents(&plain, &deferred, 99);
     char path[] = "/tmp/ecs-spool-test-XXXXXX";
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     unlink(path);
     host_spool *s = host_spool_start(fd);
     assert_non_null(s);
+    assert_true(host_spool_keeps_up(s)); /* nothing handed over yet */
     rng r = {7};
-    enum { COPIES = 1500 }; /* several MB: both slots, many times over */
+    enum { COPIES = 1500 }; /* several MB: every slot, many times over */
     for (int i = 0; i < COPIES; i++)
         for (size_t at = 0; at < deferred.len;) {
             size_t k = 1 + (size_t)below(&r, i % 3 == 0 ? 16 : 4096);
@@ -1063,7 +1071,7 @@ static void Jwrite_spool_writes_the_expanded_stream_and_reports_a_failed_write(v
     assert_int_equal(size, (off_t)plain.len * COPIES);
     char *back = malloc(plain.len);
     assert_non_null(back);
-    for (int i = 0; i < COPIES; i += 97) {
+    for (int i = 0; i < COPIES; i++) { /* each in its place: no slot written out of turn */
         assert_int_equal(pread(fd, back, plain.len, (off_t)plain.len * i), (ssize_t)plain.len);
         assert_memory_equal(back, plain.buf, plain.len);
     }
@@ -1087,6 +1095,61 @@ static void Jwrite_spool_writes_the_expanded_stream_and_reports_a_failed_write(v
     assert_int_equal(host_spool_finish(s), EIO);
     close(fd);
     assert_int_equal(host_spool_finish(NULL), 0);
+    host_jw_free(&plain);
+    host_jw_free(&deferred);
+}
+
+/* The far end of a pipe, read slowly: a file slower than the caller, so every slot fills
+ * and the caller must wait for the spool's thread. */
+typedef struct slow_reader {
+    int fd;
+    char *got;
+    size_t len, cap;
+} slow_reader;
+
+static void *read_slowly(void *arg)
+{
+    slow_reader *r = arg;
+    for (unsigned reads = 0;; reads++) {
+        if (r->len == r->cap) return NULL; /* more than was written: the check fails */
+        ssize_t k = read(r->fd, r->got + r->len, r->cap - r->len < 4096 ? r->cap - r->len : 4096);
+        if (k <= 0) return NULL;
+        r->len += (size_t)k;
+        if (reads % 64 == 0) usleep(1000);
+    }
+}
+
+/* With the file slower than the caller, every slot is handed over and waited for many
+ * times: the text still arrives whole and in order (a slot refilled before the thread
+ * wrote it would show up as a copy out of place). */
+static void Jwrite_spool_keeps_order_when_the_file_is_slower_than_the_caller(void **state)
+{
+    host_jwriter plain, deferred;
+    both_documents(&plain, &deferred, 5);
+    enum { COPIES = 600 };
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    slow_reader r = {p[0], malloc(plain.len * COPIES + 1), 0, plain.len * COPIES + 1};
+    assert_non_null(r.got);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, read_slowly, &r), 0);
+    host_spool *s = host_spool_start(p[1]);
+    assert_non_null(s);
+    bool lagged = false; /* the thread fell behind at least once */
+    for (int i = 0; i < COPIES; i++) {
+        host_spool_write(s, deferred.buf, deferred.len);
+        lagged = lagged || !host_spool_keeps_up(s);
+    }
+    assert_int_equal(host_spool_finish(s), 0);
+    close(p[1]);
+    pthread_join(t, NULL);
+    close(p[0]);
+    assert_true(lagged);
+    assert_int_equal(r.len, plain.len * COPIES);
+    for (int i = 0; i < COPIES; i++)
+        if (memcmp(r.got + plain.len * (size_t)i, plain.buf, plain.len))
+            fail_msg("copy %d of %d differs", i, (int)COPIES);
+    free(r.got);
     host_jw_free(&plain);
     host_jw_free(&deferred);
 }
@@ -1598,6 +1661,7 @@ int main(void)
         cmocka_unit_test(Jwrite_array_f32_equals_begin_array_number_f32_end_array),
         cmocka_unit_test(Jwrite_deferred_floats_expand_to_the_same_text_cut_anywhere),
         cmocka_unit_test(Jwrite_spool_writes_the_expanded_stream_and_reports_a_failed_write),
+        cmocka_unit_test(Jwrite_spool_keeps_order_when_the_file_is_slower_than_the_caller),
         cmocka_unit_test(Jwrite_entity_writes_the_id_of_callback_and_fails_on_null),
         cmocka_unit_test(Jwrite_value_writes_a_tree_and_number_f32_as_its_text),
         cmocka_unit_test(Jwrite_value_with_a_nan_fails_like_number),

@@ -1933,7 +1933,7 @@ static void stream_out(capture *c)
     }
     iov[n++] = (struct iovec){c->jw.buf + from, c->jw.len - from};
     /* the spool's thread lays out the next piece's floats while it keeps up, else we do */
-    c->jw.defer_f32 = host_spool_idle(c->stream->spool);
+    c->jw.defer_f32 = host_spool_keeps_up(c->stream->spool);
     save_file_write(c->stream, iov, n);
     c->flushed = c->n;
     c->jw.len = 0;

@@ -1,9 +1,12 @@
 /* spool.c: a save's file written by a thread of its own (spool.h).
  *
- * Two slots: the caller fills slot[filled % 2] and hands it over (filled++); the thread
- * writes slot[drained % 2] while drained < filled (drained++ when done). The caller starts
- * filling a slot only when at most one other is waiting (filled - drained < 2), so it never
- * writes into the one being written. Both counters change under the mutex.
+ * SLOTS slots: the caller fills slot[filled % SLOTS] and hands it over (filled++); the
+ * thread writes slot[drained % SLOTS] while drained < filled (drained++ when done). The
+ * caller starts filling a slot only when the others are not all waiting (filled - drained
+ * < SLOTS), so it never writes into one being written. Both counters change under the
+ * mutex. Four slots, not two: with two, the caller waited for the thread about 10 ms of a
+ * 50 ms save of 100,000 entities while the thread sat idle about 15 ms (each waits out the
+ * other's slower pieces); with four, neither waits much (W7 save 50 -> 39 ms median).
  */
 #include "spool.h"
 
@@ -19,6 +22,7 @@
 #include "thread.h"
 
 #define SLOT_BYTES ((size_t)256 << 10)
+#define SLOTS      4u
 
 struct host_spool {
     int fd;
@@ -27,10 +31,10 @@ struct host_spool {
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    char *slot[2];
-    size_t len[2];            /* bytes of each handed-over slot */
+    char *slot[SLOTS];
+    size_t len[SLOTS];        /* bytes of each handed-over slot */
     uint32_t filled, drained; /* slots handed over / written, in all */
-    size_t fill;              /* bytes in slot[filled % 2], being filled */
+    size_t fill;              /* bytes in slot[filled % SLOTS], being filled */
     host_jw_expander x;
     char *out; /* HOST_JW_EXPANDED(SLOT_BYTES): a slot's text with its floats laid out */
 };
@@ -58,7 +62,7 @@ static void *run(void *arg)
     for (;;) {
         while (s->drained == s->filled && !s->done) pthread_cond_wait(&s->cv, &s->mu);
         if (s->drained == s->filled) break; /* done, and everything written */
-        uint32_t k = s->drained % 2;
+        uint32_t k = s->drained % SLOTS;
         pthread_mutex_unlock(&s->mu);
         drain(s, s->slot[k], s->len[k]);
         pthread_mutex_lock(&s->mu);
@@ -69,19 +73,23 @@ static void *run(void *arg)
     return NULL;
 }
 
+/* Free the spool and its buffers (any of them NULL). */
+static void slots_free(host_spool *s)
+{
+    for (unsigned i = 0; i < SLOTS; i++) free(s->slot[i]);
+    free(s->out);
+    free(s);
+}
+
 host_spool *host_spool_start(int fd)
 {
     host_spool *s = calloc(1, sizeof *s);
     if (!s) return NULL;
     s->fd = fd;
-    s->slot[0] = malloc(SLOT_BYTES);
-    s->slot[1] = malloc(SLOT_BYTES);
-    s->out = malloc(HOST_JW_EXPANDED(SLOT_BYTES));
-    if (!s->slot[0] || !s->slot[1] || !s->out) {
-        free(s->slot[0]);
-        free(s->slot[1]);
-        free(s->out);
-        free(s);
+    bool ok = (s->out = malloc(HOST_JW_EXPANDED(SLOT_BYTES))) != NULL;
+    for (unsigned i = 0; i < SLOTS; i++) ok = (s->slot[i] = malloc(SLOT_BYTES)) && ok;
+    if (!ok) {
+        slots_free(s);
         return NULL;
     }
     pthread_mutex_init(&s->mu, NULL);
@@ -93,7 +101,7 @@ host_spool *host_spool_start(int fd)
 /* Hand the slot being filled over (to the thread, or written here without one). */
 static void hand_over(host_spool *s)
 {
-    uint32_t k = s->filled % 2;
+    uint32_t k = s->filled % SLOTS;
     s->len[k] = s->fill;
     s->fill = 0;
     if (!s->threaded) {
@@ -105,7 +113,7 @@ static void hand_over(host_spool *s)
     pthread_mutex_lock(&s->mu);
     s->filled++;
     pthread_cond_broadcast(&s->cv);
-    while (s->filled - s->drained >= 2) pthread_cond_wait(&s->cv, &s->mu); /* next one free */
+    while (s->filled - s->drained >= SLOTS) pthread_cond_wait(&s->cv, &s->mu); /* next one free */
     pthread_mutex_unlock(&s->mu);
 }
 
@@ -114,7 +122,7 @@ void host_spool_write(host_spool *s, const void *p, size_t n)
     const char *from = p;
     while (n) {
         size_t k = SLOT_BYTES - s->fill < n ? SLOT_BYTES - s->fill : n;
-        memcpy(s->slot[s->filled % 2] + s->fill, from, k);
+        memcpy(s->slot[s->filled % SLOTS] + s->fill, from, k);
         s->fill += k;
         from += k;
         n -= k;
@@ -122,13 +130,13 @@ void host_spool_write(host_spool *s, const void *p, size_t n)
     }
 }
 
-bool host_spool_idle(host_spool *s)
+bool host_spool_keeps_up(host_spool *s)
 {
     if (!s->threaded) return false;
     pthread_mutex_lock(&s->mu);
-    bool idle = s->drained == s->filled;
+    bool keeps_up = s->filled - s->drained <= 1;
     pthread_mutex_unlock(&s->mu);
-    return idle;
+    return keeps_up;
 }
 
 int host_spool_finish(host_spool *s)
@@ -145,9 +153,6 @@ int host_spool_finish(host_spool *s)
     int err = s->err ? s->err : s->x.have ? EIO : 0;
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cv);
-    free(s->slot[0]);
-    free(s->slot[1]);
-    free(s->out);
-    free(s);
+    slots_free(s);
     return err;
 }

@@ -1,6 +1,6 @@
 /* spool.h: a file written by a thread of its own, for a save.
  *
- * The caller hands over text (copied into one of two 256 KiB slots) and goes on capturing
+ * The caller hands over text (copied into one of four 256 KiB slots) and goes on capturing
  * while the thread lays out the deferred floats in it (host_jw_expand: a float's shortest
  * digits are a third of a save's time) and writes it to the file. The text reaches the
  * file in the order it was handed over, as one stream (a float cut between two pieces is
@@ -26,10 +26,10 @@ host_spool *host_spool_start(int fd);
 /* Append p[0..n) to the stream. */
 void host_spool_write(host_spool *s, const void *p, size_t n);
 
-/* True when the thread has written everything handed over so far and waits for more: the
- * caller then has time to spare and can leave its floats to the thread (false without a
- * thread: the caller does all the work anyway). */
-bool host_spool_idle(host_spool *s);
+/* True when the thread keeps up: at most one slot handed over waits for it. The caller can
+ * then leave its next piece's floats to the thread (false without a thread: the caller
+ * does all the work anyway). */
+bool host_spool_keeps_up(host_spool *s);
 
 /* Write what is left, wait for the thread and free the spool: 0 when everything was
  * written, else the errno of the first failed write (EIO for a write of 0 bytes, or a float
