@@ -626,33 +626,65 @@ typedef struct ecs_view_cursor {
     ecs_entity batch[ECS_VIEW_CURSOR_BATCH];
 } ecs_view_cursor;
 
-/* Start walking the view of query: view_init's status (a refused view is empty). */
+/* Does h offer views (view_init and view_next)? A cursor on a host without them is empty. */
+static inline bool ecs_host_has_views(const ecs_host *h)
+{
+    size_t end = offsetof(ecs_host, view_next) + sizeof h->view_next;
+    return h->struct_size >= end && h->view_init && h->view_next;
+}
+
+/* Start walking the view of query: view_init's status (a refused view is empty), or
+ * ECS_ERR_UNSUPPORTED on a host without views (the cursor is empty then too). */
 static inline ecs_status ecs_view_cursor_init(const ecs_host *h, const ecs_query_desc *query,
                                               ecs_view_cursor *c)
 {
-    if (!c) return h->view_init(h, query, NULL); /* refused, and said, by the host */
-    c->at = c->got = 0;
-    return h->view_init(h, query, &c->view);
+    if (c) c->at = c->got = 0;
+    if (!ecs_host_has_views(h)) {
+        if (c) c->at = 1; /* at > got: ended */
+        return ECS_ERR_UNSUPPORTED;
+    }
+    return h->view_init(h, query, c ? &c->view : NULL); /* NULL: refused, and said */
+}
+
+/* A helper of the SDK's own kept out of line (where the compiler allows saying so), so the
+ * inline function calling it stays small in the caller's loop. */
+#if defined(__GNUC__) || defined(__clang__)
+#define ECS_OUT_OF_LINE static __attribute__((noinline, unused))
+#else
+#define ECS_OUT_OF_LINE static inline
+#endif
+
+/* ecs_view_cursor_next's rare part, kept out of the caller's loop: the next batch into the
+ * cursor (one entity through view_next on a host without view_next_many); false at the
+ * end, and from then on without a call. */
+ECS_OUT_OF_LINE bool ecs_view_cursor_fill(const ecs_host *h, ecs_view_cursor *c)
+{
+    size_t need = offsetof(ecs_host, view_next_many) + sizeof h->view_next_many;
+    uint32_t got = 0;
+    if (c->at <= c->got && ecs_host_has_views(h))
+        got = h->struct_size >= need && h->view_next_many
+                  ? h->view_next_many(h, &c->view, c->batch, ECS_VIEW_CURSOR_BATCH)
+                  : h->view_next(h, &c->view, &c->batch[0]);
+    if (got == 0 || got > ECS_VIEW_CURSOR_BATCH) {
+        c->at = 1, c->got = 0; /* ended */
+        return false;
+    }
+    c->at = 0, c->got = got;
+    return true;
+}
+
+/* A misused cursor (NULL, or NULL out): refused, and said, by the host's view_next. */
+ECS_OUT_OF_LINE bool ecs_view_cursor_refused(const ecs_host *h, ecs_view_cursor *c, bool out)
+{
+    ecs_entity e;
+    return ecs_host_has_views(h) && h->view_next(h, c ? &c->view : NULL, out ? &e : NULL);
 }
 
 /* The next entity of the view into *out; false at the end. */
 static inline bool ecs_view_cursor_next(const ecs_host *h, ecs_view_cursor *c, ecs_entity *out)
 {
-    ecs_entity e; /* never out itself: the caller's variable then stays in a register */
-    if (!c || !out) return h->view_next(h, c ? &c->view : NULL, out ? &e : NULL); /* said */
-    if (c->at < c->got) {
-        *out = c->batch[c->at++];
-        return true;
-    }
-    size_t need = offsetof(ecs_host, view_next_many) + sizeof h->view_next_many;
-    if (h->struct_size < need || !h->view_next_many) {
-        bool more = h->view_next(h, &c->view, &e);
-        if (more) *out = e;
-        return more;
-    }
-    c->at = 0;
-    c->got = h->view_next_many(h, &c->view, c->batch, ECS_VIEW_CURSOR_BATCH);
-    if (c->got == 0 || c->got > ECS_VIEW_CURSOR_BATCH) return c->got = 0, false;
+    if (!c || !out) return ecs_view_cursor_refused(h, c, out != NULL);
+    if (c->at >= c->got && !ecs_view_cursor_fill(h, c)) return false;
     *out = c->batch[c->at++];
     return true;
 }

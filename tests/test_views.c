@@ -859,6 +859,15 @@ static void Bad_calls_at_run_time_are_refused_naming_the_plugin(void **state)
     assert_int_equal(ecs_view_cursor_init(h, &q, NULL), ECS_ERR_INVALID_ARGUMENT);
     assert_false(ecs_view_cursor_next(h, NULL, &e));
     assert_false(ecs_view_cursor_next(h, &cur, NULL));
+    ecs_host old = *h; /* a host without views: the cursor is empty and calls nothing */
+    old.view_init = NULL;
+    assert_int_equal(ecs_view_cursor_init(&old, &q, &cur), ECS_ERR_UNSUPPORTED);
+    assert_false(ecs_view_cursor_next(&old, &cur, &e));
+    assert_false(ecs_view_cursor_next(&old, NULL, &e));
+    old = *h;
+    old.struct_size = (uint32_t)offsetof(ecs_host, view_next);
+    assert_int_equal(ecs_view_cursor_init(&old, &q, NULL), ECS_ERR_UNSUPPORTED);
+    assert_false(ecs_view_cursor_next(&old, &cur, &e));
     const ecs_entity *list = &e;
     assert_int_equal(h->collection_entities(h, 999, &list), 0);
     assert_null(list);
