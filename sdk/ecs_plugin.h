@@ -626,20 +626,14 @@ typedef struct ecs_view_cursor {
     ecs_entity batch[ECS_VIEW_CURSOR_BATCH];
 } ecs_view_cursor;
 
-/* Does h offer views (view_init and view_next)? A cursor on a host without them is empty. */
-static inline bool ecs_host_has_views(const ecs_host *h)
-{
-    size_t end = offsetof(ecs_host, view_next) + sizeof h->view_next;
-    return h->struct_size >= end && h->view_init && h->view_next;
-}
-
 /* Start walking the view of query: view_init's status (a refused view is empty), or
- * ECS_ERR_UNSUPPORTED on a host without views (the cursor is empty then too). */
+ * ECS_ERR_UNSUPPORTED on a host without views (!ecs_host_has_queries: the cursor is empty
+ * then too, and no step calls the host). */
 static inline ecs_status ecs_view_cursor_init(const ecs_host *h, const ecs_query_desc *query,
                                               ecs_view_cursor *c)
 {
     if (c) c->at = c->got = 0;
-    if (!ecs_host_has_views(h)) {
+    if (!ecs_host_has_queries(h)) {
         if (c) c->at = 1; /* at > got: ended */
         return ECS_ERR_UNSUPPORTED;
     }
@@ -661,7 +655,7 @@ ECS_OUT_OF_LINE bool ecs_view_cursor_fill(const ecs_host *h, ecs_view_cursor *c)
 {
     size_t need = offsetof(ecs_host, view_next_many) + sizeof h->view_next_many;
     uint32_t got = 0;
-    if (c->at <= c->got && ecs_host_has_views(h))
+    if (c->at <= c->got && ecs_host_has_queries(h))
         got = h->struct_size >= need && h->view_next_many
                   ? h->view_next_many(h, &c->view, c->batch, ECS_VIEW_CURSOR_BATCH)
                   : h->view_next(h, &c->view, &c->batch[0]);
@@ -677,7 +671,7 @@ ECS_OUT_OF_LINE bool ecs_view_cursor_fill(const ecs_host *h, ecs_view_cursor *c)
 ECS_OUT_OF_LINE bool ecs_view_cursor_refused(const ecs_host *h, ecs_view_cursor *c, bool out)
 {
     ecs_entity e;
-    return ecs_host_has_views(h) && h->view_next(h, c ? &c->view : NULL, out ? &e : NULL);
+    return ecs_host_has_queries(h) && h->view_next(h, c ? &c->view : NULL, out ? &e : NULL);
 }
 
 /* The next entity of the view into *out; false at the end. */
