@@ -8,6 +8,7 @@
 #include "bench.h"
 
 #include <dirent.h>
+#include <sched.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -45,6 +46,48 @@ uint64_t bench_now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A fixed amount of work within one CPU's L2 (256 KiB, four independent chains): ms. */
+static double cpu_kernel_ms(void)
+{
+    static uint64_t arr[32768];
+    uint64_t a0 = 1, a1 = 2, a2 = 3, a3 = 4, t0 = bench_now_ns();
+    for (int pass = 0; pass < 100; pass++)
+        for (size_t i = 0; i < 32768; i += 4) {
+            a0 += arr[i] ^ (a0 >> 3);
+            a1 += arr[i + 1] ^ (a1 >> 5);
+            a2 += arr[i + 2] ^ (a2 >> 7);
+            a3 += arr[i + 3] ^ (a3 >> 11);
+            arr[i] = a1;
+        }
+    double ms = (double)(bench_now_ns() - t0) * 1e-6;
+    arr[1] = a0 + a2 + a3; /* consumed: the passes cannot be dropped */
+    return ms;
+}
+
+bench_cpus bench_cpu_probe(void)
+{
+    bench_cpus c = {0};
+    cpu_set_t old, one;
+    if (sched_getaffinity(0, sizeof old, &old) != 0) return c;
+    for (int cpu = 0; cpu < CPU_SETSIZE && c.n < BENCH_CPUS_MAX; cpu++) {
+        if (!CPU_ISSET(cpu, &old)) continue;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        if (sched_setaffinity(0, sizeof one, &one) != 0) break;
+        cpu_kernel_ms(); /* the array into this CPU's cache */
+        c.ms[c.n++] = cpu_kernel_ms();
+    }
+    if (sched_setaffinity(0, sizeof old, &old) != 0) c.n = 0; /* cannot be: it was ours */
+    return c;
+}
+
+double bench_cpus_slowest(const bench_cpus *c)
+{
+    double worst = 0;
+    for (int k = 0; k < c->n; k++) worst = c->ms[k] > worst ? c->ms[k] : worst;
+    return worst;
 }
 
 void bench_local_draw(bench_rng *r, float position[3], float rotation[4], float scale[3])

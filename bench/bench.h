@@ -32,6 +32,25 @@ typedef struct bench_config {
 /* Nanoseconds on the monotonic clock (an arbitrary origin). */
 uint64_t bench_now_ns(void);
 
+/* ---- The machine's CPUs: each as fast as it can be? ---------------------------------
+ * On these VMs a vCPU is at times slowed 1.3-1.8x for seconds by work outside the VM (the
+ * other hyperthread of its physical core busy with another guest), while the other vCPU is
+ * not (bench/README.md, "Session 13"). A probe times a fixed L2-bound kernel (about 1 ms)
+ * pinned to each CPU the process may run on, one after the other, and restores the
+ * affinity: it is untimed context for a row, never part of a figure. */
+
+#define BENCH_CPUS_MAX 8 /* CPUs probed at most (the first ones the process may use) */
+
+typedef struct bench_cpus {
+    int n;                     /* CPUs probed (0: the affinity could not be set) */
+    double ms[BENCH_CPUS_MAX]; /* the kernel's time on each */
+} bench_cpus;
+
+bench_cpus bench_cpu_probe(void);
+
+/* The slowest CPU of a probe (0 when none was probed). */
+double bench_cpus_slowest(const bench_cpus *c);
+
 /* ---- RNG: xorshift64*, exactly as BENCH.md "Deterministic data" defines it ----------- */
 
 typedef struct bench_rng {

@@ -150,6 +150,7 @@ static int populate(scene_world *sw, const scene_data *d, uint32_t K, ecs_entity
 
 typedef struct sample {
     double save_s, load_s, print_s, parse_s; /* seconds */
+    double cpu_slowest, cpu_fastest;         /* ms: the CPU probes just before and after the load */
     size_t bytes;                            /* the file */
     uint64_t hash;                           /* FNV-1a 64 of the file */
 } sample;
@@ -233,6 +234,19 @@ static void scene_dir_remove(void)
     shm_dir[0] = '\0';
 }
 
+/* The slowest and the fastest CPU of two probes (0 when either probed none). */
+static void probes_summary(const bench_cpus *a, const bench_cpus *b, sample *out)
+{
+    out->cpu_slowest = out->cpu_fastest = 0;
+    if (a->n == 0 || b->n == 0) return;
+    double lo = a->ms[0];
+    for (int k = 0; k < a->n; k++) lo = a->ms[k] < lo ? a->ms[k] : lo;
+    for (int k = 0; k < b->n; k++) lo = b->ms[k] < lo ? b->ms[k] : lo;
+    double hi = bench_cpus_slowest(a), hb = bench_cpus_slowest(b);
+    out->cpu_slowest = hi > hb ? hi : hb;
+    out->cpu_fastest = lo;
+}
+
 static int repetition(const scene_data *d, uint32_t K, ecs_entity *ents, sample *out)
 {
     scene_world a, b;
@@ -251,10 +265,13 @@ static int repetition(const scene_data *d, uint32_t K, ecs_entity *ents, sample 
     if (rc == 0) rc = baseline(text, out->bytes, out); /* 2. */
     bool opened_b = rc == 0;
     if (opened_b) rc = world_open(&b, K);
-    if (rc == 0) { /* 3. ours, load */
+    if (rc == 0) { /* 3. ours, load, between two CPU probes (untimed) */
+        bench_cpus before = bench_cpu_probe();
         uint64_t t0 = bench_now_ns();
         ecs_status s = host_scene_load(b.bw.w, path);
         out->load_s = (double)(bench_now_ns() - t0) * 1e-9;
+        bench_cpus after = bench_cpu_probe();
+        probes_summary(&before, &after, out);
         if (s != ECS_OK) rc = -1, fprintf(stderr, "scene: load failed: %s\n", ecs_status_text(s));
         snprintf(path2, sizeof path2, "%s/again.json", scene_dir(&b));
         if (rc == 0) rc = check_loaded(&b, K, path2, text, out->bytes); /* 4. */
@@ -299,9 +316,39 @@ static void report_pair(const bench_config *cfg, const char *what, const char *v
     bench_report(cfg, "scene", &row);
 }
 
+#define CPU_SLOWED 1.2 /* a CPU probe this much slower than the run's fastest: slowed */
+
+/* What the CPU probes around the loads say, for the load row's note: in how many
+ * repetitions every CPU ran at full speed, and the loads' max/min over those. */
+static void steady_note(const sample *s, const double *load_s, int reps, char *out, size_t len)
+{
+    double fastest = 0, lo = 0, hi = 0;
+    int steady = 0;
+    for (int r = 0; r < reps; r++)
+        if (s[r].cpu_fastest > 0 && (fastest == 0 || s[r].cpu_fastest < fastest))
+            fastest = s[r].cpu_fastest;
+    if (fastest == 0) {
+        snprintf(out, len, "CPUs not probed (the affinity could not be set)");
+        return;
+    }
+    for (int r = 0; r < reps; r++) {
+        if (s[r].cpu_slowest > CPU_SLOWED * fastest) continue;
+        lo = steady == 0 || load_s[r] < lo ? load_s[r] : lo;
+        hi = steady == 0 || load_s[r] > hi ? load_s[r] : hi;
+        steady++;
+    }
+    int n = snprintf(out, len,
+                     "CPUs at full speed around %d of %d loads (a probe pinned to each CPU "
+                     "before and after; slowed: >= %.1fx the fastest, %.2f ms)",
+                     steady, reps, CPU_SLOWED, fastest);
+    if (steady > 1 && n > 0 && (size_t)n < len)
+        snprintf(out + n, len - (size_t)n, "; max/min of those loads %.2f", hi / lo);
+}
+
 static int run_variant(const bench_config *cfg, const scene_data *d, uint32_t K,
                        const char *variant)
 {
+    sample all[BENCH_MAX_REPS];
     double save[BENCH_MAX_REPS], load[BENCH_MAX_REPS], print[BENCH_MAX_REPS], parse[BENCH_MAX_REPS];
     ecs_entity *ents = malloc(N * sizeof *ents);
     sample first = {0};
@@ -315,9 +362,11 @@ static int run_variant(const bench_config *cfg, const scene_data *d, uint32_t K,
             return scene_dir_remove(), free(ents), 1;
         }
         save[r] = s.save_s, load[r] = s.load_s, print[r] = s.print_s, parse[r] = s.parse_s;
+        all[r] = s;
     }
     free(ents);
-    char save_note[256], load_note[256];
+    char save_note[256], load_note[512], cpus[200];
+    steady_note(all, load, cfg->reps, cpus, sizeof cpus);
     snprintf(save_note, sizeof save_note,
              "file %.2f MB (%.0f B/entity) in %s; ours: host_scene_save whole (text, write, "
              "fsync, rename); base: cJSON_Print of the parsed file",
@@ -327,7 +376,8 @@ static int run_variant(const bench_config *cfg, const scene_data *d, uint32_t K,
     snprintf(load_note, sizeof load_note,
              "ours: host_scene_load whole (read, parse, check, create, load_component x "
              "managers, store); base: cJSON_Parse of the text in memory; checked: counts ok, "
-             "re-save after load byte-identical");
+             "re-save after load byte-identical; %s",
+             cpus);
     report_pair(cfg, "save", variant, save, print, first.bytes, first.hash, save_note);
     report_pair(cfg, "load", variant, load, parse, first.bytes, first.hash, load_note);
     return 0;
