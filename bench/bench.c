@@ -85,9 +85,16 @@ bench_cpus bench_cpu_probe(void)
 
 double bench_cpus_slowest(const bench_cpus *c)
 {
-    double worst = 0;
-    for (int k = 0; k < c->n; k++) worst = c->ms[k] > worst ? c->ms[k] : worst;
-    return worst;
+    double ms[BENCH_CPUS_MAX];
+    memcpy(ms, c->ms, sizeof ms);
+    return bench_stats_of(ms, (size_t)c->n).max;
+}
+
+double bench_cpus_fastest(const bench_cpus *c)
+{
+    double ms[BENCH_CPUS_MAX];
+    memcpy(ms, c->ms, sizeof ms);
+    return bench_stats_of(ms, (size_t)c->n).min;
 }
 
 void bench_local_draw(bench_rng *r, float position[3], float rotation[4], float scale[3])

@@ -48,8 +48,9 @@ typedef struct bench_cpus {
 
 bench_cpus bench_cpu_probe(void);
 
-/* The slowest CPU of a probe (0 when none was probed). */
+/* The slowest and the fastest CPU of a probe (0 when none was probed). */
 double bench_cpus_slowest(const bench_cpus *c);
+double bench_cpus_fastest(const bench_cpus *c);
 
 /* ---- RNG: xorshift64*, exactly as BENCH.md "Deterministic data" defines it ----------- */
 

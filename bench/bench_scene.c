@@ -239,12 +239,10 @@ static void probes_summary(const bench_cpus *a, const bench_cpus *b, sample *out
 {
     out->cpu_slowest = out->cpu_fastest = 0;
     if (a->n == 0 || b->n == 0) return;
-    double lo = a->ms[0];
-    for (int k = 0; k < a->n; k++) lo = a->ms[k] < lo ? a->ms[k] : lo;
-    for (int k = 0; k < b->n; k++) lo = b->ms[k] < lo ? b->ms[k] : lo;
-    double hi = bench_cpus_slowest(a), hb = bench_cpus_slowest(b);
-    out->cpu_slowest = hi > hb ? hi : hb;
-    out->cpu_fastest = lo;
+    double ha = bench_cpus_slowest(a), hb = bench_cpus_slowest(b);
+    double la = bench_cpus_fastest(a), lb = bench_cpus_fastest(b);
+    out->cpu_slowest = ha > hb ? ha : hb;
+    out->cpu_fastest = la < lb ? la : lb;
 }
 
 static int repetition(const scene_data *d, uint32_t K, ecs_entity *ents, sample *out)
@@ -322,7 +320,7 @@ static void report_pair(const bench_config *cfg, const char *what, const char *v
  * repetitions every CPU ran at full speed, and the loads' max/min over those. */
 static void steady_note(const sample *s, const double *load_s, int reps, char *out, size_t len)
 {
-    double fastest = 0, lo = 0, hi = 0;
+    double fastest = 0, kept[BENCH_MAX_REPS];
     int steady = 0;
     for (int r = 0; r < reps; r++)
         if (s[r].cpu_fastest > 0 && (fastest == 0 || s[r].cpu_fastest < fastest))
@@ -331,18 +329,15 @@ static void steady_note(const sample *s, const double *load_s, int reps, char *o
         snprintf(out, len, "CPUs not probed (the affinity could not be set)");
         return;
     }
-    for (int r = 0; r < reps; r++) {
-        if (s[r].cpu_slowest > CPU_SLOWED * fastest) continue;
-        lo = steady == 0 || load_s[r] < lo ? load_s[r] : lo;
-        hi = steady == 0 || load_s[r] > hi ? load_s[r] : hi;
-        steady++;
-    }
+    for (int r = 0; r < reps; r++)
+        if (s[r].cpu_slowest <= CPU_SLOWED * fastest) kept[steady++] = load_s[r];
+    bench_stats st = bench_stats_of(kept, (size_t)steady);
     int n = snprintf(out, len,
                      "CPUs at full speed around %d of %d loads (a probe pinned to each CPU "
                      "before and after; slowed: >= %.1fx the fastest, %.2f ms)",
                      steady, reps, CPU_SLOWED, fastest);
     if (steady > 1 && n > 0 && (size_t)n < len)
-        snprintf(out + n, len - (size_t)n, "; max/min of those loads %.2f", hi / lo);
+        snprintf(out + n, len - (size_t)n, "; max/min of those loads %.2f", st.max / st.min);
 }
 
 static int run_variant(const bench_config *cfg, const scene_data *d, uint32_t K,
