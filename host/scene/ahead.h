@@ -43,10 +43,22 @@ void host_ahead_at(host_ahead *a, uint64_t seq);
 bool host_ahead_get(host_ahead *a, uint64_t seq, const host_jr_token **tok, size_t *count);
 
 /* Ask for the first 256 bytes of the value whose offset + 1 is at1 (0: none) to come from
- * memory meanwhile: the loader and the thread each a few values before they read one. */
-static inline void host_ahead_prefetch(const char *text, uint64_t at1)
+ * memory meanwhile: the loader and the thread each a few values before they read one.
+ * Always inlined: GCC 12 takes a function that only prefetches for one without side
+ * effects and deletes the calls to it (when it is not inlined first), which left every
+ * caller asking for nothing until session 14 (tests/check_prefetch.py). */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline void
+host_ahead_prefetch(const char *text, uint64_t at1)
 {
-    for (int k = 0; at1 && k < 4; k++) __builtin_prefetch(text + at1 - 1 + 64 * k);
+    if (!at1) return;
+    const char *p = text + at1 - 1;
+    __builtin_prefetch(p);
+    __builtin_prefetch(p + 64);
+    __builtin_prefetch(p + 128);
+    __builtin_prefetch(p + 192);
 }
 
 /* Stop the thread and free everything; *taken (may be NULL): how many values the loader
