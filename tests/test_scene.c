@@ -1582,7 +1582,7 @@ static void Scene_demo_example_loads_with_its_hierarchy(void **state)
     cJSON_Delete(doc);
 }
 
-/* ---- a large document, indexed in two halves ---- */
+/* ---- a large document, indexed by two threads ---- */
 
 enum { BIG_N = 12000 }; /* entities: about 1.6 MB of text, over the host's 1 MiB threshold */
 
@@ -1652,55 +1652,63 @@ static void check_big_world(const char *path, int extras, const char *name_text)
     cJSON_Delete(doc);
 }
 
-/* Where the host guesses the second half's start: the first '{' after "}" "," (white
- * space around the comma) from the middle of the entities array on. */
-static size_t big_guess(const char *text)
+/* The line of a -v run that says pass one was shared (into line); in *from the first
+ * entity the second thread indexed, which must start at byte starts[*from], and the
+ * entities it indexed must run to the last: everything else is a wrong index. */
+static void expect_shared(scene_test *t, const size_t *starts, int *from)
 {
-    const char *from = strstr(text, "[\n") + 1;
-    size_t len = strlen(text);
-    for (const char *p = from + (text + len - from) / 2; *p; p++) {
-        if (*p != '{') continue;
-        const char *q = p;
-        while (q > text && strchr(" \t\r\n", q[-1])) q--;
-        if (q[-1] != ',') continue;
-        for (q--; q > text && strchr(" \t\r\n", q[-1]);) q--;
-        if (q[-1] == '}') return (size_t)(p - text);
-    }
-    return 0;
+    char line[256];
+    if (!line_with(t->run.err, "pass one shared: a second thread indexed", line, sizeof line))
+        fail_msg("no 'pass one shared' line in:\n%s", t->run.err);
+    unsigned count = 0, total = 0, pieces = 0, of = 0, first = 0;
+    size_t byte = 0;
+    const char *p = strstr(line, "indexed ");
+    if (!p || sscanf(p, "indexed %u of %u entities (%u of %u pieces), from entity %u (byte %zu)",
+                     &count, &total, &pieces, &of, &first, &byte) != 6)
+        fail_msg("unexpected line '%s'", line);
+    if (total != BIG_N || first >= BIG_N || count != BIG_N - first || pieces < 1 || pieces >= of ||
+        byte != starts[first])
+        fail_msg("'%s': entity %u starts at byte %zu", line, first,
+                 first < BIG_N ? starts[first] : 0);
+    *from = (int)first;
 }
 
-/* A scene over 1 MiB is indexed by two threads, the second from an entity near the middle:
- * what loads is what one pass loads (every entity, references across the middle both
- * ways, kept components), and saving it again gives the same file. */
-static void Scene_large_scene_indexed_in_two_halves_loads_whole(void **state)
+/* A scene over 1 MiB is indexed by two threads, the second in pieces from the end down to
+ * where it meets the first: what loads is what one pass loads (every entity, references
+ * across the meeting point both ways, kept components), and saving it again gives the
+ * same file. */
+static void Scene_large_scene_indexed_by_two_threads_loads_whole(void **state)
 {
     scene_test *t = *state;
-    static size_t starts[BIG_N];
+    static size_t starts[BIG_N], again_starts[BIG_N];
     char *text = big_scene(0, "node", -1, NULL, starts);
-    size_t guess = big_guess(text);
-    bool at_entity = false; /* no object but the entities' own: the guess is an entity's */
-    for (int i = 0; i < BIG_N; i++) at_entity = at_entity || starts[i] == guess;
-    assert_true(at_entity);
-    char in[PATH_SIZE], out[PATH_SIZE], again[PATH_SIZE], line[256];
+    char in[PATH_SIZE], out[PATH_SIZE], again[PATH_SIZE];
+    int from;
     write_scene(t, "big.json", text, in);
     path_in(t, "big-out.json", out);
     path_in(t, "big-again.json", again);
     HOST(t, "-v", "--frames", "0", "--scene", in, "--save", out);
     EXPECT_CLEAN(t);
     EXPECT_ERR(t, "scene: loaded 12000 entities");
-    assert_true(line_with(t->run.err, "pass one in two halves", line, sizeof line));
-    char want[64];
-    snprintf(want, sizeof want, "(byte %zu)", guess);
-    assert_non_null(strstr(line, want));
+    expect_shared(t, starts, &from);
     check_big_world(out, 0, "node");
     HOST(t, "-v", "--frames", "0", "--scene", out, "--save", again);
     EXPECT_CLEAN(t);
-    EXPECT_ERR(t, "pass one in two halves"); /* the host's own file: split the same way */
+    char *saved = read_all(out);             /* the host's own file: shared the same way */
+    for (int i = 0, k = 0; i < BIG_N; i++) { /* each entity's '{': the one before its id */
+        const char *e = strstr(saved + k, "\"id\":");
+        assert_non_null(e);
+        k = (int)(e - saved) + 1;
+        while (e > saved && *e != '{') e--;
+        again_starts[i] = (size_t)(e - saved);
+    }
+    expect_shared(t, again_starts, &from);
     EXPECT_SAME_FILE(out, again);
+    free(saved);
     free(text);
 }
 
-/* The second half's guess falls where no entity starts. Inside a string: that candidate
+/* The second thread's guesses fall where no entity starts. Inside a string: that candidate
  * is no object, and the next one (an entity's) is taken. Inside an array of objects with
  * ids of their own, which read as entities: its work is dropped. Either way what loads is
  * what one pass loads. */
@@ -1708,35 +1716,29 @@ static void Scene_large_scene_split_guess_off_an_entity_is_dropped(void **state)
 {
     scene_test *t = *state;
     static size_t starts[BIG_N];
-    char in[PATH_SIZE], out[PATH_SIZE], line[256], want[64];
-    /* in a name: "}, {" in every debug_name, so the first candidate past the middle is a
-     * name's, the second the next entity's */
+    char in[PATH_SIZE], out[PATH_SIZE];
+    int from;
+    /* in a name: "}, {" in every debug_name, so the first candidate past a nominal
+     * boundary is a name's, the second the next entity's */
     char *text = big_scene(0, "a}, {b", -1, NULL, starts);
-    size_t guess = big_guess(text);
-    int next = 0;
-    while (next < BIG_N && starts[next] <= guess) next++;
-    assert_true(next < BIG_N && next > 0 && starts[next - 1] != guess);
     write_scene(t, "names.json", text, in);
     path_in(t, "names-out.json", out);
     HOST(t, "-v", "--frames", "0", "--scene", in, "--save", out);
     EXPECT_CLEAN(t);
     EXPECT_ERR(t, "scene: loaded 12000 entities");
-    assert_true(line_with(t->run.err, "pass one in two halves", line, sizeof line));
-    snprintf(want, sizeof want, "from entity %d (byte %zu)", next, starts[next]);
-    if (!strstr(line, want)) fail_msg("'%s' lacks '%s'", line, want);
+    expect_shared(t, starts, &from);
     check_big_world(out, 0, "a}, {b");
     free(text);
-    /* in "extra": 40 objects with "id" keys each, which the second half reads as entities
-     * (and finds the array's ']'); the one-pass reading never arrives exactly there */
+    /* in "extra": 40 objects with "id" keys each, which the second thread reads as
+     * entities (and finds the array's ']'); the one-pass reading never arrives exactly
+     * there */
     text = big_scene(40, "n", -1, NULL, starts);
-    guess = big_guess(text);
-    for (int i = 0; i < BIG_N; i++) assert_true(starts[i] != guess);
     write_scene(t, "extras.json", text, in);
     path_in(t, "extras-out.json", out);
     HOST(t, "-v", "--frames", "0", "--scene", in, "--save", out);
     EXPECT_CLEAN(t);
     EXPECT_ERR(t, "was not an entity's start: pass one went on alone");
-    assert_null(strstr(t->run.err, "pass one in two halves"));
+    assert_null(strstr(t->run.err, "pass one shared"));
     check_big_world(out, 40, "n");
     free(text);
 }
@@ -1754,8 +1756,8 @@ static void expect_big_error(scene_test *t, const char *text, int at, const char
 }
 
 /* Errors in a large scene are the one pass's: the first in the text, at its line and
- * column, whichever half it is in, a text cut short in the second half included; a
- * duplicate id across the halves names both entities. */
+ * column, whichever thread's piece it is in, a text cut short near the end included; a
+ * duplicate id across the pieces names both entities. */
 static void Scene_large_scene_errors_are_those_of_one_pass(void **state)
 {
     scene_test *t = *state;
@@ -1766,6 +1768,7 @@ static void Scene_large_scene_errors_are_those_of_one_pass(void **state)
     } cases[] = {
         {BIG_N - 10, "@@", "expected a string key, found '@'"},
         {10, "@@", "expected a string key, found '@'"},
+        {BIG_N / 2, "@@", "expected a string key, found '@'"}, /* a middle piece: either's */
         {BIG_N - 10, "\"id\": \"x\"", "duplicate key \"id\""},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -1773,22 +1776,22 @@ static void Scene_large_scene_errors_are_those_of_one_pass(void **state)
         expect_big_error(t, text, cases[c].at, cases[c].message);
         free(text);
     }
-    /* errors in both halves: the first half's is the news */
+    /* errors near both ends: the first one's is the news */
     char *text = big_scene(0, "n", 20, "@@", NULL);
     char *second = strstr(text, "\"id\": \"e11990\"");
     assert_non_null(second);
     second[1] = '@'; /* "@d": a key that is no string's start */
     expect_big_error(t, text, 20, "expected a string key, found '@'");
     free(text);
-    /* cut off in the second half (a half-written file): the end of the text, on the last
-     * line, as one pass says */
+    /* cut off near the end (a half-written file): the end of the text, on the last line,
+     * as one pass says */
     text = big_scene(0, "n", -1, NULL, NULL);
     char *cut = strstr(text, "\"id\": \"e11500\"");
     assert_non_null(cut);
     cut[4] = '\0';
     expect_big_error(t, text, 11500, "unexpected end of the file");
     free(text);
-    /* the same id in both halves */
+    /* the same id near both ends */
     text = big_scene(0, "n", -1, NULL, NULL);
     second = strstr(text, "\"id\": \"e11000\"");
     memcpy(second, "\"id\": \"e100\"  ", 14);
@@ -1884,7 +1887,7 @@ static void Scene_generated_scenes_load(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(Scene_large_scene_indexed_in_two_halves_loads_whole, setup,
+        cmocka_unit_test_setup_teardown(Scene_large_scene_indexed_by_two_threads_loads_whole, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(Scene_large_scene_split_guess_off_an_entity_is_dropped,
                                         setup, teardown),

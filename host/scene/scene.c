@@ -246,7 +246,7 @@ typedef struct scene_load {
     bool captured;     /* the host's own capture (a migration): ids unique by construction, read
                           and put in the id table only when a reference asks for one */
     bool ids_read;     /* captured: l->ids hold the ids */
-    bool quiet;        /* the second half of a split pass one: an error only sets `failed` (its
+    bool quiet;        /* a piece of a shared pass one: an error only sets `failed` (its
                           message would be dropped, and locating it walks the text from the start) */
     host_ahead *ahead; /* pass two's objects and arrays lexed by a second thread (ahead.h) */
     uint64_t reads;    /* objects and arrays given to a read_component */
@@ -575,33 +575,56 @@ static bool index_entity(scene_load *l, host_jreader *r)
     return true;
 }
 
-/* ---- pass one in two halves ----
- * A large document's entities are indexed by two threads. The second looks past the
- * middle of the text for an entity boundary (a '{' after "}" and ",", white space around
- * the comma; a candidate whose object is no entity is passed over, up to SPLIT_TRIES),
- * publishes where it started and indexes entity objects from there, into a scene_load of
- * its own, up to the array's ']'. Its work is taken only when this thread's own reading
- * arrives exactly there at an element of "entities" and the second half found nothing
- * wrong; otherwise it is stopped and dropped, and this thread reads on alone. Either way
- * the index, and every error message, are those of a single pass. */
+/* ---- pass one shared by two threads ----
+ * A large document's "entities" array is cut at nominal boundaries into pieces of about
+ * SPLIT_PIECE bytes. This thread indexes from the start, piece after piece; a second thread
+ * takes the last piece, then the pieces below it one after the other, so whichever thread
+ * is faster (a vCPU can be slowed for seconds by what shares its core) does more of them.
+ * A piece in the middle is either thread's: whoever comes to it first takes it (a lock).
+ *
+ * The second thread starts a piece at an entity boundary found past its nominal one (a
+ * '{' after "}" and ",", white space around the comma; a candidate whose object is no
+ * entity is passed over, up to SPLIT_TRIES) and indexes entity objects from there into a
+ * scene_load of its own, until it comes exactly to the start of the piece it did before
+ * (they link), or to the array's ']'. When that start is not an element boundary, its
+ * reading passes it by and goes on to the ']'. This thread indexes up to the lowest start
+ * the other found: when it arrives exactly there at an element of "entities", the pieces
+ * from there on are taken in order as long as each found nothing wrong and links to the
+ * next; at the first that did not, this thread reads on from where it starts. If it does
+ * not arrive exactly there, everything of the other thread is dropped. Either way the
+ * index, and every error message, are those of a single pass. */
 
 #define SPLIT_BYTES  ((size_t)1 << 20) /* smaller documents: one thread */
+#define SPLIT_PIECE  ((size_t)1 << 19) /* a piece's size, nominally */
+#define SPLIT_PIECES 64                /* at most */
 #define SPLIT_SEARCH ((size_t)1 << 20) /* how far past a candidate the next is looked for */
-#define SPLIT_TRIES  16                /* candidates tried before the second half gives up */
+#define SPLIT_TRIES  16                /* candidates tried before a piece gives up */
 
 static void load_free(scene_load *l);
 
-typedef struct split_half {
-    scene_load l; /* the second half's index: its own arrays and id pool */
-    host_jreader *r;
-    size_t search;     /* where the search for a boundary starts */
-    _Atomic size_t at; /* its first entity's '{' (0: none), once `decided` */
-    atomic_bool decided;
-    atomic_bool stop; /* set by this thread: the work is not wanted */
-    size_t end;       /* the ']' after its last entity */
-    bool ok;
+typedef struct split_piece {
+    scene_load l;        /* its index: its own arrays and id pool */
+    size_t nominal;      /* where the search for its start begins */
+    _Atomic size_t at;   /* its first entity's '{' (0: none found), once `decided` */
+    atomic_bool decided; /* set by the second thread */
+    atomic_bool done;    /* its reading is over (the second thread's pieces) */
+    size_t end;          /* the ',' before the next piece's start, or the array's ']' */
+    bool linked;         /* it came to the next piece's start (else to the ']') */
+    bool ok;             /* read whole, nothing wrong */
+} split_piece;
+
+typedef struct split {
+    scene_load *l;
+    host_jreader *r; /* the second thread's */
     pthread_t thread;
-} split_half;
+    pthread_mutex_t lock;
+    int pieces;   /* piece k spans nominally [nominal(k), nominal(k + 1)) */
+    int mine;     /* under lock: pieces [0, mine) are this thread's */
+    int theirs;   /* under lock: pieces [theirs, pieces) are the second thread's */
+    size_t array; /* the entities array's first element */
+    atomic_bool stop;
+    split_piece piece[]; /* piece 0 is this thread's from the start: unused */
+} split;
 
 /* The first '{' in text[from, from + SPLIT_SEARCH) that follows "}" and "," (white space
  * around the comma), or 0. */
@@ -620,122 +643,203 @@ static size_t guess_boundary(const char *text, size_t from, size_t len)
     return 0;
 }
 
-/* One entity object at `at` into h->l; false when it is none (nothing kept of it then). */
-static bool half_entity(split_half *h, size_t at)
+/* One entity object at `at` into p->l (r goes on from the ',' or ']' after it); false when
+ * it is none (nothing kept of it then). */
+static bool piece_entity(split_piece *p, host_jreader *r, size_t at)
 {
-    scene_load *l = &h->l;
+    scene_load *l = &p->l;
     size_t after = fast_entity(l, at);
-    if (after) { /* the reader goes on from the ',' or ']' after it */
-        host_jr_start(h->r, l->text, l->len, after, HOST_JR_SKIM);
+    if (after) {
+        host_jr_start(r, l->text, l->len, after, HOST_JR_SKIM);
         return true;
     }
-    host_jr_start(h->r, l->text, l->len, at, HOST_JR_SKIM);
-    if (index_entity(l, h->r) && !host_jr_error(h->r, NULL, NULL, NULL)) return true;
+    host_jr_start(r, l->text, l->len, at, HOST_JR_SKIM);
+    if (index_entity(l, r) && !host_jr_error(r, NULL, NULL, NULL)) return true;
     if (l->n == 0) l->nkept = 0; /* a candidate that was no entity: try the next afresh */
     return false;
 }
 
-/* The second half: its first entity, then entity objects each after a ',', up to a ']'. */
-static void *half_run(void *arg)
+/* The second thread's piece p: its start (before `below`, the start of the piece it did
+ * before, 0: none), then entity objects each after a ',', up to `below` or a ']'. */
+static void piece_run(split *s, split_piece *p, size_t below)
 {
-    split_half *h = arg;
-    scene_load *l = &h->l;
+    scene_load *l = &p->l;
     const char *text = l->text, *end = text + l->len;
-    size_t at = 0, from = h->search;
-    for (int tries = 0; !at && tries < SPLIT_TRIES && from < l->len; tries++) {
+    size_t at = 0, from = p->nominal, limit = below ? below : l->len;
+    for (int tries = 0; !at && tries < SPLIT_TRIES && from < limit; tries++) {
         size_t c = guess_boundary(text, from, l->len);
-        if (!c) break;
-        if (half_entity(h, c)) at = c;
+        if (!c || c >= limit) break;
+        if (piece_entity(p, s->r, c)) at = c;
         from = c + 1;
         l->failed = false;
     }
-    atomic_store(&h->at, at); /* the other thread waits for this from h->search on */
-    atomic_store(&h->decided, true);
-    if (!at) return NULL;
-    for (;;) {
-        const char *p = host_json_skip_space(text + host_jr_offset(h->r), end);
-        if (p < end && *p == ']') {
-            h->end = (size_t)(p - text);
-            h->ok = true;
-            return NULL;
+    atomic_store(&p->at, at); /* this thread may be waiting for it */
+    atomic_store(&p->decided, true);
+    while (at) {
+        const char *q = host_json_skip_space(text + host_jr_offset(s->r), end);
+        if (q < end && *q == ']') {
+            p->end = (size_t)(q - text);
+            p->ok = true;
+            break;
         }
-        if (p == end || *p != ',') return NULL;
-        p = host_json_skip_space(p + 1, end);
-        if (p == end || *p != '{') return NULL; /* a trailing comma, or not an object */
-        if (atomic_load_explicit(&h->stop, memory_order_relaxed) ||
-            !half_entity(h, (size_t)(p - text)))
-            return NULL;
+        if (q == end || *q != ',') break;
+        const char *comma = q;
+        q = host_json_skip_space(q + 1, end);
+        if (q == end || *q != '{') break;  /* a trailing comma, or not an object */
+        if ((size_t)(q - text) == below) { /* the piece above starts here: linked */
+            p->end = (size_t)(comma - text);
+            p->ok = p->linked = true;
+            break;
+        }
+        if ((size_t)(q - text) > below) below = 0; /* passed it by: on to the ']' */
+        if (atomic_load_explicit(&s->stop, memory_order_relaxed) ||
+            !piece_entity(p, s->r, (size_t)(q - text)))
+            break;
+    }
+    atomic_store_explicit(&p->done, true, memory_order_release);
+}
+
+/* The second thread: the last piece (its own from the start), then the pieces below it
+ * one after the other, while this thread has not come to them. */
+static void *split_run(void *arg)
+{
+    split *s = arg;
+    size_t below = 0; /* the lowest start found so far */
+    for (int k = s->pieces - 1;;) {
+        split_piece *p = &s->piece[k];
+        piece_run(s, p, below);
+        size_t at = atomic_load(&p->at);
+        if (at) below = at;
+        pthread_mutex_lock(&s->lock);
+        k = s->theirs - 1;
+        bool take = k >= s->mine && !atomic_load(&s->stop);
+        if (take) s->theirs = k;
+        pthread_mutex_unlock(&s->lock);
+        if (!take) return NULL;
     }
 }
 
-/* Start the second half for l's entities array, which starts at `from`; NULL when the
- * document is small, or no thread or memory was to be had. */
-static split_half *split_start(scene_load *l, size_t from)
+static size_t piece_nominal(size_t array, size_t len, int pieces, int k)
 {
-    if (l->captured || l->len < SPLIT_BYTES || from >= l->len) return NULL;
-    split_half *h = calloc(1, sizeof *h);
-    if (!h || !(h->r = host_jr_new())) {
-        free(h);
+    return array + (len - array) / (size_t)pieces * (size_t)k;
+}
+
+/* Start the second thread for l's entities array, whose first element is at `array`;
+ * NULL when the document is small, or no thread or memory was to be had. */
+static split *split_start(scene_load *l, size_t array)
+{
+    if (l->captured || l->len < SPLIT_BYTES || array >= l->len) return NULL;
+    size_t n = (l->len - array) / SPLIT_PIECE;
+    int pieces = n < 2 ? 2 : n > SPLIT_PIECES ? SPLIT_PIECES : (int)n;
+    split *s = calloc(1, sizeof *s + (size_t)pieces * sizeof(split_piece));
+    if (!s || !(s->r = host_jr_new())) {
+        free(s);
         return NULL;
     }
-    h->l = (scene_load){.quiet = true,
-                        .w = l->w,
-                        .path = l->path,
-                        .text = l->text,
-                        .len = l->len,
-                        .lines = l->lines,
-                        .mgrs = l->mgrs,
-                        .managers = l->managers,
-                        .bad = -1};
-    h->search = from + (l->len - from) / 2;
-    atomic_init(&h->at, 0);
-    atomic_init(&h->decided, false);
-    atomic_init(&h->stop, false);
-    if (host_thread_start(&h->thread, half_run, h)) return h;
-    host_jr_free(h->r);
-    free(h);
+    s->l = l;
+    s->pieces = pieces;
+    s->theirs = pieces - 1; /* the last piece is the second thread's */
+    s->mine = 1;
+    s->array = array;
+    for (int k = 1; k < pieces; k++) {
+        split_piece *p = &s->piece[k];
+        p->l = (scene_load){.quiet = true,
+                            .w = l->w,
+                            .path = l->path,
+                            .text = l->text,
+                            .len = l->len,
+                            .lines = l->lines,
+                            .mgrs = l->mgrs,
+                            .managers = l->managers,
+                            .bad = -1};
+        p->nominal = piece_nominal(array, l->len, pieces, k);
+        atomic_init(&p->at, 0);
+        atomic_init(&p->decided, false);
+        atomic_init(&p->done, false);
+    }
+    atomic_init(&s->stop, false);
+    pthread_mutex_init(&s->lock, NULL);
+    if (host_thread_start(&s->thread, split_run, s)) return s;
+    pthread_mutex_destroy(&s->lock);
+    host_jr_free(s->r);
+    free(s);
     return NULL;
 }
 
-/* Wait for the second half (stopping it unless this thread is `there`, at its first
- * entity); when there and its work is sound, append its index to l and return where it
- * ended (its ']'), else 0. The half is freed either way. */
-static size_t split_finish(scene_load *l, split_half *h, bool there)
+/* This thread's reading is at `at` (an element's start), past the nominal boundary of
+ * the piece after its own: 0 when that piece (and any others `at` is past) is now this
+ * thread's; else the second thread's: the lowest start it found, where this thread is to
+ * arrive (SIZE_MAX: it found none, this thread reads to the end). */
+static size_t split_reached(split *s, size_t at)
 {
-    if (!there) atomic_store(&h->stop, true);
-    pthread_join(h->thread, NULL);
-    scene_load *b = &h->l;
-    size_t end = 0, m = l->managers, at = atomic_load(&h->at);
-    bool take = there && h->ok && !b->failed;
-    if (take && !entity_room(l, l->n + b->n)) {
-        load_fail_at(l, NO_POS, "out of memory");
-        take = false;
+    pthread_mutex_lock(&s->lock);
+    while (s->mine < s->theirs && at >= s->piece[s->mine].nominal) s->mine++;
+    int k = s->mine;
+    bool theirs = k >= s->theirs && k < s->pieces && at >= s->piece[k].nominal;
+    pthread_mutex_unlock(&s->lock);
+    if (!theirs) return 0;
+    for (; k < s->pieces; k++) { /* decided downwards: the lowest is the last */
+        split_piece *p = &s->piece[k];
+        while (!atomic_load(&p->decided)) sched_yield();
+        size_t start = atomic_load(&p->at);
+        if (start) return start;
     }
-    for (size_t k = 0; take && k < b->nkept; k++)
-        if (!keep_value(l, l->n + b->kept[k].entity, b->kept[k].key_at, b->kept[k].value_at)) {
-            load_fail_at(l, NO_POS, "out of memory");
-            take = false;
-        }
-    if (take) {
-        memcpy(l->ids + l->n, b->ids, b->n * sizeof *b->ids);
-        memcpy(l->id_at + l->n, b->id_at, b->n * sizeof *b->id_at);
-        memcpy(l->at + (size_t)l->n * m, b->at, (size_t)b->n * m * sizeof *b->at);
-        id_block **tail = &b->pool; /* its ids' blocks join l's */
-        while (*tail) tail = &(*tail)->next;
-        *tail = l->pool;
-        l->pool = b->pool;
-        b->pool = NULL;
-        host_detail("scene", "%s: pass one in two halves, the second from entity %u (byte %zu)",
-                    l->path, l->n, at);
-        l->n += b->n;
-        end = h->end;
-    } else if (!there && at) {
+    return SIZE_MAX;
+}
+
+/* Append piece p's index to l: false (l failed) when out of memory. */
+static bool piece_take(scene_load *l, split_piece *p)
+{
+    scene_load *b = &p->l;
+    size_t m = l->managers;
+    if (!entity_room(l, l->n + b->n)) return load_fail_at(l, NO_POS, "out of memory"), false;
+    for (size_t k = 0; k < b->nkept; k++)
+        if (!keep_value(l, l->n + b->kept[k].entity, b->kept[k].key_at, b->kept[k].value_at))
+            return load_fail_at(l, NO_POS, "out of memory"), false;
+    memcpy(l->ids + l->n, b->ids, b->n * sizeof *b->ids);
+    memcpy(l->id_at + l->n, b->id_at, b->n * sizeof *b->id_at);
+    memcpy(l->at + (size_t)l->n * m, b->at, (size_t)b->n * m * sizeof *b->at);
+    id_block **tail = &b->pool; /* its ids' blocks join l's */
+    while (*tail) tail = &(*tail)->next;
+    *tail = l->pool;
+    l->pool = b->pool;
+    b->pool = NULL;
+    l->n += b->n;
+    return true;
+}
+
+/* Stop and wait for the second thread; when this thread arrived exactly at `start` (the
+ * lowest start it found; 0: not there), take its pieces from there in order, as long as
+ * each is sound and links to the next. Returns where the taken ones end (a ',' before the
+ * next element, or the ']'), 0 for none. Frees s. */
+static size_t split_finish(scene_load *l, split *s, size_t start, bool there)
+{
+    if (!there) atomic_store(&s->stop, true);
+    pthread_join(s->thread, NULL);
+    size_t end = 0;
+    uint32_t first = l->n, pieces = 0;
+    int k = s->theirs;
+    while (k < s->pieces && atomic_load(&s->piece[k].at) != start) k++;
+    for (; there && k < s->pieces && !l->failed; k++) {
+        split_piece *p = &s->piece[k];
+        if (!p->ok || p->l.failed || !piece_take(l, p)) break;
+        end = p->end;
+        pieces++;
+        if (!p->linked) break;
+        while (k + 1 < s->pieces && !atomic_load(&s->piece[k + 1].at)) k++; /* none there */
+    }
+    if (pieces)
+        host_detail("scene",
+                    "%s: pass one shared: a second thread indexed %u of %u entities (%u of %d "
+                    "pieces), from entity %u (byte %zu)",
+                    l->path, l->n - first, l->n, pieces, s->pieces, first, start);
+    else if (start && !there)
         host_detail("scene", "%s: byte %zu was not an entity's start: pass one went on alone",
-                    l->path, at);
-    }
-    load_free(b);
-    host_jr_free(h->r);
-    free(h);
+                    l->path, start);
+    for (int j = 1; j < s->pieces; j++) load_free(&s->piece[j].l);
+    pthread_mutex_destroy(&s->lock);
+    host_jr_free(s->r);
+    free(s);
     return end;
 }
 
@@ -746,16 +850,21 @@ static bool index_entities(scene_load *l, host_jreader *r)
     if (!expect_type(l, r, host_jr_offset(r), ECS_JSON_ARRAY, "\"entities\": an array"))
         return false;
     api->begin_array(api);
-    split_half *half = split_start(l, host_jr_offset(r));
+    split *s = split_start(l, host_jr_offset(r));
+    size_t next = s ? s->piece[1].nominal : SIZE_MAX; /* where to look again */
+    size_t start = 0; /* where the second thread's pieces start, once known */
     bool ok = true;
     while (ok && api->more(api)) {
         size_t at = host_jr_offset(r);
-        if (half && at >= half->search) { /* where the second half may start: its choice */
-            while (!atomic_load(&half->decided)) sched_yield();
-            size_t start = atomic_load(&half->at), end;
-            if (!start || at >= start) { /* none, there, or past it */
-                end = split_finish(l, half, at == start);
-                half = NULL;
+        if (s && at >= next) {
+            if (!start) start = split_reached(s, at);
+            if (!start) /* its own now: the next nominal boundary */
+                next = s->mine < s->pieces ? s->piece[s->mine].nominal : SIZE_MAX;
+            else
+                next = start; /* SIZE_MAX: none, read on to the end */
+            if (at >= next) { /* arrived there, or past it */
+                size_t end = split_finish(l, s, start, at == start);
+                s = NULL;
                 if (end && host_jr_pass_elements(r, end)) continue;
                 if (end) load_fail_at(l, at, "pass one lost its place (a host bug)");
                 if (l->failed) ok = false;
@@ -766,7 +875,7 @@ static bool index_entities(scene_load *l, host_jreader *r)
             ok = (load_fail_at(l, at, "pass one lost its place (a host bug)"), false);
         ok = ok && (after || index_entity(l, r));
     }
-    if (half) split_finish(l, half, false);
+    if (s) split_finish(l, s, 0, false);
     return ok && !api->failed(api);
 }
 
