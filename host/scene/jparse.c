@@ -1115,7 +1115,19 @@ static const char *rec_numbers(host_jreader *r, const char *open)
     size_t n0 = t->n;
     tape_put(t, open, open, NULL, 0, 0); /* the array's own token: its end, its count */
     for (;;) {
-        if (q == end || (*q != '-' && !is_digit(*q)) || !(q = rec_scalar(r, q))) return NULL;
+        if (q == end || (*q != '-' && !is_digit(*q))) return NULL;
+#ifdef HAVE_SHORT_NUMBER
+        double d;
+        const char *after = short_number(q, end, &d);
+        if (after && !t->full && t->n < t->cap) { /* as jr_record_scalar puts it, inline */
+            t->tok[t->n++] = (host_jr_token){q, after, NULL, {.number = d}};
+            q = after;
+        } else if (!(q = rec_scalar(r, q))) {
+            return NULL;
+        }
+#else
+        if (!(q = rec_scalar(r, q))) return NULL;
+#endif
         if ((q = host_json_skip_space(q, end)) == end) return NULL;
         if (*q == ']') break;
         if (*q != ',') return NULL;
