@@ -1273,9 +1273,10 @@ static void stop_ahead(scene_load *l)
     uint64_t taken;
     host_ahead_stop(l->ahead, &taken);
     l->ahead = NULL;
-    host_detail("scene",
-                "%s: pass two: %llu of %llu objects and arrays lexed ahead by a second thread",
-                l->path, (unsigned long long)taken, (unsigned long long)l->reads);
+    if (l->reads) /* pass two ran (the thread starts before the ids are checked) */
+        host_detail("scene",
+                    "%s: pass two: %llu of %llu objects and arrays lexed ahead by a second thread",
+                    l->path, (unsigned long long)taken, (unsigned long long)l->reads);
 }
 
 /* Hand every entity its components through l->mgrs, under the crash guard (--safe): a
@@ -1297,7 +1298,6 @@ static ecs_status load_components(scene_load *l, int *crashed)
         return ECS_ERR_PLUGIN;
     }
     l->w->scene_load = l;
-    start_ahead(l);
     sig = host_guard_run(call_components, &c);
     stop_ahead(l);
     l->w->scene_load = NULL; /* also after a crash: this context dies with the call */
@@ -1326,6 +1326,7 @@ static bool prepare(scene_load *l)
         l->extra = NULL;
         ok = index_document(l, r, HOST_JR_STRICT); /* its word is the last */
     }
+    if (ok) start_ahead(l); /* it lexes while this thread checks ids and creates entities */
     ok = ok && check_ids(l, r);
     host_jr_free(r);
     return ok;
@@ -1335,15 +1336,17 @@ static ecs_status run_load(scene_load *l)
 {
     l->mgrs = l->w->managers;
     l->managers = l->w->manager_count;
-    if (!prepare(l)) return ECS_ERR_BAD_VALUE;
+    if (!prepare(l)) return stop_ahead(l), ECS_ERR_BAD_VALUE;
     if (host_entity_create_many(l->w->entities, l->ents, l->n) != ECS_OK) {
+        stop_ahead(l);
         memset(l->ents, 0, l->n * sizeof *l->ents); /* nothing to roll back */
         return load_fail_at(l, NO_POS, "%u entities do not fit: too many entities alive", l->n),
                ECS_ERR_FULL;
     }
     int crashed = 0;
     ecs_status s = load_components(l, &crashed);
-    if (crashed) /* its state is suspect: roll it back or unload it after this frame */
+    stop_ahead(l); /* load_components stops it, unless it ended before the components */
+    if (crashed)   /* its state is suspect: roll it back or unload it after this frame */
         host_plugin_crashed(l->w, l->mgrs[l->current]->owner, crashed, "load_component");
     if (s == ECS_OK && !commit_load(l)) s = ECS_ERR_NO_MEMORY;
     if (s != ECS_OK) { /* all or nothing: the managers hear of the entities' end at once */
