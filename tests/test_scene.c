@@ -1601,7 +1601,7 @@ static int big_parent(int i)
 static char *big_scene(int extras, const char *name_text, int bad, const char *bad_text,
                        size_t *starts)
 {
-    size_t cap = (size_t)BIG_N * (220 + 16 * (size_t)extras) + 4096, n = 0;
+    size_t cap = (size_t)BIG_N * (220 + strlen(name_text) + 16 * (size_t)extras) + 4096, n = 0;
     char *text = malloc(cap);
     assert_non_null(text);
     n += (size_t)snprintf(text + n, cap - n, "{\"version\": 1,\n\"entities\": [\n");
@@ -1631,7 +1631,7 @@ static void check_big_world(const char *path, int extras, const char *name_text)
     assert_int_equal(cJSON_GetArraySize(ents), BIG_N);
     static bool seen[BIG_N];
     memset(seen, 0, sizeof seen);
-    char want[64];
+    char want[300]; /* a name of up to 255 bytes, a space, its number */
     for (cJSON *e = ents ? ents->child : NULL; e; e = e->next) {
         const char *id = cJSON_GetStringValue(cJSON_GetObjectItem(e, "id"));
         int i = id && id[0] == 'e' ? atoi(id + 1) : -1;
@@ -1799,6 +1799,37 @@ static void Scene_large_scene_errors_are_those_of_one_pass(void **state)
     free(text);
 }
 
+/* A large scene of many pieces (names of 240 bytes with "}, {" in them, so a guessed
+ * boundary often falls inside a name first): an error in any one of them, wherever the
+ * two threads happened to meet, is the one pass's, at its line; without one it loads
+ * whole and the shared line names an entity's own start. */
+static void Scene_large_scene_of_many_pieces_fails_and_loads_as_one_pass(void **state)
+{
+    scene_test *t = *state;
+    static size_t starts[BIG_N];
+    char name[241], in[PATH_SIZE], out[PATH_SIZE]; /* a debug name has at most 255 bytes */
+    for (int k = 0; k < 240; k++) name[k] = "a}, {b "[k % 7];
+    name[240] = '\0';
+    for (int k = 1; k < 8; k++) { /* one error in each eighth of the entities */
+        int at = BIG_N * k / 8 + 3 * k;
+        char *text = big_scene(0, name, at, k % 2 ? "@@" : "\"id\": \"x\"", NULL);
+        expect_big_error(t, text, at,
+                         k % 2 ? "expected a string key, found '@'" : "duplicate key \"id\"");
+        free(text);
+    }
+    char *text = big_scene(0, name, -1, NULL, starts);
+    assert_true(strlen(text) > 3u << 20); /* pieces of 512 KiB: at least 6 */
+    int from;
+    write_scene(t, "many.json", text, in);
+    path_in(t, "many-out.json", out);
+    HOST(t, "-v", "--frames", "0", "--scene", in, "--save", out);
+    EXPECT_CLEAN(t);
+    EXPECT_ERR(t, "scene: loaded 12000 entities");
+    expect_shared(t, starts, &from);
+    check_big_world(out, 0, name);
+    free(text);
+}
+
 /* text with its first `from` replaced by `to` (a new string; the test fails without one). */
 static char *replaced(const char *text, const char *from, const char *to)
 {
@@ -1891,6 +1922,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(Scene_large_scene_split_guess_off_an_entity_is_dropped,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            Scene_large_scene_of_many_pieces_fails_and_loads_as_one_pass, setup, teardown),
         cmocka_unit_test_setup_teardown(Scene_large_scene_errors_are_those_of_one_pass, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(Scene_large_scene_read_ahead_loads_and_fails_as_one_thread,
