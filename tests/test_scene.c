@@ -1673,6 +1673,23 @@ static void expect_shared(scene_test *t, const size_t *starts, int *from)
     *from = (int)first;
 }
 
+/* big_scene's text (starts: its entities' offsets) loads whole with -v, pass one shared,
+ * and is saved as `name` in t's folder into out: what one pass would load. */
+static void load_big_shared(scene_test *t, const char *text, const size_t *starts,
+                            const char *name_text, const char *name, char *out)
+{
+    char in[PATH_SIZE], saved[64];
+    int from;
+    write_scene(t, name, text, in);
+    snprintf(saved, sizeof saved, "out-%s", name);
+    path_in(t, saved, out);
+    HOST(t, "-v", "--frames", "0", "--scene", in, "--save", out);
+    EXPECT_CLEAN(t);
+    EXPECT_ERR(t, "scene: loaded 12000 entities");
+    expect_shared(t, starts, &from);
+    check_big_world(out, 0, name_text);
+}
+
 /* A scene over 1 MiB is indexed by two threads, the second in pieces from the end down to
  * where it meets the first: what loads is what one pass loads (every entity, references
  * across the meeting point both ways, kept components), and saving it again gives the
@@ -1682,16 +1699,10 @@ static void Scene_large_scene_indexed_by_two_threads_loads_whole(void **state)
     scene_test *t = *state;
     static size_t starts[BIG_N], again_starts[BIG_N];
     char *text = big_scene(0, "node", -1, NULL, starts);
-    char in[PATH_SIZE], out[PATH_SIZE], again[PATH_SIZE];
+    char out[PATH_SIZE], again[PATH_SIZE];
     int from;
-    write_scene(t, "big.json", text, in);
-    path_in(t, "big-out.json", out);
+    load_big_shared(t, text, starts, "node", "big.json", out);
     path_in(t, "big-again.json", again);
-    HOST(t, "-v", "--frames", "0", "--scene", in, "--save", out);
-    EXPECT_CLEAN(t);
-    EXPECT_ERR(t, "scene: loaded 12000 entities");
-    expect_shared(t, starts, &from);
-    check_big_world(out, 0, "node");
     HOST(t, "-v", "--frames", "0", "--scene", out, "--save", again);
     EXPECT_CLEAN(t);
     char *saved = read_all(out);             /* the host's own file: shared the same way */
@@ -1717,17 +1728,10 @@ static void Scene_large_scene_split_guess_off_an_entity_is_dropped(void **state)
     scene_test *t = *state;
     static size_t starts[BIG_N];
     char in[PATH_SIZE], out[PATH_SIZE];
-    int from;
     /* in a name: "}, {" in every debug_name, so the first candidate past a nominal
      * boundary is a name's, the second the next entity's */
     char *text = big_scene(0, "a}, {b", -1, NULL, starts);
-    write_scene(t, "names.json", text, in);
-    path_in(t, "names-out.json", out);
-    HOST(t, "-v", "--frames", "0", "--scene", in, "--save", out);
-    EXPECT_CLEAN(t);
-    EXPECT_ERR(t, "scene: loaded 12000 entities");
-    expect_shared(t, starts, &from);
-    check_big_world(out, 0, "a}, {b");
+    load_big_shared(t, text, starts, "a}, {b", "names.json", out);
     free(text);
     /* in "extra": 40 objects with "id" keys each, which the second thread reads as
      * entities (and finds the array's ']'); the one-pass reading never arrives exactly
@@ -1807,7 +1811,7 @@ static void Scene_large_scene_of_many_pieces_fails_and_loads_as_one_pass(void **
 {
     scene_test *t = *state;
     static size_t starts[BIG_N];
-    char name[241], in[PATH_SIZE], out[PATH_SIZE]; /* a debug name has at most 255 bytes */
+    char name[241], out[PATH_SIZE]; /* a debug name has at most 255 bytes */
     for (int k = 0; k < 240; k++) name[k] = "a}, {b "[k % 7];
     name[240] = '\0';
     for (int k = 1; k < 8; k++) { /* one error in each eighth of the entities */
@@ -1819,14 +1823,7 @@ static void Scene_large_scene_of_many_pieces_fails_and_loads_as_one_pass(void **
     }
     char *text = big_scene(0, name, -1, NULL, starts);
     assert_true(strlen(text) > 3u << 20); /* pieces of 512 KiB: at least 6 */
-    int from;
-    write_scene(t, "many.json", text, in);
-    path_in(t, "many-out.json", out);
-    HOST(t, "-v", "--frames", "0", "--scene", in, "--save", out);
-    EXPECT_CLEAN(t);
-    EXPECT_ERR(t, "scene: loaded 12000 entities");
-    expect_shared(t, starts, &from);
-    check_big_world(out, 0, name);
+    load_big_shared(t, text, starts, name, "many.json", out);
     free(text);
 }
 
