@@ -1043,9 +1043,10 @@ static void Jread_tokens_recorded_ahead_read_as_the_text(void **state)
     host_jr_free(rec);
 }
 
-/* array_f32 with tokens: the numbers of the array's own token when their count is n; a
- * count or a float range that is wrong fails as without tokens, at the same byte, with
- * the same message; values passed over by key() leave the tokens after them in step. */
+/* array_f32 with tokens: the numbers of the array's own token when their count is n (3
+ * and 4, the two stored whole); a count or a float range that is wrong fails as without
+ * tokens, at the same byte, with the same message and the same floats left in x; values
+ * passed over by key() leave the tokens after them in step. */
 static void Jread_array_f32_with_tokens_reads_and_fails_as_without(void **state)
 {
     host_jreader *r = *state, *rec = host_jr_new();
@@ -1060,12 +1061,16 @@ static void Jread_array_f32_with_tokens_reads_and_fails_as_without(void **state)
         "{\"v\": []}",
         "{\"v\": [[1], 2, 3]}",
         "{\"skipped\": [9, 8, 7], \"also\": {\"x\": \"y\"}, \"v\": [4, 5, 6]}",
+        "{\"v\": [0.5, -0.25, 0.125, 0.75]}",
+        "{\"v\": [0.5, -0.25, 0.125, 1e39]}",
+        "{\"v\": [-1e39, -0.25, 0.125, 1]}",
     };
     host_jr_token tok[32];
     char bytes[128];
-    for (size_t i = 0; i < sizeof docs / sizeof *docs; i++) {
-        const char *t = docs[i];
-        float got[2][3] = {{0}};
+    for (size_t i = 0; i < 2 * sizeof docs / sizeof *docs; i++) {
+        const char *t = docs[i / 2];
+        uint32_t n = 3 + (uint32_t)(i % 2); /* a vector, a quaternion */
+        float got[2][4] = {{0}};
         size_t at[2] = {0, 0};
         char message[2][400] = {"", ""};
         bool ok[2];
@@ -1078,13 +1083,13 @@ static void Jread_array_f32_with_tokens_reads_and_fails_as_without(void **state)
             assert_true(api->begin_object(api));
             while (api->key(api, &k) && strcmp(k, "v") != 0) {
             }
-            ok[with] = api->array_f32(api, got[with], 3) && !api->key(api, &k);
+            ok[with] = api->array_f32(api, got[with], n) && !api->key(api, &k);
             if (host_jr_error(r, &at[with], NULL, &m)) snprintf(message[with], 400, "%s", m);
         }
         if (ok[0] != ok[1] || at[0] != at[1] || strcmp(message[0], message[1]) != 0 ||
             memcmp(got[0], got[1], sizeof got[0]) != 0)
-            fail_msg("'%s': with tokens %d at %zu '%s', without %d at %zu '%s'", t, ok[1], at[1],
-                     message[1], ok[0], at[0], message[0]);
+            fail_msg("'%s', %u: with tokens %d at %zu '%s', without %d at %zu '%s'", t, n, ok[1],
+                     at[1], message[1], ok[0], at[0], message[0]);
     }
     host_jr_free(rec);
 }
