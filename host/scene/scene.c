@@ -607,21 +607,18 @@ typedef struct split_piece {
     size_t nominal;      /* where the search for its start begins */
     _Atomic size_t at;   /* its first entity's '{' (0: none found), once `decided` */
     atomic_bool decided; /* set by the second thread */
-    atomic_bool done;    /* its reading is over (the second thread's pieces) */
     size_t end;          /* the ',' before the next piece's start, or the array's ']' */
     bool linked;         /* it came to the next piece's start (else to the ']') */
     bool ok;             /* read whole, nothing wrong */
 } split_piece;
 
 typedef struct split {
-    scene_load *l;
     host_jreader *r; /* the second thread's */
     pthread_t thread;
     pthread_mutex_t lock;
-    int pieces;   /* piece k spans nominally [nominal(k), nominal(k + 1)) */
-    int mine;     /* under lock: pieces [0, mine) are this thread's */
-    int theirs;   /* under lock: pieces [theirs, pieces) are the second thread's */
-    size_t array; /* the entities array's first element */
+    int pieces; /* piece k spans nominally [nominal(k), nominal(k + 1)) */
+    int mine;   /* under lock: pieces [0, mine) are this thread's */
+    int theirs; /* under lock: pieces [theirs, pieces) are the second thread's */
     atomic_bool stop;
     split_piece piece[]; /* piece 0 is this thread's from the start: unused */
 } split;
@@ -696,7 +693,6 @@ static void piece_run(split *s, split_piece *p, size_t below)
             !piece_entity(p, s->r, (size_t)(q - text)))
             break;
     }
-    atomic_store_explicit(&p->done, true, memory_order_release);
 }
 
 /* The second thread: the last piece (its own from the start), then the pieces below it
@@ -736,11 +732,9 @@ static split *split_start(scene_load *l, size_t array)
         free(s);
         return NULL;
     }
-    s->l = l;
     s->pieces = pieces;
     s->theirs = pieces - 1; /* the last piece is the second thread's */
     s->mine = 1;
-    s->array = array;
     for (int k = 1; k < pieces; k++) {
         split_piece *p = &s->piece[k];
         p->l = (scene_load){.quiet = true,
@@ -755,7 +749,6 @@ static split *split_start(scene_load *l, size_t array)
         p->nominal = piece_nominal(array, l->len, pieces, k);
         atomic_init(&p->at, 0);
         atomic_init(&p->decided, false);
-        atomic_init(&p->done, false);
     }
     atomic_init(&s->stop, false);
     pthread_mutex_init(&s->lock, NULL);
