@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "ahead.h"
+#include "jdump.h"
 #include "jparse.h"
 #include "jplain.h"
 
@@ -943,48 +944,6 @@ static void Jread_a_reader_reused_after_a_failure_starts_clean(void **state)
 
 /* ---- Reading ahead (tokens) ----------------------------------------------------------- */
 
-/* The value at text's start as the calls of read_any see it, into out: keys, strings with
- * their lengths, numbers to 17 digits, booleans, null; then the error, if any. */
-static void dump_value(ecs_json_reader *api, char *out, size_t size, size_t *n)
-{
-    const char *s;
-    size_t len;
-    double x;
-    bool b;
-#define PUT(...) (*n += (size_t)snprintf(out + *n, *n < size ? size - *n : 0, __VA_ARGS__))
-    switch (api->peek(api)) {
-    case ECS_JSON_OBJECT:
-        api->begin_object(api);
-        PUT("{");
-        while (api->key(api, &s)) {
-            PUT("key %s:", s);
-            dump_value(api, out, size, n);
-        }
-        PUT("}");
-        break;
-    case ECS_JSON_ARRAY:
-        api->begin_array(api);
-        PUT("[");
-        while (api->more(api)) dump_value(api, out, size, n);
-        PUT("]");
-        break;
-    case ECS_JSON_STRING:
-        if (api->string(api, &s, &len)) PUT("str %zu %s;", len, s);
-        break;
-    case ECS_JSON_NUMBER:
-        if (api->number(api, &x)) PUT("num %.17g;", x);
-        break;
-    case ECS_JSON_TRUE:
-    case ECS_JSON_FALSE:
-        if (api->boolean(api, &b)) PUT("%s;", b ? "true" : "false");
-        break;
-    default:
-        if ((api->skip)(api)) PUT("null;");
-        break;
-    }
-#undef PUT
-}
-
 /* Record the value at text's start with a STRICT reader into tape (tok[cap], bytes[size]):
  * whether it was sound. */
 static bool record(host_jreader *r, const char *text, host_jr_tape *tape)
@@ -995,7 +954,7 @@ static bool record(host_jreader *r, const char *text, host_jr_tape *tape)
     return (api->skip)(api) && host_jr_complete(r);
 }
 
-/* Read text whole (dump_value) with r, with the tokens of tape or without; the dump and
+/* Read text whole (jdump_value) with r, with the tokens of tape or without; the dump and
  * the error (offset and message) into out. */
 static void read_dump(host_jreader *r, const char *text, const host_jr_tape *tape, char *out,
                       size_t size)
@@ -1004,7 +963,7 @@ static void read_dump(host_jreader *r, const char *text, const host_jr_tape *tap
     const char *message;
     host_jr_start(r, text, strlen(text), 0, tape ? HOST_JR_TRUSTED : HOST_JR_STRICT);
     if (tape) host_jr_use(r, tape->tok, tape->n);
-    dump_value(host_jr_api(r), out, size, &n);
+    jdump_value(host_jr_api(r), 0, out, size, &n);
     if (host_jr_error(r, &at, NULL, &message))
         snprintf(out + n, n < size ? size - n : 0, " error at %zu: %s", at, message);
 }
@@ -1380,10 +1339,10 @@ static void expect_tokens_read_as_text(host_jreader *r, const char *text, size_t
     size_t n = 0, len = strlen(text);
     host_jr_start(r, text, len, at, HOST_JR_TRUSTED);
     host_jr_use(r, tok, count);
-    dump_value(host_jr_api(r), with, sizeof with, &n);
+    jdump_value(host_jr_api(r), 0, with, sizeof with, &n);
     n = 0;
     host_jr_start(r, text, len, at, HOST_JR_STRICT);
-    dump_value(host_jr_api(r), without, sizeof without, &n);
+    jdump_value(host_jr_api(r), 0, without, sizeof without, &n);
     if (strcmp(with, without) != 0)
         fail_msg("value %llu: with the thread's tokens '%s', from the text '%s'",
                  (unsigned long long)seq, with, without);
@@ -1421,7 +1380,7 @@ static void Ahead_tokens_handed_over_read_as_their_values_at_any_pace(void **sta
                         char dump[1024];
                         size_t n = 0;
                         host_jr_start(r, text, strlen(text), (size_t)(at1 - 1), HOST_JR_STRICT);
-                        dump_value(host_jr_api(r), dump, sizeof dump, &n);
+                        jdump_value(host_jr_api(r), 0, dump, sizeof dump, &n);
                     }
                     continue;
                 }

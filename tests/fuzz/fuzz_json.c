@@ -11,7 +11,9 @@
  * control characters...): not checked. The read-ahead's recorder (host_jr_record) on the
  * same bytes: as sound as a reader that does not record, failing at the same byte with the
  * same error, and, for an object or array, recording the tokens the element by element
- * walk records (the value read inside an array: no one-walk path there). A broken property aborts,
+ * walk records (the value read inside an array: no one-walk path there), and read with
+ * those tokens (arrays by array_f32 for 3 or 4 floats) giving what a reader of the text
+ * gives, errors included. A broken property aborts,
  * as does a crash, a leak or undefined behaviour. Build: meson setup -Dfuzz=true with CC=clang
  * CXX=clang++ (tests/fuzz/meson.build); run (new inputs go to the scratch folder /tmp/new, not into
  * the repository): build/tests/fuzz/fuzz_json /tmp/new tests/fuzz/corpus_scene
@@ -25,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jdump.h"
 #include "jparse.h"
 #include "jplain.h"
 #include "json.h"
@@ -86,6 +89,31 @@ static bool record_text(host_jreader *r, const char *text, size_t size, host_jr_
     return ok;
 }
 
+/* The sound value text[0..size) read from its text (STRICT) and with its recorded tokens
+ * (TRUSTED, as the loader reads what the read-ahead thread recorded), every array by
+ * array_f32 for n floats: the same values, or the same error at the same byte. */
+static void check_read_with_tokens(host_jreader *r, const char *text, size_t size,
+                                   const host_jr_tape *tape, uint32_t n)
+{
+    static char dump[2][1 << 16];
+    char message[2][512];
+    size_t len[2], at[2];
+    bool failed[2];
+    for (int with = 0; with < 2; with++) {
+        const char *m = NULL;
+        host_jr_start(r, text, size, 0, with ? HOST_JR_TRUSTED : HOST_JR_STRICT);
+        if (with) host_jr_use(r, tape->tok, tape->n);
+        len[with] = 0;
+        dump[with][0] = '\0';
+        jdump_value(host_jr_api(r), n, dump[with], sizeof dump[with], &len[with]);
+        at[with] = 0;
+        failed[with] = host_jr_error(r, &at[with], NULL, &m);
+        snprintf(message[with], sizeof message[with], "%s", failed[with] ? m : "");
+    }
+    CHECK(len[0] == len[1] && strcmp(dump[0], dump[1]) == 0);
+    CHECK(failed[0] == failed[1] && at[0] == at[1] && strcmp(message[0], message[1]) == 0);
+}
+
 static void check_recording(const char *text, size_t size)
 {
     static host_jr_token tok[2][TAPE_TOKENS];
@@ -108,6 +136,7 @@ static void check_recording(const char *text, size_t size)
         wrapped[0] = '[';
         if (size) memcpy(wrapped + 1, text, size);
         wrapped[size + 1] = ']';
+        check_read_with_tokens(r, text, size, &one, 3 + (uint32_t)(size & 1));
         CHECK(record_text(r, wrapped, size + 2, &walk, &end[2], &at[2], &err[2]));
         CHECK(one.n == walk.n && one.full == walk.full);
         for (size_t k = 0; k < one.n; k++) {
