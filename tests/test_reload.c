@@ -1019,6 +1019,54 @@ static void Reload_safe_crash_in_load_or_migration_keeps_the_old_version(void **
     EXPECT_UPDATE_ORDER(f, "peer_a", "rl", "peer_z");
 }
 
+/* With --safe, a plugin that crashes in its reserve() hint or in load_component while a
+ * large scene loads (over 1 MiB: pass one shared by two threads, the read-ahead thread
+ * started before the hint, for the transforms) fails that load cleanly: the error names
+ * the callback it crashed in, the second thread is stopped, and the host exits with the
+ * load's failure, not a signal. */
+static void Reload_safe_crash_while_a_large_scene_loads_fails_it_cleanly(void **state)
+{
+    fixture *f = *state;
+    enum { BIG = 20000 };
+    size_t cap = (size_t)BIG * 128 + 64, n = 0;
+    char *text = malloc(cap), tf[4096];
+    assert_non_null(text);
+    n += (size_t)snprintf(text + n, cap - n, "{\"version\": 1, \"entities\": [");
+    for (int i = 1; i <= BIG; i++)
+        n += (size_t)snprintf(text + n, cap - n,
+                              "%s\n{\"id\": \"e%d\", \"rl\": %d, \"transform\": "
+                              "{\"position\": [%d, 1.5, 2.25]}}",
+                              i > 1 ? "," : "", i, 1000 * i, i);
+    snprintf(text + n, cap - n, "\n]}\n");
+    assert_true(strlen(text) > (1u << 20));
+    assert_int_equal(harness_write_file(f->scene, text, 0600), 0);
+    free(text);
+    path_in_dir(f, "transform.so", tf, sizeof tf);
+    assert_int_equal(harness_copy_file(TRANSFORM_SO, tf, 0755), 0);
+    static const struct {
+        const char *variant, *said, *guard;
+    } cases[] = {
+        {"rl_rescrash", "manager 'rl' crashed with SIGSEGV in reserve()", "SIGSEGV in reserve"},
+        {"rl_migcrash", "entities[0].rl: manager 'rl' crashed with SIGFPE",
+         "SIGFPE in load_component"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        put_copy(f, cases[c].variant, "rl.so");
+        const char *const argv[] = {ECS_HOST_PATH, "-v", "--safe",  "--no-installed-plugins",
+                                    "--frames",    "2",  "--scene", f->scene,
+                                    f->dir,        NULL};
+        harness_output r = {0};
+        assert_int_equal(harness_run(&r, 60.0, argv), 0);
+        if (r.exit_code != 1 || !strstr(r.err, cases[c].said) || !strstr(r.err, cases[c].guard) ||
+            !strstr(r.err, "pass one shared"))
+            fail_msg("%s: exit %d (signal %d), expected 1 with '%s' and '%s':\n%s",
+                     cases[c].variant, r.exit_code, r.term_signal, cases[c].said, cases[c].guard,
+                     r.err);
+        harness_check_sanitizers(&r);
+        harness_output_free(&r);
+    }
+}
+
 /* With --safe, a plugin that crashes in update with no earlier version to go back to is
  * unloaded at the end of that frame, its components kept (saved by its own, working, save
  * code); the next good build loads with every value as the crash left it. The neighbours
@@ -1795,6 +1843,7 @@ int main(void)
         TEST(Reload_safe_crash_after_reload_rolls_back_to_the_last_good_version),
         TEST(Reload_safe_crash_without_earlier_version_unloads_and_the_next_restores),
         TEST(Reload_safe_crash_in_load_or_migration_keeps_the_old_version),
+        TEST(Reload_safe_crash_while_a_large_scene_loads_fails_it_cleanly),
         TEST(Reload_provider_build_withdrawing_a_used_api_is_refused),
         TEST(Reload_safe_provider_crash_parks_its_users_until_it_is_back),
         TEST(Reload_manifest_disabling_a_provider_parks_its_users),

@@ -1273,10 +1273,12 @@ static void stop_ahead(scene_load *l)
 }
 
 /* Hand every entity its components through l->mgrs, under the crash guard (--safe): a
- * manager that crashes fails the load cleanly, its signal in *crashed (0 otherwise). */
-static ecs_status load_components(scene_load *l, int *crashed)
+ * manager that crashes fails the load cleanly, its signal in *crashed (0 otherwise) and
+ * the callback it crashed in in *where. */
+static ecs_status load_components(scene_load *l, int *crashed, const char **where)
 {
     *crashed = 0;
+    *where = "reserve";
     size_t states = (size_t)l->n * (l->managers ? l->managers : 1) + 1;
     l->state = malloc(states); /* written before read: no page mapped as zeros, then copied */
     if (!l->state) return load_fail_at(l, NO_POS, "out of memory"), ECS_ERR_NO_MEMORY;
@@ -1292,19 +1294,21 @@ static ecs_status load_components(scene_load *l, int *crashed)
     }
     l->w->scene_load = l;
     sig = host_guard_run(call_components, &c);
-    stop_ahead(l);
     l->w->scene_load = NULL; /* also after a crash: this context dies with the call */
     l->reader = NULL;
     l->tree = NULL;
     if (!sig) return c.status;
     *crashed = sig;
+    *where = l->mgrs[l->current]->desc.read_component ? "read_component" : "load_component";
     l->failed = false; /* the crash is the news, not what was said before it */
     load_fail_at(l, l->current_at, "manager '%s' crashed with %s", l->mgrs[l->current]->name,
                  host_guard_signal_name(sig));
     return ECS_ERR_PLUGIN;
 }
 
-/* Pass one over l->text with l->mgrs: the document checked, indexed and its ids. */
+/* Pass one over l->text with l->mgrs: the document checked, indexed and its ids. For a
+ * large load (not a capture, not an edit) the read-ahead thread starts here: whoever
+ * calls this stops it (stop_ahead) before the text goes. */
 static bool prepare(scene_load *l)
 {
     host_jreader *r = host_jr_new();
@@ -1337,10 +1341,11 @@ static ecs_status run_load(scene_load *l)
                ECS_ERR_FULL;
     }
     int crashed = 0;
-    ecs_status s = load_components(l, &crashed);
-    stop_ahead(l); /* load_components stops it, unless it ended before the components */
-    if (crashed)   /* its state is suspect: roll it back or unload it after this frame */
-        host_plugin_crashed(l->w, l->mgrs[l->current]->owner, crashed, "load_component");
+    const char *where;
+    ecs_status s = load_components(l, &crashed, &where);
+    stop_ahead(l);
+    if (crashed) /* its state is suspect: roll it back or unload it after this frame */
+        host_plugin_crashed(l->w, l->mgrs[l->current]->owner, crashed, where);
     if (s == ECS_OK && !commit_load(l)) s = ECS_ERR_NO_MEMORY;
     if (s != ECS_OK) { /* all or nothing: the managers hear of the entities' end at once */
         host_entity_destroy_many(l->w->entities, l->ents, l->n, NULL);
@@ -2323,7 +2328,8 @@ ecs_status host_scene_restore(host_world *w, const host_scene_captured *doc,
     uint32_t n = doc->n;
     if ((doc->at ? adopt_offsets(&l, doc) : prepare(&l)) && l.n == n) {
         memcpy(l.ents, doc->ents, n * sizeof *doc->ents);
-        s = load_components(&l, &sig);
+        const char *where; /* the caller says it: *crashed */
+        s = load_components(&l, &sig, &where);
     } else {
         load_fail_at(&l, NO_POS, "the captured document does not match its entities");
     }
@@ -2395,14 +2401,15 @@ static ecs_status edit_load(host_world *w, ecs_entity e, host_manager *m, const 
                     .lines = true,
                     .bad = -1,
                     .mgrs = mgrs,
-                    .managers = 1};
+                    .managers = 1,
+                    .edit = true}; /* set before pass one: no read-ahead for an edit */
     ecs_status s = ECS_ERR_BAD_VALUE;
     int sig = 0;
+    const char *where;
     if (prepare(&l) && l.n == 1) {
         l.ents[0] = e;
-        l.edit = true;
-        s = load_components(&l, &sig);
-        if (sig) host_plugin_crashed(w, m->owner, sig, "load_component");
+        s = load_components(&l, &sig, &where);
+        if (sig) host_plugin_crashed(w, m->owner, sig, where);
     }
     if (s != ECS_OK) host_format(error, errlen, "%s", l.error);
     load_free(&l);
