@@ -1119,8 +1119,8 @@ static const char *rec_numbers(host_jreader *r, const char *open)
 #ifdef HAVE_SHORT_NUMBER
         double d;
         const char *after = short_number(q, end, &d);
-        if (after && !t->full && t->n < t->cap) { /* as jr_record_scalar puts it, inline */
-            t->tok[t->n++] = (host_jr_token){q, after, NULL, {.number = d}};
+        if (after) { /* the common number: lexed here, put as jr_record_scalar puts one */
+            tape_put(t, q, after, NULL, 0, d);
             q = after;
         } else if (!(q = rec_scalar(r, q))) {
             return NULL;
