@@ -1464,11 +1464,11 @@ static bool jr_number_f32(ecs_json_reader *api, float *x)
 }
 
 /* The numbers of tokens t[0..n) (n <= 16) into x[0..n) as floats: true when all are
- * finite (else x is left as it was). A vector of 3 or 4 is converted in a register and stored in
- * one piece (16 bytes; 8 and 4 for 3), never put together in memory first: a load that
- * spans two smaller stores, or a younger store in part, waits for them to reach the cache
- * instead of taking the bytes from them, and a plugin loads a vector as a whole (8 + 4,
- * or 16 bytes). Both halves of that stall were a third of this function's time. */
+ * finite (else x is left as it was). Three or four are converted in a register and stored
+ * in one piece (16 bytes; 8 and 4 for three), never put together in memory first: a load
+ * that spans two smaller stores, or a younger store in part, waits for them to reach the
+ * cache instead of taking the bytes from them, and a plugin loads a vector whole (8 + 4,
+ * or 16 bytes). That stall, here and in the plugin, was a third of array_f32's time. */
 static inline bool tokens_f32(float *x, const host_jr_token *t, uint32_t n)
 {
 #if defined(__SSE2__)

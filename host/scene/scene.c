@@ -246,8 +246,8 @@ typedef struct scene_load {
     bool captured;     /* the host's own capture (a migration): ids unique by construction, read
                           and put in the id table only when a reference asks for one */
     bool ids_read;     /* captured: l->ids hold the ids */
-    bool quiet;        /* a piece of a shared pass one: an error only sets `failed` (its
-                          message would be dropped, and locating it walks the text from the start) */
+    bool quiet;        /* a piece of a shared pass one: an error only sets `failed` (its message
+                          would be dropped, and locating it walks the text from the start) */
     host_ahead *ahead; /* pass two's objects and arrays lexed by a second thread (ahead.h) */
     uint64_t reads;    /* objects and arrays given to a read_component */
     uint32_t last_ref; /* the entity a reference named last, + 1 (0: none) */
