@@ -235,7 +235,7 @@ host_ahead *host_ahead_start(const char *text, size_t len, const uint64_t *at, u
     atomic_init(&a->stop, false);
     if (a->r && a->slots && a->tok && a->bytes && a->want) {
         memcpy(a->want, want, managers);
-        if (host_thread_start(&a->thread, run, a)) return a;
+        if (host_thread_start(&a->thread, run, a, "ecs-scene-ahead")) return a;
     }
     ahead_free(a);
     return NULL;

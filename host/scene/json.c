@@ -72,7 +72,7 @@ static size_t read_halves(int fd, char *buf, size_t size)
     if (size < READ_SPLIT || sysconf(_SC_NPROCESSORS_ONLN) < 2) return 0;
     half_read a = {fd, buf, 0, size / 2, 0}, b = {fd, buf, size / 2, size, 0};
     pthread_t thread;
-    if (!host_thread_start(&thread, read_half, &b)) return 0;
+    if (!host_thread_start(&thread, read_half, &b, "ecs-scene-read")) return 0;
     read_half(&a);
     pthread_join(thread, NULL);
     return a.got + b.got == size ? size : 0;

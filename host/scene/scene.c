@@ -752,7 +752,7 @@ static split *split_start(scene_load *l, size_t array)
     }
     atomic_init(&s->stop, false);
     pthread_mutex_init(&s->lock, NULL);
-    if (host_thread_start(&s->thread, split_run, s)) return s;
+    if (host_thread_start(&s->thread, split_run, s, "ecs-scene-index")) return s;
     pthread_mutex_destroy(&s->lock);
     host_jr_free(s->r);
     free(s);

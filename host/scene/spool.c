@@ -94,7 +94,7 @@ host_spool *host_spool_start(int fd)
     }
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
-    s->threaded = host_thread_start(&s->thread, run, s);
+    s->threaded = host_thread_start(&s->thread, run, s, "ecs-scene-write");
     return s;
 }
 
