@@ -1280,9 +1280,8 @@ static ecs_status load_components(scene_load *l, int *crashed, const char **wher
     *crashed = 0;
     *where = "reserve";
     size_t states = (size_t)l->n * (l->managers ? l->managers : 1) + 1;
-    l->state = malloc(states); /* written before read: no page mapped as zeros, then copied */
+    l->state = calloc(states, 1); /* (a malloc + memset here was compiled as this call) */
     if (!l->state) return load_fail_at(l, NO_POS, "out of memory"), ECS_ERR_NO_MEMORY;
-    memset(l->state, 0, states);
     components_call c = {l, ECS_OK};
     l->current_at = NO_POS;
     int sig = host_guard_run(call_reserve, &c); /* before the load: no scene_resolve there */
