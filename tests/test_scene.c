@@ -1876,6 +1876,65 @@ static void Scene_large_scene_read_ahead_loads_and_fails_as_one_thread(void **st
     free(text);
 }
 
+/* Whether a thread of this process is named `name` now (/proc/self/task/<tid>/comm). */
+static bool thread_named(const char *name)
+{
+    DIR *d = opendir("/proc/self/task");
+    assert_non_null(d);
+    bool found = false;
+    for (struct dirent *e; !found && (e = readdir(d));) {
+        char path[300], comm[64] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = e->d_name[0] != '.' ? fopen(path, "r") : NULL;
+        if (!f) continue;
+        if (fgets(comm, sizeof comm, f)) comm[strcspn(comm, "\n")] = '\0';
+        fclose(f);
+        found = strcmp(comm, name) == 0;
+    }
+    closedir(d);
+    return found;
+}
+
+/* transform's own reader, and whether the read-ahead thread was there, by its name, when
+ * the load first called the reader (-1: not called yet). */
+#define NAMED_N 40000
+static ecs_status (*named_real)(void *, ecs_entity, ecs_json_reader *);
+static int named_seen = -1;
+
+static ecs_status naming_read(void *state, ecs_entity e, ecs_json_reader *r)
+{
+    if (named_seen < 0) named_seen = thread_named("ecs-scene-ahead");
+    return named_real(state, e, r);
+}
+
+/* A large load's read-ahead thread carries a name (what top -H, gdb and perf show) while
+ * the components load, and is gone when the load is done. The scene has more transforms
+ * than the thread's ring has room for (32,768 values), so the thread is still there when
+ * the first one is read: it cannot have read them all and ended before. */
+static void Scene_a_large_load_names_its_read_ahead_thread(void **state)
+{
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2) skip(); /* one CPU: no second thread */
+    scene_test *t = *state;
+    world_test *w = world_open(t);
+    char in[PATH_SIZE];
+    size_t cap = (size_t)NAMED_N * 80 + 64, n = 0;
+    char *text = malloc(cap), *said = NULL;
+    assert_non_null(text);
+    n += (size_t)snprintf(text + n, cap - n, "{\"version\": 1, \"entities\": [\n");
+    for (int i = 0; i < NAMED_N; i++)
+        n += (size_t)snprintf(text + n, cap - n,
+                              "{\"id\": \"e%d\", \"transform\": {\"position\": [%d, 1, 2]}}%s\n", i,
+                              i, i + 1 < NAMED_N ? "," : "]}");
+    write_scene(t, "named.json", text, in);
+    free(text);
+    named_real = transform_manager(w)->desc.read_component;
+    named_seen = -1;
+    assert_int_equal(load_with(t, w, in, naming_read, &said), ECS_OK);
+    free(said);
+    assert_int_equal(named_seen, 1);
+    assert_false(thread_named("ecs-scene-ahead"));
+}
+
 /* gen-scene: deterministic for a seed, different for another, loads with ecs-host. */
 static void Scene_generated_scenes_load(void **state)
 {
@@ -1925,6 +1984,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(Scene_large_scene_read_ahead_loads_and_fails_as_one_thread,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(Scene_a_large_load_names_its_read_ahead_thread, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(Scene_syntax_errors_name_the_line_and_column, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(Scene_a_key_twice_in_one_object_is_refused, setup,
