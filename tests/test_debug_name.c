@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <cjson/cJSON.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -631,6 +632,68 @@ static void DebugName_json_rejects_bad_values(void **state)
     assert_int_equal(h->scene_resolve(h, "x", &ref), ECS_ERR_WRONG_TIME);
 }
 
+/* A name read from JSON is judged as set() judges it (the reader's check passes printable
+ * ASCII over eight bytes at a time, set()'s one at a time): every length from 1 to 24 and
+ * from 250 to 258 bytes, with one thing that is not printable ASCII (a C0 control, DEL, a
+ * C1 control, a byte that is not UTF-8, a two-byte and a four-byte character) at each
+ * place (the long ones: the first 18 and the last 10), or none; the same status, and the
+ * same name kept. */
+static void DebugName_a_read_name_is_judged_as_set_judges_it(void **state)
+{
+    dn_test *t = *state;
+    static const struct {
+        const char *raw, *json; /* as set() takes it, as a JSON string spells it */
+    } odd[] = {{"\x01", "\\u0001"},      {"\x7f", "\x7f"},
+               {"\xc2\x85", "\\u0085"},  {"\xff", "\xff"},
+               {"\xc3\xa9", "\xc3\xa9"}, {"\xf0\x9d\x84\x9e", "\xf0\x9d\x84\x9e"}};
+    ecs_entity a = new_entity(t), b = new_entity(t);
+    int quiet = open("/dev/null", O_WRONLY), saved = dup(STDERR_FILENO);
+    assert_true(quiet >= 0 && saved >= 0);
+    fflush(stderr);
+    dup2(quiet, STDERR_FILENO); /* thousands of refusals, each logged */
+    unsigned cases = 0, refused = 0;
+    char wrong[200] = ""; /* the first case judged two ways */
+    for (int len = 1; len <= 258; len = len == 24 ? 250 : len + 1) {
+        for (int at = -1; at < len; at++) {
+            if (len > 24 && at >= 18 && at < len - 10) continue;
+            for (size_t k = 0; k < (at < 0 ? 1 : sizeof odd / sizeof odd[0]); k++) {
+                char raw[300], json[320];
+                size_t r = 0, j = 0;
+                json[j++] = '"';
+                for (int i = 0; i < len; i++) {
+                    const char *rs = i == at ? odd[k].raw : NULL,
+                               *js = i == at ? odd[k].json : NULL;
+                    if (!rs) {
+                        raw[r++] = json[j++] = (char)('a' + (i * 7) % 26);
+                        continue;
+                    }
+                    memcpy(raw + r, rs, strlen(rs));
+                    r += strlen(rs);
+                    memcpy(json + j, js, strlen(js));
+                    j += strlen(js);
+                }
+                raw[r] = '\0';
+                json[j++] = '"';
+                json[j] = '\0';
+                ecs_status by_set = set(t, a, raw);
+                ecs_status by_read = fixture_load_json(t->manager, b, json);
+                if (!*wrong &&
+                    (by_set != by_read || (by_set == ECS_OK && strcmp(get(t, a), get(t, b)) != 0)))
+                    snprintf(wrong, sizeof wrong, "length %d, at %d, case %zu: set() %d, read %d",
+                             len, at, k, (int)by_set, (int)by_read);
+                cases++;
+                refused += by_set != ECS_OK;
+            }
+        }
+    }
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    close(quiet);
+    if (*wrong) fail_msg("%s", wrong);
+    if (refused == 0 || refused == cases) fail_msg("%u cases, %u refused", cases, refused);
+}
+
 static void DebugName_api_self_is_the_manager_state(void **state)
 {
     dn_test *t = *state;
@@ -771,6 +834,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(DebugName_json_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(DebugName_json_rejects_bad_values, setup, teardown),
+        cmocka_unit_test_setup_teardown(DebugName_a_read_name_is_judged_as_set_judges_it, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(DebugName_api_self_is_the_manager_state, setup, teardown),
         cmocka_unit_test(DebugName_reload_keep_state_adopts_every_name),
         cmocka_unit_test(DebugName_shutdown_frees_everything),
