@@ -149,8 +149,12 @@ static int printable8(uint64_t x)
 static const char *name_problem_n(const char *name, size_t n, size_t *length)
 {
     size_t i = 0, limit = n < ECS_DEBUG_NAME_MAX ? n : ECS_DEBUG_NAME_MAX;
-    for (uint64_t x; name && i + 8 <= limit && (memcpy(&x, name + i, 8), printable8(x));)
+    uint64_t x;
+    while (name && i + 8 <= limit) {
+        memcpy(&x, name + i, 8);
+        if (!printable8(x)) break;
         i += 8;
+    }
     return name_problem_from(name, i, length);
 }
 
