@@ -1411,6 +1411,21 @@ static void Scene_save_of_an_empty_world(void **state)
     EXPECT_SAME_FILE(out, again);
 }
 
+/* The log line starting with `start` ends by saying how long it took: " in <ms> ms". */
+static void expect_timed_line(scene_test *t, const char *start)
+{
+    const char *p = strstr(t->run.err, start);
+    if (!p) fail_msg("no line '%s' in:\n%s", start, t->run.err);
+    size_t n = strcspn(p, "\n");
+    const char *in = NULL; /* the last " in " of the line */
+    for (const char *q = p; (q = strstr(q, " in ")) && q < p + n; q++) in = q;
+    double ms = -1;
+    char unit[4] = "", after = 0;
+    if (!in || sscanf(in, " in %lf %3s%c", &ms, unit, &after) < 2 || ms < 0 ||
+        strcmp(unit, "ms") != 0 || (after && after != '\n'))
+        fail_msg("'%.*s' does not end saying how long it took", (int)n, p);
+}
+
 /* --save writes at exit after SIGTERM just as after the last frame. */
 static void Scene_save_happens_after_sigterm(void **state)
 {
@@ -1437,6 +1452,8 @@ static void Scene_save_happens_after_sigterm(void **state)
     EXPECT_CLEAN(t);
     EXPECT_ERR(t, "(signal)");
     EXPECT_ERR(t, "scene: saved 4 entities");
+    expect_timed_line(t, "scene: loaded 4 entities from ");
+    expect_timed_line(t, "scene: saved 4 entities to ");
     EXPECT_SAME_FILE(want, got);
 }
 

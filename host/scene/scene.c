@@ -1384,6 +1384,7 @@ static ecs_status load_scene(host_world *w, const char *path, const char *given,
                              bool log, ecs_entity *first, char *error, size_t errlen)
 {
     scene_load l = {.w = w, .path = path, .bad = -1, .lines = true};
+    uint64_t t0 = host_now_ns();
     char *text = NULL;
     ecs_status s = ECS_ERR_BAD_VALUE;
     if (given) { /* the inspector's: references name live entities too */
@@ -1403,7 +1404,8 @@ static ecs_status load_scene(host_world *w, const char *path, const char *given,
     if (s != ECS_OK && log)
         host_error("scene", "%s", l.error);
     else if (s == ECS_OK)
-        host_info("scene", "loaded %u entities from %s", l.n, path);
+        host_info("scene", "loaded %u entities from %s in %.1f ms", l.n, path,
+                  (double)(host_now_ns() - t0) * 1e-6);
     if (s != ECS_OK && error) host_format(error, errlen, "%s", l.error);
     if (s == ECS_OK && first && l.n) *first = l.ents[0];
     free(text);
@@ -2203,6 +2205,7 @@ static bool document(const capture *c, const cJSON *extra, pieces *d)
 ecs_status host_scene_save(host_world *w, const char *path)
 {
     scene_save v = {.w = w};
+    uint64_t t0 = host_now_ns();
     save_file f;
     capture c = {.stream = &f};
     pieces d = {0};
@@ -2215,7 +2218,8 @@ ecs_status host_scene_save(host_world *w, const char *path)
     if (!ok)
         host_error("scene", "%s: not saved: a manager failed or memory ran out", path);
     else if (s == ECS_OK)
-        host_info("scene", "saved %u entities to %s", c.n, path);
+        host_info("scene", "saved %u entities to %s in %.1f ms", c.n, path,
+                  (double)(host_now_ns() - t0) * 1e-6);
     pieces_free(&d);
     save_free(&v, &c);
     return ok ? s : ECS_ERR_NO_MEMORY;
