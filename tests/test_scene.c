@@ -1873,6 +1873,11 @@ static void Scene_large_scene_read_ahead_loads_and_fails_as_one_thread(void **st
     EXPECT_ERR(t, "scene: loaded 12000 entities");
     if (sysconf(_SC_NPROCESSORS_ONLN) > 1)
         EXPECT_ERR(t, "objects and arrays lexed ahead by a second thread");
+    /* -v: how long each step took, and each manager that loaded components */
+    EXPECT_ERR(t, "ahead.json: read ");
+    EXPECT_ERR(t, ", components ");
+    EXPECT_ERR(t, "(debug_name 12000 in ");
+    EXPECT_ERR(t, ", transform 12000 in ");
     check_big_world(out, 2, "q\"\xC3\xA9"); /* decoded */
     free(spelled);
     static const struct {
