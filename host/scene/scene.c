@@ -1402,8 +1402,6 @@ static bool has_suffix(const char *s, const char *suffix)
     return a >= b && strcasecmp(s + a - b, suffix) == 0;
 }
 
-/* Load a scene file, or (text != NULL) the document text[0..len) named path: the error in
- * error (logged when log), the first entity made in *first (may be NULL). */
 /* The -v line of a load: how long each step took, and each manager that loaded components
  * ("transform 100000 in 24.1"), ms. */
 static void steps_detail(const scene_load *l)
@@ -1420,6 +1418,8 @@ static void steps_detail(const scene_load *l)
         (double)l->components_ns * 1e-6, *mgrs ? mgrs : "none", (double)l->store_ns * 1e-6);
 }
 
+/* Load a scene file, or (text != NULL) the document text[0..len) named path: the error in
+ * error (logged when log), the first entity made in *first (may be NULL). */
 static ecs_status load_scene(host_world *w, const char *path, const char *given, size_t len,
                              bool log, ecs_entity *first, char *error, size_t errlen)
 {
