@@ -876,13 +876,16 @@ static void Reload_failing_load_is_refused_and_the_old_version_keeps_running(voi
 static void check_migration(fixture *f, const char *build, const char *swapped, const char *first)
 {
     put_rl_with_peers(f, "rl_v1");
-    START(f, "rl 1 first update", NULL);
+    START(f, "rl 1 first update", "-v");
     put_rename(f, build, "rl.so");
     WAIT_LINE(f, swapped);
     WAIT_LINE(f, first);
     let_run(f, 100);
     STOP(f);
     EXPECT_ONCE(f, "rl 1 unload (migrated)");
+    /* -v: how long each side of the migration took */
+    EXPECT_ONCE(f, "reload: rl: JSON migration: the old version wrote the components in ");
+    EXPECT_ONCE(f, " ms, the new one read them in ");
     EXPECT_ABSENT(f, "[error]");
     EXPECT_ABSENT(f, "leaked");
     EXPECT_OUT(f, "reloads: 1 done, 0 refused");

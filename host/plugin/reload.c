@@ -567,6 +567,7 @@ typedef struct new_load {
     ecs_status status;
     const host_scene_captured *doc; /* the captured components */
     int crashed;                    /* the signal that stopped the new version's migration, or 0 */
+    uint64_t restore_ns;            /* how long the new version took to read them */
 } new_load;
 
 static void call_new_load(void *arg)
@@ -579,8 +580,10 @@ static void call_restore(void *arg)
 {
     new_load *c = arg;
     host_plugin *p = c->p;
+    uint64_t t0 = host_now_ns();
     c->status = host_scene_restore(p->world, c->doc, p->pending_managers, p->pending_manager_count,
                                    p->name, &c->crashed);
+    c->restore_ns = host_now_ns() - t0;
 }
 
 typedef struct old_unload {
@@ -618,12 +621,14 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
                p->state_version, n->state_version, why);
         goto done;
     }
+    uint64_t capture_ns = host_now_ns();
     if (!same && !host_scene_capture(w, old, count, &doc)) {
         refuse(r, p, "the old version could not save its components");
         goto done;
     }
+    capture_ns = host_now_ns() - capture_ns;
     ecs_load_args args = {sizeof args, same ? p->state : NULL};
-    new_load c = {p, n, &args, NULL, ECS_OK, &doc, 0};
+    new_load c = {p, n, &args, NULL, ECS_OK, &doc, 0, 0};
     p->in_load = p->reloading = true;
     p->registration_failed = false;
     int sig = host_guard_run(call_new_load, &c);
@@ -680,6 +685,11 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
         host_info("reload", "%s %s -> %s: %s, %u components kept, %.2f ms from change to swap",
                   p->name, old_version ? old_version : "?", p->version,
                   same ? "same state layout" : "JSON migration", components_of(w, p), ms);
+        if (!same) /* which side of a migration is slow: the old version's or the new one's */
+            host_detail("reload",
+                        "%s: JSON migration: the old version wrote the components in %.2f ms, "
+                        "the new one read them in %.2f ms",
+                        p->name, (double)capture_ns * 1e-6, (double)c.restore_ns * 1e-6);
         free(old_version);
     }
     p->reloading = false;
