@@ -212,6 +212,11 @@ typedef struct id_block { /* scene ids, copied: blocks never move */
     char data[];
 } id_block;
 
+typedef struct mgr_load {
+    uint32_t count; /* the manager's values in the document (what reserve() is told) */
+    uint64_t ns;    /* how long loading them took */
+} mgr_load;
+
 typedef struct scene_load {
     host_world *w;
     const char *path;
@@ -252,12 +257,9 @@ typedef struct scene_load {
     uint64_t reads;    /* objects and arrays given to a read_component */
     uint32_t last_ref; /* the entity a reference named last, + 1 (0: none) */
     /* how long each step took, ns (the -v line of a file's load): the text read, pass one
-     * (with the id checks), the entities' creation, the components (per manager too, with
-     * how many each loaded: managers entries, NULL when there was no memory for them), and
-     * the store */
+     * (with the id checks), the entities' creation, the components, the store */
     uint64_t read_ns, pass_ns, create_ns, components_ns, store_ns;
-    uint64_t *mgr_ns;
-    uint32_t *mgr_count;
+    struct mgr_load *per; /* managers entries: how many values each has, and their time */
     char error[768];
     char fallback[300]; /* a reference error, used if the plugin does not say more */
 } scene_load;
@@ -1232,30 +1234,26 @@ static void call_components(void *arg)
     c->status = ECS_OK;
     for (size_t m = 0; m < l->managers && c->status == ECS_OK; m++) {
         uint64_t t0 = host_now_ns();
-        uint32_t count = 0;
         for (uint32_t i = 0; i < l->n && c->status == ECS_OK; i++) {
             host_ahead_at(l->ahead, (uint64_t)m * l->n + i);
             if (i + PREFETCH_VALUES < l->n) /* a value soon: its text from memory meanwhile */
                 host_ahead_prefetch(l->text,
                                     l->at[(size_t)(i + PREFETCH_VALUES) * l->managers + m]);
-            count += l->at[(size_t)i * l->managers + m] != 0;
             c->status = load_one(l, i, m);
         }
-        if (l->mgr_ns) l->mgr_ns[m] = host_now_ns() - t0, l->mgr_count[m] = count;
+        l->per[m].ns = host_now_ns() - t0;
     }
 }
 
-/* Each manager with a reserve callback told how many of its components come (their count
- * in l->at); l->current says whose call it is. */
+/* Each manager with a reserve callback told how many of its components come (l->per);
+ * l->current says whose call it is. */
 static void call_reserve(void *arg)
 {
     scene_load *l = ((components_call *)arg)->l;
     for (size_t m = 0; m < l->managers; m++) {
-        if (!l->mgrs[m]->desc.reserve) continue;
-        uint32_t count = 0;
-        for (uint32_t i = 0; i < l->n; i++) count += l->at[(size_t)i * l->managers + m] != 0;
+        if (!l->mgrs[m]->desc.reserve || !l->per[m].count) continue;
         l->current = m;
-        if (count) l->mgrs[m]->desc.reserve(l->mgrs[m]->desc.state, count);
+        l->mgrs[m]->desc.reserve(l->mgrs[m]->desc.state, l->per[m].count);
     }
 }
 
@@ -1292,12 +1290,12 @@ static ecs_status load_components(scene_load *l, int *crashed, const char **wher
     *where = "reserve";
     size_t states = (size_t)l->n * (l->managers ? l->managers : 1) + 1;
     l->state = calloc(states, 1); /* (a malloc + memset here was compiled as this call) */
-    if (!l->state) return load_fail_at(l, NO_POS, "out of memory"), ECS_ERR_NO_MEMORY;
+    l->per = calloc(l->managers + 1, sizeof *l->per);
+    if (!l->state || !l->per) return load_fail_at(l, NO_POS, "out of memory"), ECS_ERR_NO_MEMORY;
+    for (uint32_t i = 0; i < l->n; i++) /* each manager's values: l->at row by row */
+        for (size_t m = 0; m < l->managers; m++) l->per[m].count += l->at[i * l->managers + m] != 0;
     components_call c = {l, ECS_OK};
     l->current_at = NO_POS;
-    l->mgr_ns = calloc(l->managers + 1, sizeof *l->mgr_ns); /* for the -v line: may fail */
-    l->mgr_count = l->mgr_ns ? calloc(l->managers + 1, sizeof *l->mgr_count) : NULL;
-    if (!l->mgr_count) free(l->mgr_ns), l->mgr_ns = NULL;
     int sig = host_guard_run(call_reserve, &c); /* before the load: no scene_resolve there */
     if (sig) {
         *crashed = sig;
@@ -1389,8 +1387,7 @@ static void load_free(scene_load *l)
     free(l->ents);
     free(l->table.slot);
     free(l->state);
-    free(l->mgr_ns);
-    free(l->mgr_count);
+    free(l->per);
     for (int d = 0; d < l->nreaders; d++) host_jr_free(l->readers[d]);
     free(l->readers);
     host_json_arena_free(l->arena);
@@ -1408,10 +1405,10 @@ static void steps_detail(const scene_load *l)
 {
     char mgrs[400] = "";
     size_t n = 0;
-    for (size_t m = 0; l->mgr_ns && m < l->managers && n < sizeof mgrs; m++)
-        if (l->mgr_count[m])
+    for (size_t m = 0; l->per && m < l->managers && n < sizeof mgrs; m++)
+        if (l->per[m].count)
             n += (size_t)snprintf(mgrs + n, sizeof mgrs - n, "%s%s %u in %.1f", n ? ", " : "",
-                                  l->mgrs[m]->name, l->mgr_count[m], (double)l->mgr_ns[m] * 1e-6);
+                                  l->mgrs[m]->name, l->per[m].count, (double)l->per[m].ns * 1e-6);
     host_detail(
         "scene", "%s: read %.1f ms, pass one %.1f, create %.1f, components %.1f (%s), store %.1f",
         l->path, (double)l->read_ns * 1e-6, (double)l->pass_ns * 1e-6, (double)l->create_ns * 1e-6,
