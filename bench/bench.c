@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench.c: the shared pieces of ecs-bench: timer, statistics, the table/JSON printer and
  * the registry of workloads (see bench.h).
  *

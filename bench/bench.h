@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench.h: the shared pieces of ecs-bench: a monotonic timer, the BENCH.md RNG,
  * median/min/max, the result printer (a text table or one JSON object per row) and the
  * registry of workloads.

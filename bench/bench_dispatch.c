@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_dispatch.c: workload "dispatch", BENCH.md D1: one frame of the real host loop
  * (host_world_frame) with 3 and with 64 managers whose update is empty, registered by a
  * real plugin (bench_managers.so) loaded through the real loader, beside direct calls

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_entities.c: workload "entities", BENCH.md W1-W4: create, alive, destroy and churn
  * of the host's EntityManager (host/world/entity.c) beside the seed's first EntityManager, a hash
  * set of live ids, measured in the same run.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_inspect.c: workload "inspect", BENCH.md I1: what the inspector (--inspect) costs
  * the frame loop, beside the same frames without it.
  *

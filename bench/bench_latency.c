@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_latency.c: workload "latency", BENCH.md R1 (build end -> new code running): how
  * long after a build of a plugin finishes its new code runs in a real `ecs-host --watch`,
  * with the default options (quiet period, 60 fps), beside the same with the quiet period

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_mesh.c: workload "mesh": the mesh manager's update, which recomputes the world
  * bounds of every mesh from its entity's world matrix (read through the transform API,
  * one get_world per entity), in ns per mesh, beside a plain loop applying

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_probe.c: workload "probe", BENCH.md P1: the child-process check of a new plugin
  * file before the host maps it (host/plugin/probe.c), in milliseconds per plugin, beside a bare
  * dlopen + dlclose of the same file in this process.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_reload.c: workload "reload", BENCH.md R1: hot reload of a plugin holding
  * 1,000,000 components, from the change being seen to the swap being done, on the
  * same-layout path (the state is handed over) and on the JSON-migration path (the old

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_scale.c: workload "scale", BENCH.md W8: 4,000,000 entities, each with a debug name
  * and a transform, in 4,000 trees of 1,000 nodes (the W6 layout), near the 22-bit index
  * limit: the world update pass, a scene save and load, and bytes of memory per entity.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_scene.c: workload "scene", BENCH.md W7: host_scene_save and host_scene_load of
  * 100,000 entities, each with a debug name and a transform in a hierarchy (and, as
  * separate rows, with one or two meshes each too), in entities/s and MB/s each way,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_transform.c: workload "transform", BENCH.md W6: 1,000 trees of 1,000 nodes built
  * through the transform plugin's API (the real transform.so, loaded by the real loader
  * into a host_world), then the world update pass, each beside a plain C loop over arrays

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_views.c: workload "views", BENCH.md V1: transform on all N = 1,000,000 entities, a
  * mesh on about half of them, a debug name on about a tenth (each entity draws two floats
  * from a second BENCH.md RNG, seeded BENCH_SEED + 1: mesh when the first is below 0.5, a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* main.c: the ecs-bench command line: `ecs-bench [--json] [--reps N] [WORKLOAD...]`.
  *
  * Parses the options, checks every workload name before running any (an unknown one is a

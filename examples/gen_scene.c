@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gen_scene.c: gen-scene, a generator of large scene files for benchmarks and tests.
  *
  *     gen-scene N [--meshes 0|1|2] [--seed S] [--tree T] > scene.json

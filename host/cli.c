@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cli.c: ecs-host's options (getopt_long) with defaults in one place (cli.h). Without a
  * PLUGIN_DIR argument the installed plugin folder is used (ECS_DEFAULT_PLUGIN_DIR, set by
  * host/meson.build from the install prefix). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cli.h: ecs-host's command line: parsed once into host_options, errors as exit code 2. */
 #ifndef HOST_CLI_H
 #define HOST_CLI_H

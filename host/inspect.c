@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* inspect.c: the inspector's server and JSON API (inspect.h, docs/inspector.md).
  *
  * libmicrohttpd in its "external select" mode with epoll: the daemon has no thread; the

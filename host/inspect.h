@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* inspect.h: the inspector (--inspect): a page and a JSON API served from inside the host.
  *
  * libmicrohttpd without a thread of its own: the frame loop calls host_inspector_poll at

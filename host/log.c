@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* log.c: the host's log lines on stderr, filtered by one global rank (log.h).
  *
  * Ranks: 0 error, 1 warn, 2 info, 3 detail (the host's own "what I decided and why"

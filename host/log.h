@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* log.h: the host's log: one line per message on stderr, "[level] who: message".
  *
  * `who` names the part of the host or the plugin speaking, so every line says where a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* main.c: ecs-host's entry point: parse the options, load the plugin folder, run frames,
  * unload. Every concern lives in its own module; this file only wires them. */
 #include <errno.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """count_tests.py: read meson's testlog.json and print "N passed, N failed, N skipped" over
 test cases.
 

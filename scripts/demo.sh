@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # demo.sh: install what is missing, build, and run ecs-host on the built plugins with the
 # demo scene (examples/demo.json): 120 frames at 60 fps, then the scene is saved back.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """embed.py IN OUT NAME: write OUT, a C header holding the bytes of IN as the string
 `static const char NAME[]` (the inspector's page, built into ecs-host: no files to
 install, nothing fetched from the network)."""

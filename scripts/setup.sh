@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # setup.sh: shared set-up of scripts/demo.sh and scripts/test.sh (sourced, not run).
 # Installs the Debian packages that are missing (one apt-get update, only when something
 # is missing), then configures build/ once and builds it incrementally.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # test.sh: install what is missing, build, run the whole test suite. Exits non-zero on
 # any failure; the last line is "N passed, N failed" (counts of test cases).
 set -uo pipefail

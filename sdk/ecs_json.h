@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ecs_json.h: header-only helpers for a plugin's JSON (scenes, reload migration): what
  * every component manager that saves floats and names needs, written once. C11 and C++.
  *

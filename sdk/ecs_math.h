@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ecs_math.h: the small 3D math the SDK's plugins share (header-only, C11 and C++).
  *
  * Vectors of 3 floats, quaternions (x, y, z, w), column-major 4x4 matrices: element

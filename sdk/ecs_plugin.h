@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ecs_plugin.h: the one header an ecs-host plugin needs (C11, also valid C++).
  *
  * A plugin is a shared object that exports exactly one symbol, ecs_plugin_entry(),

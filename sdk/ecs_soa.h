@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ecs_soa.h: header-only helpers for component managers (optional; plain C11, C++ too).
  *
  * Two pieces a manager composes:

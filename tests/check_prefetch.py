@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """The scene loader's prefetches are in the machine code (TAP).
 
 A scene load asks for each value's text a few values before it reads it

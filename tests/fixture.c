@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fixture.c: an in-process host_world over a temporary folder of plugin symlinks. */
 #include "fixture.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fixture.h: load real plugin .so files into an in-process host_world for API tests.
  * A temporary folder (mode 0700) gets symlinks to the chosen plugins, then the real
  * loader loads it, so tests exercise the same path as the ecs-host binary. */

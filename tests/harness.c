@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* harness.c: running programs with captured output and a timeout (posix_spawnp, poll),
  * and throwaway folders for plugins (harness.h). Used by the integration tests. */
 #include "harness.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* harness.h: run a program from a test (argv, captured stdout and stderr, exit status,
  * timeout) and build throwaway plugin folders (mkdtemp 0700, copies, symlinks, files). */
 #ifndef TEST_HARNESS_H

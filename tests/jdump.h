@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* jdump.h: a JSON value read whole through an ecs_json_reader and written down as text,
  * for tests that read one value two ways (with the read-ahead's tokens and without them)
  * and compare what they got. Header only: test_jread.c and tests/fuzz/fuzz_json.c. */

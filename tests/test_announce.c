@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_announce.c: cmocka tests of the frame loop (host/world/world.c) with fake managers: batch
  * announcement of destroyed entities after the updates, cascades, index reuse, frame info. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_cpp_plugin.c: a plugin written in C++ (tests/plugins_cpp/cpp_counter.cpp, a class
  * behind the C entry point) loads into an in-process world, runs, unloads, and is really
  * gone after the host's dlclose (dlopen RTLD_NOLOAD finds nothing), so it can be loaded

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_debug_name.c: cmocka tests of the debug_name plugin (plugins/debug_name): the API
  * "ecs.debug_name" through the real .so loaded by the real loader (fixture.h), bad
  * arguments, find's choice among entities sharing a name, destroyed entities, JSON

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_entity.c: cmocka tests of the host's EntityManager (host/world/entity.c): id layout, stale
  * handles, exhaustion, batches, announcements, FIFO reuse distance and a randomized model. */
 #include <setjmp.h>

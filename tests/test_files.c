@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_files.c: plugin files the host must refuse before anything maps them (host/
  * plugin_file.c), against the real ecs-host binary: a real plugin cut short at many
  * lengths (dlopen would die of SIGBUS), FIFOs, folders and devices named like plugins or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_gltf.c: cmocka tests of the glTF 2.0 import (host/scene/gltf.c) through the real scene
  * loader and the real transform, debug_name and mesh plugins (fixture.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_guard.c: the --safe crash guard (host/plugin/guard.c): a fault while plugin code runs under
  * the guard is caught; a fault outside it is re-raised, never swallowed (forked children). */
 #include <setjmp.h>

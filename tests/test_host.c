@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_host.c: integration tests of the ecs-host binary: each runs the real program on a
  * fresh folder of chosen test plugins (tests/plugins/) and checks stdout, stderr and exit. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_inspect.c: the inspector's API against the real ecs-host (--inspect 0) running the
  * demo scene, spoken to over plain sockets: every endpoint, every error, the token and
  * Host checks, slow and vanishing clients while the frames go on. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_jparse.c: cmocka tests of the host's JSON parser (host/scene/jparse.c, through json.c):
  * trees identical to cJSON_ParseWithLength's on the repository's JSON files, on the glTF
  * files of Debian's assimp-testmodels and on thousands of random documents, in malloc and

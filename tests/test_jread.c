@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_jread.c: cmocka tests of the pull reader (host/scene/jparse.c, ecs_json_reader of
  * sdk/ecs_plugin.h): documents read whole value by value, array_f32's counts and ranges,
  * the first error kept and every later call refused, values passed over by key(), more()

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_json.c: cmocka tests of JSON file reading (host/scene/json.c): missing file, directory,
  * empty and blank files, syntax errors at file:line:col, trailing text, valid files. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_jwrite.c: cmocka tests of the JSON writer (host/scene/jwrite.c) and of number.cc.
  * Numbers: the shortest text that reads back exactly, checked against strtod/strtof, a
  * printf reference and cJSON's %1.15g text; layout: random cJSON trees printed by

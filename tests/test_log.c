@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_log.c: the host's log lines (host/log.c): escaping of what plugins and files say,
  * the four verbosity levels, --log-time, colour only where it belongs; in-process for the
  * formatting and against the real ecs-host binary for the options (on the demo's plugins:

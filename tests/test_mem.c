@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_mem.c: cmocka tests of per-plugin allocation counting (host/world/mem.c): counts, realloc
  * ownership, refusal of foreign and freed pointers, release_all, alignment, a random model. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_mesh.c: cmocka tests of the mesh plugin (plugins/mesh): the API "ecs.mesh" through
  * the real mesh.so and transform.so loaded by the real loader (fixture.h); per-entity
  * order under removals; destroyed entities; world bounds against a reference that

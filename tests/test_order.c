@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_order.c: cmocka tests of the plugin load order (host/plugin/order.c): dependencies first,
  * ties by rank then file, missing dependencies, cycles, and a randomized check on DAGs. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_probe.c: new plugin code runs first in a short-lived child process (host/plugin/probe.c),
  * --safe guards the host's own dlopen and entry call, and a second SIGINT/SIGTERM ends a
  * host stuck in plugin code.

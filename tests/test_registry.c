@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_registry.c: cmocka tests of the API registry (host/plugin/registry.c): publish and find by
  * version, ownership, in-place rewrite on reload, capacity, withdraw and reuse of storage. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_reload.c: integration tests of hot reload: the real ecs-host runs in the background
  * (--watch --fps 100 --reload-quiet 50 --scene S --save OUT DIR) on a plugin folder the
  * test owns, while the test puts new builds there the ways build tools do (cp over the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_save.c: what a save does to what is already there, against the real ecs-host binary
  * on the demo's plugins and scene: only a regular file (or nothing) is replaced, checked
  * before the session and again at save time; the mode (and, for root, the owner) of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_scene.c: scenes end to end: the real ecs-host binary (harness.h) on the transform,
  * debug_name and mesh plugins with scene files written into a temporary folder, and an
  * in-process world (fixture.h) where the world's state must be compared before and after.

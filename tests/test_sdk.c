@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_sdk.c: the SDK as a third party gets it. The group setup installs this build into
  * a temporary folder (meson install --destdir) and points PATH and pkg-config at that
  * install only (PKG_CONFIG_PATH at its pkgconfig folder, PKG_CONFIG_SYSROOT_DIR at the

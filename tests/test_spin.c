@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_spin.c: the spin plugin (plugins/spin/), an example system over {transform, spin}:
  * it turns entities by rate * dt every frame, children follow in the world, entities
  * without a transform or without a spin are left alone; its JSON loads, saves and reports

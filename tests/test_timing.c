@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_timing.c: cmocka tests of the update-time statistics (host/world/timing.c): count, mean,
  * max, and histogram quantiles within the 1/16 bucket error on known distributions. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_transform.c: cmocka tests of the transform plugin (plugins/transform), loaded from
  * its real .so into an in-process host_world (fixture.c) and driven through its published
  * API and its manager callbacks: argument checks, world = parent world x TRS(local) on a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* test_views.c: views, collections and systems (seeds 002-004) in an in-process world
  * loaded through the real loader: the real transform, mesh and debug_name plugins and the
  * test plugin vprobe (tests/plugins_views/), configured by its manifest entry.

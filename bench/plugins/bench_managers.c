@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_managers.c: a plugin for ecs-bench's D1: registers K managers whose update is
  * empty, K from its manifest config {"managers": K} (default 3). Also the table through
  * which D1 measures a plugin's liveness checks. */

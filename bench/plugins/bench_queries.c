@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_queries.c: a plugin for ecs-bench's V1: creates the collections {transform, mesh}
  * and {transform, not debug_name} in its load() (the only time a plugin may) and publishes
  * their handles as the API "bench.queries" (bench_queries.h). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_queries.h: the API of bench_queries.so (ecs-bench's V1): the handles of the two
  * collections of BENCH.md's V1, kept by the host for that plugin. */
 #ifndef BENCH_QUERIES_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bob.c: the plugin template. Plugin "bob", one component manager "bob": an entity with a
  * bob component moves up and down (along any axis) around a centre, through the transform
  * plugin's API. Copy this folder, rename bob, keep the shape.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* guard.c: the --safe crash guard (guard.h). Single-threaded like the rest of the host:
  * one armed jump point at a time, kept in a static. */
 #include "guard.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* guard.h: --safe: a crash inside plugin code is caught instead of killing the host.
  *
  * A jump point is armed only while plugin code runs (host_guard_run); the handlers of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hostapi.c: the ecs_host table each plugin receives: entities, registration, APIs,
  * logging, memory, scenes (views, collections and systems: hostapi_query.c). Every function
  * checks what the plugin passed (ecs_check style): a bad call is refused with a status and one

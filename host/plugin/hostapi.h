@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hostapi.h: the table of host functions each plugin gets (hostapi.c: entities, managers,
  * APIs, log, memory, scenes; hostapi_query.c: views, collections, systems), and what every
  * call checks first: the calling thread.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hostapi_query.c: the host table's views, collections and systems (seeds 002-004):
  * manager_index, signature_bit, component_added/removed, view_init/view_next,
  * collection_create/collection_entities, register_system.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* loader.c: finding plugin files in the plugin folders, their manifests, the load order,
  * loading them all at start and unloading them at exit (loader.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* loader.h: finding plugin files in the plugin folders, their manifests, the load order,
  * and loading them all at start (loader.c). One plugin's states and transitions are
  * plugin.h's.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* order.c: plugin load order (see order.h). n is the number of plugins in a folder, so
  * the quadratic steps are fine; what matters is that the result is deterministic. */
 #include "order.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* order.h: the load order of plugins: dependencies first, then manifest rank, then file.
  *
  * A pure function over a small array (Kahn's algorithm, picking among the ready nodes the

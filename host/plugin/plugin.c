@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* plugin.c: one plugin's life: its record, its states and the transitions between them
  * (plugin.h has the states and how a record moves between them).
  *

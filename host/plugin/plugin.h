@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* plugin.h: one plugin's life (plugin.c): its record, its states and the transitions
  * between them. The loader (loader.h) finds files and calls these at start; the reloader
  * (reload.h) calls them when files change; the frame loop (world.h) when code crashes.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* plugin_file.c: a plugin file checked before dlopen maps it (plugin_file.h). pread only. */
 #include "plugin_file.h"
 

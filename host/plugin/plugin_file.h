@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* plugin_file.h: checking a plugin file before anything maps it.
  *
  * dlopen() maps a file's segments as its program headers say and reads them; a file cut

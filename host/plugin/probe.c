@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* probe.c: new plugin code runs first in a short-lived child process (probe.h).
  *
  * Parent: spawn the probe with its report pipe on fd 3 -> read its report line by line

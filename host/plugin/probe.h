@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* probe.h: new plugin code runs first in a short-lived child process, never in the host.
  *
  * Before the host maps a plugin file (at start and at every reload), host_probe_file()

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* registry.c: named, versioned APIs in host-owned, never-moving storage (registry.h).
  * A linear list: plugins publish a handful of APIs and look them up at load time. */
 #include "registry.h"

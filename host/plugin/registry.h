@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* registry.h: the named, versioned APIs plugins publish for each other.
  *
  * The host copies each API struct into storage it owns. An entry is never freed or

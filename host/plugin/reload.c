@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* reload.c: hot reload of plugins at a frame boundary (reload.h).
  *
  * A reload of plugin p: open the new file as a temporary record n (private copy, ELF,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* reload.h: hot reload: new builds of plugins swapped in at a frame boundary, data kept.
  *
  * With --watch, every plugin is loaded from a private copy (a 0700 folder the host

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* watch.c: inotify (or polling) over the plugin folder, with a quiet period (watch.h).
  *
  * One entry per *.so path ever seen: `reported` is its state when last reported (or at

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* watch.h: noticing new builds of plugins in PLUGIN_DIR (and its subfolders, one level).
  *
  * inotify reports close-after-write, moved-in, created and deleted files (GNU ld deletes,

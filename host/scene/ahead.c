@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ahead.c: a load's values lexed ahead by a second thread (ahead.h).
  *
  * The ring is a queue of the values the thread lexed, in seq order: entry q lies in

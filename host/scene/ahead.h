@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ahead.h: a scene load's values lexed by a second thread, ahead of the plugins' reads.
  *
  * Pass two of a load hands each component value to its manager's read_component on the

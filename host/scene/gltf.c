@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gltf.c: glTF 2.0 import (gltf.h): a .gltf or .glb file -> a scene cJSON tree.
  *
  * Steps, each refusing a bad file with one message: the container (a .glb's header and

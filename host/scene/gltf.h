@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gltf.h: glTF 2.0 import (.gltf JSON, .glb binary container) as an ecs-host scene.
  *
  * The result is the same cJSON tree a scene file parses to ({"version": 1, "entities":

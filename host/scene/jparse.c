@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* jparse.c: strict, fast JSON into a cJSON tree (jparse.h).
  *
  * One pass and no recursion: the arrays and objects still open are a stack of their

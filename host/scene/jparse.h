@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* jparse.h: the host's JSON parser: strict RFC 8259, one pass, and its output an ordinary
  * cJSON tree, so every reader of cJSON (the host, the plugins) works on it unchanged.
  *

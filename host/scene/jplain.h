@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* jplain.h: the scan both JSON directions share: where a plain run of string bytes ends
  * (the parser's strings, the writer's quoting). */
 #ifndef HOST_JPLAIN_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* json.c: JSON files into cJSON trees (by jparse.c), with file:line:col errors (json.h). */
 #include "json.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* json.h: reading JSON files with errors a person can act on: "file:line:col: what".
  * The parser is the host's own (jparse.h): strict JSON into ordinary cJSON trees. */
 #ifndef HOST_JSON_H

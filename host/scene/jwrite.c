@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* jwrite.c: JSON text out in cJSON_Print's layout, with exact shortest numbers (jwrite.h). */
 #include "jwrite.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* jwrite.h: JSON text out, fast, in the layout of cJSON_Print: members one per line,
  * indented with tabs, "key":<TAB>value, array elements separated by ", ". A scene saved
  * through managers' write_component and one saved through cJSON trees are the same

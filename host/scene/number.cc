@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // number.cc: the C interface of number.h over dragonbox (shortest round-trip digits) and
 // fast_float (correctly rounded parsing). No exceptions, no allocation.
 #include "number.h"

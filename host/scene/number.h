@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* number.h: numbers between binary and decimal, exactly and fast. The two well-kept
  * libraries that do this best are C++ header-only ones (Debian's libdragonbox-dev and
  * libfast-float-dev); number.cc wraps them behind this C interface.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* scene.c: scene load and save (scene.h).
  *
  * Loading: read and parse -> check the shape (version, entities, ids unique) -> create

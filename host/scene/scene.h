@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* scene.h: scenes: loading a JSON (or glTF) file into the world, saving the world back.
  *
  * A scene file: {"version": 1, "entities": [{"id": "door", "transform": {...},

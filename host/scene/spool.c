@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* spool.c: a save's file written by a thread of its own (spool.h).
  *
  * SLOTS slots: the caller fills slot[filled % SLOTS] and hands it over (filled++); the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* spool.h: a file written by a thread of its own, for a save.
  *
  * The caller hands over text (copied into one of four 256 KiB slots) and goes on capturing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* thread.h: the scene code's helper threads (a save's writer, a large file's second half
  * read, a load's share of pass one and its reading ahead) start with every signal
  * blocked: signals, and the crash guard that catches a plugin's faults, stay the main

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* clock.h: a cheap monotonic clock for the per-step timing of every frame.
  *
  * On x86-64 with an invariant time-stamp counter (cpuid 0x80000007, EDX bit 8: constant

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* collection.c: collections kept from the signature queue at frame starts (collection.h).
  *
  * Apply: queue the indices of entities destroyed and not yet announced (dead now, still

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* collection.h: collections (seed 004): the live entities whose signature has every
  * required bit and no excluded one, kept by the host, changed only at the start of a frame.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* entity.c: the host's EntityManager: generation bytes, alive keys, a FIFO ring of freed
  * indices.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* entity.h: the host's EntityManager (Bitsquid, seed 000/001), with the seed's bugs fixed.
  *
  * Entities are 32-bit ids (22-bit index, 8-bit generation, see sdk/ecs_plugin.h). The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mem.c: counted, checked allocation for plugins (see mem.h).
  *
  * The live set: open addressing with linear probing over payload pointers, deletion by

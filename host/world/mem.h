@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mem.h: counted allocation for plugins: every block knows its account (one per plugin).
  *
  * Each block carries a header (owner account, size, links) in front of the 16-byte

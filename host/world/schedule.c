@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* schedule.c: the ordered list of managers and systems, the manager of each bit
  * (schedule.h). A stable sort of a few dozen entries at registration time, never during a
  * frame. */

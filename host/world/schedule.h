@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* schedule.h: what the world derives from its managers and systems: the ordered list the
  * frame runs, and the manager of each signature bit.
  *

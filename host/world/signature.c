@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* signature.c: per-entity bitsets of manager names, one column of bits per name
  * (signature.h).
  *

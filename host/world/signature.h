@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* signature.h: entity signatures (seeds 003, 004): one bit per manager name, per entity.
  *
  * A name gets the next bit the first time it is seen (register_manager) and keeps it for as

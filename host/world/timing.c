@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* timing.c: update-time statistics in a fixed log-linear histogram (timing.h). */
 #include "timing.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* timing.h: per-manager update times: count, total, max and a log-linear histogram for
  * percentiles (16 buckets per power of two: a p99 within about 6% of the true value,
  * in fixed memory whatever the number of frames). */

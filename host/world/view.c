@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* view.c: views: pick the shortest `with` list, store the checks, walk (view.h). */
 #include "view.h"
 

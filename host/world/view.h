@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* view.h: views (seed 002): the entities present in every `with` manager and in no
  * `without` manager, found by asking the managers, never stored by the host.
  *

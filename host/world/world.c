@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* world.c: the world's life and its frame: bring collections up to date, run the ordered
  * list of manager updates and systems, announce the destroyed entities in batches (their
  * signatures cleared), recycle their indices, record timings (world.h). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* world.h: the host's world: entities, loaded plugins, their managers, the frame loop.
  *
  * The world owns every plugin record (host_plugin) and the ordered list of managers.

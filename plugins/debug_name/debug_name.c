@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* debug_name.c: the debug_name plugin: at most one name per entity (the seed's
  * DebugNameComponentManager), as the manager "debug_name" (scene value: a string) and the
  * API "ecs.debug_name" v1 (debug_name_api.h).

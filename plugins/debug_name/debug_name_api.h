@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* debug_name_api.h: the API the debug_name plugin publishes ("ecs.debug_name", v1).
  *
  * At most one name per entity. Names are copied (no pointer into the caller's memory is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mesh.c: the mesh plugin: several meshes per entity (the seed's MeshComponentManager), as
  * the manager "mesh" (scene value: an array of mesh objects) and the API "ecs.mesh" v1
  * (mesh_api.h). Its update recomputes every mesh's world bounds from its entity's world

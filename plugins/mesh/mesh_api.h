@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mesh_api.h: the API the mesh plugin publishes ("ecs.mesh", version 1).
  *
  * An entity may hold several meshes (the seed's MeshComponentManager), kept in the order

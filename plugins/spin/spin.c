@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* spin.c: the spin plugin, an example of a system (seed 004). The manager "spin" keeps an
  * angular rate per entity (radians per second about the local x, y, z axes; scene value
  * {"rate": [x, y, z]}); the system "spin.rotate" runs every frame over the collection

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* spin_api.h: the API the spin plugin publishes ("ecs.spin", version 1).
  *
  * An entity with a spin component turns: every frame, the system "spin.rotate" multiplies

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* transform.c: the transform plugin: one component manager ("transform") holding a local
  * transform (position, unit rotation, scale), a world matrix and hierarchy links per
  * entity (the seed's TransformComponentManager), and the API "ecs.transform" v1

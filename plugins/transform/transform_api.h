@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* transform_api.h: the API the transform plugin publishes ("ecs.transform", version 1).
  *
  * Find it in your plugin's load() (declare "transform" as a dependency):

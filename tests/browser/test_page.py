@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """test_page.py: the inspector's page as a person uses it, in Debian's chromium (headless,
 driven by Debian's python3-selenium and chromium-driver), against the real
 `ecs-host --watch --inspect 0` running the demo scene. Reports TAP (one line per check);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_gltf.c: libFuzzer target for the glTF import (host/scene/gltf.c).
  *
  * Each input is a whole file handed to host_gltf_import_memory(): it is a .glb when it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_json.c: differential libFuzzer target for the host's JSON parser (host/scene/jparse.c)
  * against cJSON_ParseWithLength.
  *

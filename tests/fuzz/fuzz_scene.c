@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuzz_scene.c: libFuzzer target for the scene loader and saver (host/scene/scene.c,
  * host/scene/json.c) with the transform, debug_name and mesh plugins loaded once, as instrumented
  * copies (tests/fuzz/meson.build), so coverage and the sanitizers reach their JSON code too.

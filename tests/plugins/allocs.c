@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* allocs.c: test plugin "allocs": uses host->alloc/realloc/free, makes two bad frees the
  * host must refuse with an error, and leaks exactly 550 bytes in 2 blocks at unload. */
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* badabi.c: bad test plugins with a description the host must refuse before calling
  * load(): built as badabi_major (-DVARIANT_MAJOR), badabi_minor, badabi_size. */
 #include "ecs_plugin.h"

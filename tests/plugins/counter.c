@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* counter.c: test plugin "counter": a manager that counts the frames it is updated in,
  * publishes the API "test.counter" v1 to read the count, and logs the total at unload. */
 #include "ecs_plugin.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* destroyer.c: test plugin "destroyer": creates entities in load(), destroys some in every
  * update and in a cascade, and publishes "test.destroyer" v1 for observer.c to check.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* empty.c: test plugin "empty": loads fine but registers no manager and publishes no API,
  * which the host must report as a warning (the plugin still loads). */
 #include "ecs_plugin.h"

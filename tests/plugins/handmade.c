@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* handmade.c: test plugin "handmade", compiled by test_host.c at test time with a bare
  * `cc -shared -fPIC -fvisibility=hidden -I sdk` (no meson) to prove the SDK is enough. */
 #include "ecs_plugin.h"

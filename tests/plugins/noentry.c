@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* noentry.c: bad test plugin: a valid shared object that exports a misspelled entry point
  * (plugin_entry) instead of ecs_plugin_entry, as if ECS_PLUGIN_EXPORT had been forgotten. */
 #include "ecs_plugin.h"

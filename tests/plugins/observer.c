@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* observer.c: test plugin "observer": depends on "destroyer" (so its manager updates after
  * destroyer's) and checks every entities_destroyed batch; logs a summary at unload. */
 #include "ecs_plugin.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* probe.c: a configurable test plugin, built many times with -D flags: its name, one
  * dependency, its managers, an API, a failing load(). It logs what a test checks. */
 #include <cjson/cJSON.h>

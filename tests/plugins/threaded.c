@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* threaded.c: a plugin that calls the host from a thread of its own, in load() and in its
  * first update: each call must be refused (ECS_ERR_WRONG_TIME, NULL, false), counted, and
  * reported by the host in one line at the next frame boundary. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* user.c: test plugin "user": depends on "counter", finds its API "test.counter" v1 in
  * load(), reads the count in every update and logs the last value at unload. */
 #include "ecs_plugin.h"

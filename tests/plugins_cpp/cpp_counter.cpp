@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // cpp_counter.cpp: test plugin written in C++17: a class (Counter) behind the C entry
 // point, as docs/abi.md describes. It counts the frames its manager is updated in and
 // publishes the API "test.cpp_counter" v1 to read that count and how many times this

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mini_host.h: a fake host for tests of a plugin's own life cycle (header-only).
  *
  * The real host cannot yet hand a plugin's state to its next version, so reload tests

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* scene_driver.c: test plugin "scene_driver" for test_mesh.c's run of the real ecs-host
  * on the transform, debug_name and mesh plugins. It works only through their APIs.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* probee.c: the test plugin of test_probe.c (and of ecs-bench's P1), built as many
  * variants from this one source with -D flags: a good one, and ones whose constructor,
  * entry function or update misbehaves the ways the child-process probe must catch.

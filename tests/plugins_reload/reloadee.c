@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* reloadee.c: the test plugin of the hot-reload tests (test_reload.c) and of ecs-bench's
  * R1, built as many versions from this one source with -D flags.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* reloadee_api.h: the API "test.reloadee" v1 of the hot-reload test plugin (reloadee.c),
  * for callers in the same process: ecs-bench's R1 fills the plugin with components
  * through it and checks that a reload kept them. Every version of the plugin publishes the

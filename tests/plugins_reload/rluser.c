@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rluser.c: a plugin that uses the API "test.reloadee" of rl (reloadee.c) through
  * api_find only, without declaring the dependency: the host must still know that it
  * depends on rl (park it before rl goes, refuse an rl build that withdraws the API).

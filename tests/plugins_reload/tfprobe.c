@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tfprobe.c: test plugin "tfprobe" (depends on transform and mesh): checks every frame,
  * through the API pointers it got at load, that the real transform and mesh plugins agree
  * on a small hierarchy it made, so a test can reload transform.so under them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vprobe.c: a test plugin for views, collections and systems (tests/test_views.c).
  *
  * Its manifest config says what it registers, in this order:

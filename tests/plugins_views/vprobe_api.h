@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* vprobe_api.h: the API of the views test plugin (vprobe.c), "test.vprobe" v1: its
  * managers' components, the log of its updates and system runs, what each system saw. */
 #ifndef VPROBE_API_H

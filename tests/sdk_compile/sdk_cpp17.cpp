@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sdk_cpp17.cpp: sdk/ecs_plugin.h built as C++17 -pedantic -Wall -Wextra -Werror (the build
  * is the compile-only test), the header's run-time checks, and C/C++ struct layout parity. */
 #include "sdk_layout.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sdk_layout.h: the sizes and field offsets of the SDK's ABI structs (ecs_plugin.h, the
  * helpers' structs and the plugins' API structs), as a list that a C translation unit and
  * a C++ one both evaluate, so the C++ check can compare the two. */

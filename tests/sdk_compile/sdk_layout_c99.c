@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sdk_layout_c99.c: the SDK's struct layout as a C99 compiler sees it, linked into the
  * C++17 check, which compares it with its own (see sdk_layout.h). */
 #include "sdk_layout.h"
