@@ -27,7 +27,8 @@ ECS_PACKAGES=(meson ninja-build pkg-config gcc g++ libcjson-dev libcmocka-dev py
 #   chromium chromium-driver python3-selenium python3-pil  tests/browser/test_page.py: the
 #                   inspector's page in a real headless browser, its screenshots read back
 #   lld             tests/test_reload.c links a plugin with lld while the host watches it
-ECS_TEST_PACKAGES=(chromium chromium-driver python3-selenium python3-pil lld)
+#   mandoc groff-base  tests/check_man.py lints the manual pages with both formatters
+ECS_TEST_PACKAGES=(chromium chromium-driver python3-selenium python3-pil lld mandoc groff-base)
 
 ecs_install_missing() {
     local missing=() p

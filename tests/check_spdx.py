@@ -25,12 +25,14 @@ C_LIKE = ("/* " + SPDX + " */", ("/*", "//"))
 HASH = ("# " + SPDX, ("#",))
 PYTHON = ("# " + SPDX, ("#", '"""'))
 HTML = ("<!-- " + SPDX + " -->", ("<!--",))
+ROFF = ('.\\" ' + SPDX, ('.\\"',))
 SOURCE_KINDS = [
     (("*.c", "*.h", "*.cc", "*.cpp", "*.inc"), C_LIKE),
     (("*.py",), PYTHON),
     (("*.sh", "meson.build", "meson_options.txt", "Makefile", ".clang-format", "*.dict",
       "*.pc.in", ".ci/*"), HASH),
     (("*.html",), HTML),
+    (("man/*.in",), ROFF),
 ]
 # Data and prose: no comment syntax (JSON, glTF, images) or not code (Markdown, the
 # license itself, git's list of ignored files).

@@ -26,8 +26,9 @@
 #include "harness.h"
 
 #if !defined(MESON_PATH) || !defined(BUILD_ROOT) || !defined(SOURCE_ROOT) ||                       \
-    !defined(INSTALL_BINDIR) || !defined(INSTALL_LIBDIR) || !defined(INSTALL_INCLUDEDIR) ||        \
-    !defined(TRANSFORM_SO) || !defined(MESH_SO) || !defined(DEBUG_NAME_SO)
+    !defined(INSTALL_MANDIR) || !defined(INSTALL_DOCDIR) || !defined(INSTALL_BINDIR) ||            \
+    !defined(INSTALL_LIBDIR) || !defined(INSTALL_INCLUDEDIR) || !defined(TRANSFORM_SO) ||          \
+    !defined(MESH_SO) || !defined(DEBUG_NAME_SO)
 #error "tests/meson.build defines the build, source and install paths this test uses"
 #endif
 
@@ -295,6 +296,7 @@ static void Sdk_install_puts_host_headers_plugins_and_pc_file_in_place(void **st
     assert_non_null(strstr(pc, "\nplugindir=${libdir}/ecs-host/plugins\n"));
     assert_non_null(strstr(pc, "\nCflags: -I${includedir}/ecs-host\n"));
     assert_null(strstr(pc, "\nLibs:")); /* header-only: Cflags only */
+    assert_non_null(strstr(pc, "\nLicense: MIT\n"));
     free(pc);
     RUN(0, S->host, "--version");
     EXPECT_OUT("ecs-host ");
@@ -329,6 +331,38 @@ static void Sdk_each_plugin_exports_exactly_one_symbol(void **state)
         pathf(p, "%s/%s.so", S->plugindir, plugin_names[i]);
         EXPECT_ONE_EXPORT(p);
     }
+}
+
+/* The manual pages, the guides and the template: what `man ecs-plugin` points to is there,
+ * and the pages name this install's folders (filled in by man/meson.build). */
+static void Sdk_install_puts_man_pages_guides_and_template_in_place(void **state)
+{
+    char p[PATH_SIZE];
+    static const char *const docs[] = {"writing-a-plugin.md",
+                                       "abi.md",
+                                       "scene-format.md",
+                                       "examples/plugin-template/bob.c",
+                                       "examples/plugin-template/Makefile",
+                                       "examples/plugin-template/meson.build"};
+    for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {
+        pathf(p, "%s%s/%s", S->destdir, INSTALL_DOCDIR, docs[i]);
+        EXPECT_FILE(p);
+    }
+    pathf(p, "%s%s/man1/ecs-host.1", S->destdir, INSTALL_MANDIR);
+    EXPECT_FILE(p);
+    char *page = harness_read_file(p, NULL);
+    assert_non_null(page);
+    if (!strstr(page, "\n.Pa " INSTALL_LIBDIR "/ecs-host/plugins"))
+        fail_msg("ecs-host(1) does not name the installed plugin folder");
+    assert_null(strstr(page, "@PLUGINDIR@"));
+    free(page);
+    pathf(p, "%s%s/man7/ecs-plugin.7", S->destdir, INSTALL_MANDIR);
+    EXPECT_FILE(p);
+    page = harness_read_file(p, NULL);
+    assert_non_null(page);
+    if (!strstr(page, "\n.It Pa " INSTALL_DOCDIR "/writing-a-plugin.md\n"))
+        fail_msg("ecs-plugin(7) does not name the installed guide");
+    free(page);
 }
 
 /* ---- the template, built three ways against the install ---- */
@@ -555,6 +589,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(Sdk_install_puts_host_headers_plugins_and_pc_file_in_place),
         cmocka_unit_test(Sdk_pkg_config_points_into_the_install_only),
+        cmocka_unit_test(Sdk_install_puts_man_pages_guides_and_template_in_place),
         cmocka_unit_test(Sdk_each_plugin_exports_exactly_one_symbol),
         cmocka_unit_test(Sdk_template_builds_with_cc_and_pkg_config),
         cmocka_unit_test(Sdk_template_builds_with_its_makefile),
