@@ -219,9 +219,10 @@ typedef struct ecs_host ecs_host;
  * the scene file's text with no cJSON tree in between. Write exactly one value (an
  * object, an array, a string, ...) or nothing when the entity has no component. Inside
  * an object call key() before each value. Misuse (a value where a key is due, a key
- * outside an object, end_array closing an object, a NaN or infinite number, an unclosed
- * value) is not undefined behaviour: the host fails the save with a message naming the
- * manager, the entity and the mistake. The writer is valid only during the call. */
+ * outside an object, end_array closing an object, a NaN or infinite number, a key twice
+ * in one object, an unclosed value) is not undefined behaviour: the host fails the save
+ * with a message naming the plugin, the manager, the entity and the mistake (whatever a
+ * load would refuse, the save refuses). The writer is valid only during the call. */
 typedef struct ecs_json_writer ecs_json_writer;
 struct ecs_json_writer {
     uint32_t struct_size; /* sizeof(ecs_json_writer) as the host was built */

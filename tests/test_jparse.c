@@ -758,6 +758,21 @@ static void Jparse_a_key_twice_in_one_object_is_refused_naming_both(void **state
              col_30, col_7);
     assert_string_equal(err, want);
 
+    /* The smallest key of a large object twice: the first two of the sorted keys. */
+    for (int objects = 17; objects <= 40; objects += 23) {
+        n = 0;
+        n += (size_t)snprintf(big + n, sizeof big - n, "{");
+        for (int i = objects - 1; i >= 0; i--) /* largest first, "k00" last */
+            n += (size_t)snprintf(big + n, sizeof big - n, "\"k%02d\": %d, ", i, i);
+        snprintf(big + n, sizeof big - n, "\"k00\": 0}");
+        assert_null(host_json_parse("t.json", big, strlen(big), err, sizeof err));
+        snprintf(want, sizeof want,
+                 "t.json:1:%d: duplicate key \"k00\" (its first at line 1, column %d): a key "
+                 "stands once in an object",
+                 (int)(strrchr(big, 'k') - big), (int)(strstr(big, "\"k00\"") - big) + 1);
+        assert_string_equal(err, want);
+    }
+
     /* Accepted: the same key in siblings and nested, and 40 distinct keys. */
     static const char *const fine[] = {
         "[{\"a\": 1}, {\"a\": 2}]",

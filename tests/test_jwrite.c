@@ -645,16 +645,38 @@ static size_t first_difference(const char *a, const char *b)
 
 enum { RANDOM_TREES = 4000, TREE_SEED = 0x7ee5 };
 
+/* Does an object of v (at any depth) hold a key twice? Pairwise: the reference. */
+static bool tree_has_duplicate_key(const cJSON *v)
+{
+    for (const cJSON *c = v->child; c; c = c->next) {
+        if (tree_has_duplicate_key(c)) return true;
+        if (!cJSON_IsObject(v)) continue;
+        for (const cJSON *d = c->next; d; d = d->next)
+            if (!strcmp(c->string, d->string)) return true;
+    }
+    return false;
+}
+
+/* Random trees (keys drawn with repeats: some objects hold a key twice) print as
+ * cJSON_Print does; a tree with a key twice in one object is refused (a load would). */
 static void Jwrite_print_of_random_trees_equals_cjson_print_byte_for_byte(void **state)
 {
     rng r = {TREE_SEED};
     size_t bytes = 0;
+    int refused = 0;
     for (int i = 0; i < RANDOM_TREES; i++) {
         cJSON *tree = random_tree(&r, 0);
         char *want = cJSON_Print(tree);
         size_t len = 0;
         char *got = host_json_print(tree, &len);
         assert_non_null(want);
+        if (tree_has_duplicate_key(tree)) {
+            if (got) fail_msg("tree %d (seed %#x): a key twice, printed: %s", i, TREE_SEED, got);
+            refused++;
+            cJSON_free(want);
+            cJSON_Delete(tree);
+            continue;
+        }
         if (!got) fail_msg("tree %d (seed %#x): host_json_print failed", i, TREE_SEED);
         size_t wl = strlen(want);
         if (len != wl + 1 || memcmp(got, want, wl) || got[wl] != '\n' || got[len] != '\0') {
@@ -667,7 +689,10 @@ static void Jwrite_print_of_random_trees_equals_cjson_print_byte_for_byte(void *
         free(got);
         cJSON_Delete(tree);
     }
-    print_message("# %d random trees, %zu bytes, equal to cJSON_Print\n", RANDOM_TREES, bytes);
+    assert_true(refused > 0 && refused < RANDOM_TREES / 3); /* both kinds were tried */
+    print_message("# %d random trees, %zu bytes, equal to cJSON_Print; %d with a key twice "
+                  "refused\n",
+                  RANDOM_TREES, bytes, refused);
 }
 
 static void Jwrite_print_of_scalars_empty_and_special_values(void **state)
@@ -822,6 +847,14 @@ static void Jwrite_api_calls_write_what_print_writes_at_every_base(void **state)
         size_t before = w.len; /* values append to the same text */
         host_jw_start(&w, base);
         emit(&w.api, tree, i % 2 ? &r : NULL);
+        if (tree_has_duplicate_key(tree)) { /* refused, whichever way it was written */
+            if (host_jw_finish(&w) || !strstr(w.error, "duplicate key"))
+                fail_msg("tree %d: a key twice, error '%s'", i, w.error ? w.error : "(none)");
+            w.len = before;
+            cJSON_free(want);
+            cJSON_Delete(tree);
+            continue;
+        }
         if (!host_jw_finish(&w)) fail_msg("tree %d: %s", i, w.error);
         size_t wl = strlen(want);
         if (w.len - before != wl || memcmp(w.buf + before, want, wl))
@@ -1440,6 +1473,56 @@ static void array_left_open(ecs_json_writer *a)
     a->end_object(a);
 }
 
+static void key_twice(ecs_json_writer *a)
+{
+    a->begin_object(a);
+    a->key(a, "a");
+    a->number(a, 1);
+    a->key(a, "b");
+    a->begin_object(a); /* "a" in a nested object is no duplicate */
+    a->key(a, "a");
+    a->null(a);
+    a->end_object(a);
+    a->key(a, "a");
+    a->number(a, 2);
+    a->end_object(a);
+}
+
+/* 17 keys written largest first, then the smallest again: a large object's check. */
+static void smallest_of_17_twice(ecs_json_writer *a)
+{
+    a->begin_object(a);
+    for (int k = 16; k >= 0; k--) {
+        char key[8];
+        snprintf(key, sizeof key, "k%02d", k);
+        a->key(a, key);
+        a->number(a, k);
+    }
+    a->key(a, "k00");
+    a->number(a, 0);
+    a->end_object(a);
+}
+
+static void escaped_key_twice(ecs_json_writer *a)
+{
+    a->begin_object(a);
+    a->key(a, "tab\there");
+    a->boolean(a, true);
+    a->key(a, "tab\there");
+    a->boolean(a, false);
+    a->end_object(a);
+}
+
+/* cJSON keeps a key added twice (and cJSON_Print prints both): value() refuses it. */
+static void value_with_a_key_twice(ecs_json_writer *a)
+{
+    cJSON *v = cJSON_CreateObject(), *inner = cJSON_AddObjectToObject(v, "inner");
+    cJSON_AddNumberToObject(inner, "x", 1);
+    cJSON_AddNumberToObject(inner, "x", 2);
+    a->value(a, v);
+    cJSON_Delete(v);
+}
+
 static const struct misuse {
     const char *name;
     void (*write)(ecs_json_writer *a);
@@ -1478,6 +1561,10 @@ static const struct misuse {
     {"value() 996 deep inside 2", value_too_deep_inside, "nested deeper than 997"},
     {"object left open", object_left_open, "left open"},
     {"array left open", array_left_open, "left open"},
+    {"a key twice in an object", key_twice, "duplicate key \"a\""},
+    {"the smallest of 17 keys twice", smallest_of_17_twice, "duplicate key \"k00\""},
+    {"an escaped key twice", escaped_key_twice, "duplicate key \"tab\\there\""},
+    {"value() with a key twice", value_with_a_key_twice, "duplicate key \"x\""},
 };
 
 static void Jwrite_each_misuse_fails_finish_with_its_message_and_start_resets(void **state)

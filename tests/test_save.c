@@ -4,7 +4,8 @@
  * before the session and again at save time; the mode (and, for root, the owner) of the
  * file is kept; a symlink is written through; the temporary files of a killed save are
  * removed by the next save of that file; any file name the file system allows can be saved;
- * a failed or short write never replaces the old file; one file never serves two roles. */
+ * a failed or short write never replaces the old file; one file never serves two roles; a
+ * plugin that writes what a load refuses fails the save, naming it and the entity. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,8 +24,9 @@
 
 #include "harness.h"
 
-#if !defined(ECS_HOST_PATH) || !defined(PLUGIN_DIR) || !defined(DEMO_SCENE)
-#error "ECS_HOST_PATH, PLUGIN_DIR and DEMO_SCENE must be defined"
+#if !defined(ECS_HOST_PATH) || !defined(PLUGIN_DIR) || !defined(DEMO_SCENE) ||                     \
+    !defined(TEST_PLUGIN_DIR)
+#error "ECS_HOST_PATH, PLUGIN_DIR, DEMO_SCENE and TEST_PLUGIN_DIR must be defined"
 #endif
 
 #define OLD_TEXT "{\"old\": true}\n"
@@ -356,6 +358,63 @@ static void Save_target_is_checked_before_the_session(void **state)
     free(missing);
 }
 
+/* A plugin that writes what a load would refuse (a key twice through key() or through a
+ * cJSON value, the smallest of 17 keys twice, a NaN in a cJSON value): the save fails with
+ * a line naming the plugin and the entity, exit 1, the old file byte for byte. The same
+ * plugin writing valid values saves a file that loads back. */
+static void Save_refuses_what_a_load_would_refuse_naming_plugin_and_entity(void **state)
+{
+    save_test *t = *state;
+    char *plugins = in_dir(t, "plugins"), *so = harness_join(plugins, "badsave.so");
+    char *src = harness_join(TEST_PLUGIN_DIR, "badsave.so");
+    assert_int_equal(mkdir(plugins, 0700), 0);
+    assert_int_equal(harness_copy_file(src, so, 0755), 0);
+    char *scene = in_dir(t, "in.json"), *out = in_dir(t, "out.json");
+    static const char *const words[] = {"dup-key", "dup-value", "dup-first-of-17", "nan-value"};
+    static const char *const why[] = {"duplicate key \"a\"", "duplicate key \"word\"",
+                                      "duplicate key \"k00\"", "NaN or infinite"};
+    for (int k = 0; k < 4; k++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "{\"version\": 1, \"entities\": [{\"id\": \"fine\", \"badsave\": \"ok\"},\n"
+                 "  {\"id\": \"culprit\", \"badsave\": \"%s\"}]}\n",
+                 words[k]);
+        assert_int_equal(harness_write_file(scene, text, 0644), 0);
+        assert_int_equal(harness_write_file(out, OLD_TEXT, 0644), 0);
+        const char *argv[] = {ECS_HOST_PATH, "--frames", "1",     "--scene", scene,
+                              "--save",      out,        plugins, NULL};
+        harness_output_free(&t->run);
+        assert_int_equal(harness_run(&t->run, 60, argv), 0);
+        const char *line = strstr(t->run.err, "wrote invalid JSON");
+        if (t->run.exit_code != 1 || !line || !strstr(t->run.err, "plugin 'badsave'") ||
+            !strstr(t->run.err, "'culprit'") || !strstr(line, why[k]) ||
+            !strstr(t->run.err, "not saved"))
+            fail_msg("%s: exit %d, expected 1 and a line naming plugin 'badsave', entity "
+                     "'culprit' and '%s':\n%s",
+                     words[k], t->run.exit_code, why[k], t->run.err);
+        expect_file(out, OLD_TEXT);
+    }
+    assert_int_equal(harness_write_file(scene,
+                                        "{\"version\": 1, \"entities\": [{\"id\": \"fine\", "
+                                        "\"badsave\": \"ok\"}]}\n",
+                                        0644),
+                     0);
+    const char *argv[] = {ECS_HOST_PATH, "--frames", "1",     "--scene", scene,
+                          "--save",      out,        plugins, NULL};
+    harness_output_free(&t->run);
+    assert_int_equal(harness_run(&t->run, 60, argv), 0);
+    assert_int_equal(t->run.exit_code, 0);
+    const char *again[] = {ECS_HOST_PATH, "--frames", "0", "--scene", out, plugins, NULL};
+    harness_output_free(&t->run);
+    assert_int_equal(harness_run(&t->run, 60, again), 0);
+    if (t->run.exit_code != 0) fail_msg("the valid save does not load: %s", t->run.err);
+    free(plugins);
+    free(so);
+    free(src);
+    free(scene);
+    free(out);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -368,6 +427,7 @@ int main(void)
         T(Save_one_file_never_serves_two_roles),
         T(Save_and_load_have_their_slices_in_the_trace),
         T(Save_target_is_checked_before_the_session),
+        T(Save_refuses_what_a_load_would_refuse_naming_plugin_and_entity),
     };
     return cmocka_run_group_tests_name("save", tests, NULL, NULL);
 }

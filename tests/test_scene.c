@@ -401,6 +401,23 @@ static void Scene_a_key_twice_in_one_object_is_refused(void **state)
          "", "duplicate key \"position\" (its first at line 2, column 17)"},
     };
     EXPECT_ERRORS((scene_test *)*state, cases);
+    /* More than 16 keys (sorted, not compared pairwise) whose smallest stands twice: in an
+     * entity ("id" before "m01".."m16") and in a kept component's value. */
+    char entity[1024], component[1024];
+    int n = snprintf(entity, sizeof entity, "{\"version\": 1, \"entities\": [{\"id\": \"a\"");
+    for (int k = 16; k >= 1; k--)
+        n += snprintf(entity + n, sizeof entity - (size_t)n, ", \"m%02d\": {}", k);
+    snprintf(entity + n, sizeof entity - (size_t)n, ", @\"id\": \"b\"}]}");
+    n = snprintf(component, sizeof component,
+                 "{\"version\": 1, \"entities\": [{\"id\": \"a\", \"kept\": {");
+    for (int k = 16; k >= 0; k--)
+        n += snprintf(component + n, sizeof component - (size_t)n, "\"k%02d\": %d, ", k, k);
+    snprintf(component + n, sizeof component - (size_t)n, "@\"k00\": 0}}]}");
+    const error_case large[] = {
+        {entity, "", "duplicate key \"id\" (its first at line 1, column 30)"},
+        {component, "", "duplicate key \"k00\""},
+    };
+    EXPECT_ERRORS((scene_test *)*state, large);
 }
 
 static void Scene_top_level_must_be_an_object_with_version_1(void **state)
@@ -1187,7 +1204,8 @@ static void Scene_save_refuses_invalid_writer_output(void **state)
         deep_levels = c[k].levels;
         char *said = NULL;
         assert_int_not_equal(save_with(t, w, out, c[k].writer, &said), ECS_OK);
-        if (!strstr(said, "manager 'transform' wrote invalid JSON for entity #") ||
+        if (!strstr(said, "plugin 'transform', manager 'transform' wrote invalid JSON for "
+                          "entity '") ||
             !strstr(said, c[k].why))
             fail_msg("case %zu: unclear log: %s", k, said);
         free(said);

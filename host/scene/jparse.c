@@ -611,28 +611,48 @@ static bool note_key(parser *p, const char *key_at, size_t plain_len)
     return true;
 }
 
-/* A key of an object, decoded: its text s[0..n) (the input's, or an owned copy when it
- * has escapes) and its place i in the object. */
-typedef struct key_ref {
-    const char *s;
-    size_t n, i;
-    bool owned;
-} key_ref;
+/* ---- a key twice in one object (jparse.h) ---- */
 
-static int key_ref_order(const void *a, const void *b)
+static int key_order(const void *a, const void *b)
 {
-    const key_ref *x = a, *y = b;
+    const host_json_key *x = a, *y = b;
     int c = memcmp(x->s, y->s, x->n < y->n ? x->n : y->n);
     if (!c) c = (x->n > y->n) - (x->n < y->n);
     return c ? c : (x->i > y->i) - (x->i < y->i);
 }
 
-/* The key whose '"' is at `at` (already checked) into *k. */
-static bool key_text(parser *p, const key_note *note, size_t i, key_ref *k)
+static bool key_same(const host_json_key *x, const host_json_key *y)
+{
+    return x->n == y->n && memcmp(x->s, y->s, x->n) == 0;
+}
+
+size_t host_json_first_duplicate(host_json_key *keys, size_t n, size_t *first)
+{
+    size_t dup = n;
+    if (n <= 16) {
+        for (size_t j = 1; j < n && dup == n; j++)
+            for (size_t i = 0; i < j; i++)
+                if (key_same(&keys[i], &keys[j])) {
+                    dup = keys[j].i, *first = keys[i].i;
+                    break;
+                }
+        return dup;
+    }
+    qsort(keys, n, sizeof *keys, key_order);
+    for (size_t i = 1; i < n; i++)
+        if (key_same(&keys[i - 1], &keys[i]) && keys[i].i < dup &&
+            (i < 2 || !key_same(&keys[i - 2], &keys[i])))
+            dup = keys[i].i, *first = keys[i - 1].i; /* the second of its run */
+    return dup;
+}
+
+/* The key noted at note (its '"' already checked) into *k, decoded: the input's text, or
+ * an owned copy when it has escapes. */
+static bool key_text(parser *p, const key_note *note, size_t i, host_json_key *k)
 {
     const char *at = note->at;
     if (note->plain_len != KEY_ESCAPED) { /* its text as it stands */
-        *k = (key_ref){at + 1, note->plain_len, i, false};
+        *k = (host_json_key){at + 1, note->plain_len, i, false};
         return true;
     }
     const char *s, *saved = p->p;
@@ -641,45 +661,26 @@ static bool key_text(parser *p, const key_note *note, size_t i, key_ref *k)
     p->p = at;
     bool ok = lex_string(p, &s, &n, &escaped);
     p->p = saved;
-    *k = (key_ref){s, n, i, false};
+    *k = (host_json_key){s, n, i, false};
     if (!ok || !escaped) return ok;
     char *copy = malloc(n + 1);
     if (!copy) return fail(p, HOST_JPARSE_OUT_OF_MEMORY, at);
     memcpy(copy, s, n);
-    *k = (key_ref){copy, n, i, true};
+    *k = (host_json_key){copy, n, i, true};
     return true;
 }
 
 /* unique_keys: does every key of the object just closed (its keys start at
  * p->keys[base..nkeys)) stand once? Else the error at the earliest second occurrence,
- * p->first_at at its first. Small objects pairwise, large ones sorted: never quadratic
- * in a hostile file. */
-static bool key_ref_same(const key_ref *x, const key_ref *y)
-{
-    return x->n == y->n && memcmp(x->s, y->s, x->n) == 0;
-}
-
+ * p->first_at at its first. */
 static bool keys_unique(parser *p, size_t base)
 {
     size_t n = p->nkeys - base, got = 0, dup = n, first = 0;
     if (n < 2) return true;
-    key_ref small[16], *refs = n <= 16 ? small : malloc(n * sizeof *refs);
+    host_json_key small[16], *refs = n <= 16 ? small : malloc(n * sizeof *refs);
     if (!refs) return fail(p, HOST_JPARSE_OUT_OF_MEMORY, p->keys[base].at);
     while (got < n && key_text(p, &p->keys[base + got], got, &refs[got])) got++;
-    if (got == n && n <= 16) {
-        for (size_t j = 1; j < n && dup == n; j++)
-            for (size_t i = 0; i < j; i++)
-                if (refs[i].n == refs[j].n && memcmp(refs[i].s, refs[j].s, refs[i].n) == 0) {
-                    dup = j, first = i;
-                    break;
-                }
-    } else if (got == n) {
-        qsort(refs, n, sizeof *refs, key_ref_order);
-        for (size_t i = 1; i < n; i++)
-            if (key_ref_same(&refs[i - 1], &refs[i]) && refs[i].i < dup &&
-                (i < 2 || !key_ref_same(&refs[i - 2], &refs[i])))
-                dup = refs[i].i, first = refs[i - 1].i; /* the second of its run */
-    }
+    if (got == n) dup = host_json_first_duplicate(refs, n, &first);
     for (size_t i = 0; i < got; i++)
         if (refs[i].owned) free((void *)refs[i].s);
     if (refs != small) free(refs);

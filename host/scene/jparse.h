@@ -81,6 +81,21 @@ struct cJSON *host_jparse(const char *text, size_t len, host_json_arena *arena,
 struct cJSON *host_jparse_keys(const char *text, size_t len, host_json_arena *arena,
                                bool unique_keys, host_jparse_error *error);
 
+/* A key of an object: its text s[0..n) (as the caller compares keys: decoded, or escaped
+ * the one way a writer escapes) and its place i among the object's keys. `owned` is the
+ * caller's (the parser marks the decoded copies it frees). */
+typedef struct host_json_key {
+    const char *s;
+    size_t n, i;
+    bool owned;
+} host_json_key;
+
+/* The earliest second occurrence of a key among keys[0..n): its place (its i), and in
+ * *first the place of that key's first occurrence; n when every key stands once. Up to
+ * 16 keys pairwise, more sorted (keys is reordered): never quadratic in a hostile object.
+ * The parser's unique_keys and the writer (jwrite.h) refuse by it. */
+size_t host_json_first_duplicate(host_json_key *keys, size_t n, size_t *first);
+
 /* A new, empty arena sized for parsing about text_len bytes of JSON: its first block
  * (allocated at the first use) holds the tree of a typical file of that size. NULL when
  * out of memory. Free it with host_json_arena_free (json.h). */

@@ -2,8 +2,10 @@
 /* jwrite.c: JSON text out in cJSON_Print's layout, with exact shortest numbers (jwrite.h). */
 #include "jwrite.h"
 
+#include <assert.h>
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -372,6 +374,48 @@ static void open_container(host_jwriter *w, bool object)
     w->key_due = object;
 }
 
+/* Note the key just written at the end of the text (`"key":<TAB>`, its text from `at`):
+ * where its text between the quotes stands, for keys_unique. */
+static void note_key(host_jwriter *w, size_t at)
+{
+    if (w->nkeys == w->capkeys) {
+        size_t cap = w->capkeys ? w->capkeys * 2 : 64;
+        struct host_jw_key_at *k = realloc(w->keys, cap * sizeof *k);
+        if (!k) {
+            w->no_memory = true;
+            fail(w, "out of memory");
+            return;
+        }
+        w->keys = k;
+        w->capkeys = cap;
+    }
+    w->keys[w->nkeys++] = (struct host_jw_key_at){at, w->len - 3 - at}; /* '":\t' after */
+}
+
+/* The object closing holds its keys as the last n noted: forget them, and fail naming
+ * the first key that stands twice (false), as a load would. */
+static bool keys_unique(host_jwriter *w, size_t n)
+{
+    assert(n <= w->nkeys);
+    const struct host_jw_key_at *k = w->keys + (w->nkeys -= n);
+    if (n < 2) return true;
+    host_json_key small[16], *refs = n <= 16 ? small : malloc(n * sizeof *refs);
+    if (!refs) {
+        w->no_memory = true;
+        fail(w, "out of memory");
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) refs[i] = (host_json_key){w->buf + k[i].at, k[i].n, i, false};
+    size_t first, dup = host_json_first_duplicate(refs, n, &first);
+    if (refs != small) free(refs);
+    if (dup == n) return true;
+    snprintf(w->detail, sizeof w->detail,
+             "duplicate key \"%.*s%s\" in one object (a load would refuse the file)",
+             (int)(k[dup].n < 48 ? k[dup].n : 48), w->buf + k[dup].at, k[dup].n > 48 ? "..." : "");
+    fail(w, w->detail);
+    return false;
+}
+
 static void close_container(host_jwriter *w, bool object)
 {
     if (w->error) return;
@@ -384,6 +428,7 @@ static void close_container(host_jwriter *w, bool object)
         fail(w, "end_object() after a key with no value");
         return;
     }
+    if (object && !keys_unique(w, w->items[w->level - 1])) return;
     w->level--;
     if (object) host_jw_newline(w, w->base + w->level);
     host_jw_raw(w, object ? "}" : "]", 1);
@@ -427,7 +472,12 @@ static void api_key(ecs_json_writer *a, const char *key)
         fail(w, "key(NULL)");
         return;
     }
-    host_jw_key(w, w->items[w->level - 1] > 0, w->base + w->level, key);
+    bool comma = w->items[w->level - 1] > 0;
+    int tabs = w->base + w->level;
+    size_t at = w->len + comma + 1 + (size_t)tabs + 1; /* [","] "\n" tabs '"' */
+    host_jw_key(w, comma, tabs, key);
+    if (w->no_memory) return;
+    note_key(w, at);
     w->key_due = false;
 }
 
@@ -633,8 +683,10 @@ void host_jw_init(host_jwriter *w)
 void host_jw_free(host_jwriter *w)
 {
     free(w->buf);
+    free(w->keys);
     w->buf = NULL;
-    w->len = w->cap = 0;
+    w->keys = NULL;
+    w->len = w->cap = w->nkeys = w->capkeys = 0;
 }
 
 void host_jw_start(host_jwriter *w, int base)
@@ -643,6 +695,7 @@ void host_jw_start(host_jwriter *w, int base)
     w->level = 0;
     w->done = false;
     w->key_due = false;
+    w->nkeys = 0;
     if (!w->no_memory) w->error = NULL;
 }
 
@@ -663,6 +716,7 @@ char *host_json_print(const cJSON *v, size_t *len)
         host_jw_free(&w);
         return NULL;
     }
+    free(w.keys);
     *len = w.len - 1;
     return w.buf;
 }

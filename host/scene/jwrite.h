@@ -8,8 +8,12 @@
  * laid out as printf's %.15g would lay them out (%.17g past 15 digits): cJSON's own
  * printer tries 15 digits and accepts them when they read back "nearly" equal, which
  * loses the last bits of some doubles; this writer never does. NaN and infinities have
- * no JSON form: a cJSON value holding one is written as null (as cJSON does); the
- * writer's number entries refuse them instead (a plugin's mistake, reported). */
+ * no JSON form: the writer's entries refuse them, in a cJSON value too (a plugin's
+ * mistake, reported; host_json_number_text alone writes null, as cJSON does).
+ *
+ * The writer refuses whatever the host's reader refuses, so a save always loads: NaN and
+ * infinities, nesting deeper than a scene may hold, and a key twice in one object (cJSON
+ * keeps both and prints both). */
 #ifndef HOST_JWRITE_H
 #define HOST_JWRITE_H
 
@@ -38,8 +42,16 @@ typedef struct host_jwriter {
     bool key_due; /* inside an object: a key comes next */
     uint8_t is_object[HOST_JW_MAX_LEVELS];
     uint32_t items[HOST_JW_MAX_LEVELS];
-    const char *error; /* the first mistake (a static string), or NULL */
+    const char *error; /* the first mistake (a static string or detail), or NULL */
     bool no_memory;
+    /* Where each key of the open objects stands in buf (the text between its quotes, as
+     * escaped: one text per key), an object's keys the last items[] entries: checked when
+     * the object closes, never twice in one (a load refuses that). */
+    struct host_jw_key_at {
+        size_t at, n;
+    } * keys;
+    size_t nkeys, capkeys;
+    char detail[96]; /* the error naming a duplicate key */
     /* entity(): e's scene id, or NULL for a dead one */
     const char *(*id_of)(void *ctx, ecs_entity e);
     void *ctx;

@@ -1710,9 +1710,10 @@ static void member_key(host_jwriter *jw, const char *name)
     host_jw_key(jw, true, ENTITY_TABS, name);
 }
 
-/* One manager's value of e as the member `name`; nothing when e has no component. */
-static bool save_member(host_jwriter *jw, host_manager *mgr, ecs_entity e, bool *wrote,
-                        size_t *value_at)
+/* One manager's value of e (scene id `id`) as the member `name`; nothing when e has no
+ * component. A failure is logged naming the plugin, the manager and the entity. */
+static bool save_member(host_jwriter *jw, host_manager *mgr, ecs_entity e, const char *id,
+                        bool *wrote, size_t *value_at)
 {
     size_t mark = jw->len;
     member_key(jw, mgr->name);
@@ -1731,12 +1732,11 @@ static bool save_member(host_jwriter *jw, host_manager *mgr, ecs_entity e, bool 
     if (s == ECS_OK && !host_jw_finish(jw)) bad = jw->error;
     *wrote = s == ECS_OK && !bad && jw->len != value;
     if (!*wrote) jw->len = mark;
-    if (s != ECS_OK)
-        host_error("scene", "manager '%s' could not save entity #%u.%u: %s", mgr->name,
-                   ecs_entity_index(e), ecs_entity_generation(e), ecs_status_text(s));
-    else if (bad)
-        host_error("scene", "manager '%s' wrote invalid JSON for entity #%u.%u: %s", mgr->name,
-                   ecs_entity_index(e), ecs_entity_generation(e), bad);
+    if (s != ECS_OK || bad)
+        host_error("scene", "plugin '%s', manager '%s' %s entity '%s' (#%u.%u): %s",
+                   mgr->owner->name, mgr->name, bad ? "wrote invalid JSON for" : "could not save",
+                   id, ecs_entity_index(e), ecs_entity_generation(e),
+                   bad ? bad : ecs_status_text(s));
     return s == ECS_OK && !bad;
 }
 
@@ -1777,7 +1777,8 @@ static bool save_entity(scene_save *v, capture *c, host_manager *const *mgrs, si
         c->wrote[m] = 0;
         bool wrote = false;
         size_t value_at = 0;
-        if (host_manager_saves(mgrs[m])) ok = save_member(jw, mgrs[m], e, &wrote, &value_at) && ok;
+        if (host_manager_saves(mgrs[m]))
+            ok = save_member(jw, mgrs[m], e, id, &wrote, &value_at) && ok;
         c->wrote[m] = wrote;
         if (c->record) c->row[m] = wrote ? value_at + 1 : 0;
         any = any || wrote;
