@@ -42,7 +42,7 @@ extern "C" {
 #endif
 
 #define ECS_ABI_MAJOR 1
-#define ECS_ABI_MINOR 0
+#define ECS_ABI_MINOR 1
 
 /* The name of the one symbol a plugin exports, as a string for dlsym(). */
 #define ECS_PLUGIN_ENTRY_NAME "ecs_plugin_entry"
@@ -740,7 +740,86 @@ typedef struct ecs_plugin_desc {
     ecs_status (*load)(const ecs_host *h, const ecs_load_args *args, void **state);
     /* [main-thread] Tear down. Registrations are dropped by the host. */
     void (*unload)(const ecs_host *h, void *state, ecs_unload_reason reason);
+
+    /* -- ABI 1.1 (read by the host only when struct_size covers them) -- */
+
+    /* The layout of the state behind the plugin's state pointer, as this build lays it
+     * out: its size in bytes and a hash of its fields' offsets and sizes (0: not
+     * recorded). Fill both with ECS_STATE_LAYOUT(type, field, ...) below. A reload to a
+     * build with the same state_version hands it the old state only when the two
+     * recorded layouts agree: a changed layout under the same state_version is refused
+     * with one line that says to bump state_version, and the old build keeps running
+     * with every component. A build that records nothing (0, or built for ABI 1.0) is
+     * trusted as before. */
+    uint32_t state_size;
+    uint32_t state_hash;
 } ecs_plugin_desc;
+
+/* ECS_STATE_LAYOUT(type, field, ...): the two layout fields of ecs_plugin_desc for the
+ * plugin's state struct `type`: its size, and a hash over the offset and size of each
+ * field named (1 to 32 of them; name every field, or at least those whose place a
+ * change would move). Constant expressions, so they fit a static const (or constexpr)
+ * description, positional or by name:
+ *     static const ecs_plugin_desc d = {ECS_PLUGIN_DESC_HEADER, "turn", "1.0.0", 1, NULL,
+ *                                       turn_load, turn_unload,
+ *                                       ECS_STATE_LAYOUT(turn, layout, host, soa, map)};
+ *     ... .state_size = ECS_STATE_SIZE(turn), .state_hash = ECS_STATE_HASH(turn, layout, soa)
+ * The hash sees where fields are and how big, not their types: a float turned into an
+ * int32_t in place changes nothing it can see (bump state_version for that). A plugin
+ * without a state struct says ECS_STATE_NONE (nothing recorded). */
+#define ECS_STATE_SIZE(type) ((uint32_t)sizeof(type))
+#define ECS_STATE_HASH(type, ...)                                                                  \
+    ECS_STATE_CAT_(ECS_STATE_H, ECS_STATE_NARG_(__VA_ARGS__))(2166136261u, type, __VA_ARGS__)
+#define ECS_STATE_LAYOUT(type, ...) ECS_STATE_SIZE(type), ECS_STATE_HASH(type, __VA_ARGS__)
+#define ECS_STATE_NONE              0u, 0u
+
+/* The machinery of ECS_STATE_HASH: FNV-1a over each field's offset and size, in 32-bit
+ * unsigned arithmetic (wraps, never overflows), one step per field named. */
+#define ECS_STATE_CAT_(a, b)  ECS_STATE_CAT2_(a, b)
+#define ECS_STATE_CAT2_(a, b) a##b
+#define ECS_STATE_NARG_(...)                                                                       \
+    ECS_STATE_NTH_(__VA_ARGS__, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17,    \
+                   16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define ECS_STATE_NTH_(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, a17, \
+                       a18, a19, a20, a21, a22, a23, a24, a25, a26, a27, a28, a29, a30, a31, a32,  \
+                       n, ...)                                                                     \
+    n
+#define ECS_STATE_STEP_(h, t, f)                                                                   \
+    ((uint32_t)((uint32_t)((uint32_t)((h) ^ (uint32_t)offsetof(t, f)) * 16777619u ^                \
+                           (uint32_t)sizeof(((t *)0)->f)) *                                        \
+                16777619u))
+#define ECS_STATE_H1(h, t, f)       ECS_STATE_STEP_(h, t, f)
+#define ECS_STATE_H2(h, t, f, ...)  ECS_STATE_H1(ECS_STATE_STEP_(h, t, f), t, __VA_ARGS__)
+#define ECS_STATE_H3(h, t, f, ...)  ECS_STATE_H2(ECS_STATE_STEP_(h, t, f), t, __VA_ARGS__)
+#define ECS_STATE_H4(h, t, f, ...)  ECS_STATE_H3(ECS_STATE_STEP_(h, t, f), t, __VA_ARGS__)
+#define ECS_STATE_H5(h, t, f, ...)  ECS_STATE_H4(ECS_STATE_STEP_(h, t, f), t, __VA_ARGS__)
+#define ECS_STATE_H6(h, t, f, ...)  ECS_STATE_H5(ECS_STATE_STEP_(h, t, f), t, __VA_ARGS__)
+#define ECS_STATE_H7(h, t, f, ...)  ECS_STATE_H6(ECS_STATE_STEP_(h, t, f), t, __VA_ARGS__)
+#define ECS_STATE_H8(h, t, f, ...)  ECS_STATE_H7(ECS_STATE_STEP_(h, t, f), t, __VA_ARGS__)
+#define ECS_STATE_H9(h, t, f, ...)  ECS_STATE_H8(ECS_STATE_STEP_(h, t, f), t, __VA_ARGS__)
+#define ECS_STATE_H10(h, t, f, ...) ECS_STATE_H9(ECS_STATE_STEP_(h, t, f), t, __VA_ARGS__)
+#define ECS_STATE_H11(h, t, f, ...) ECS_STATE_H10(ECS_STATE_STEP_(h, t, f), t, __VA_ARGS__)
+#define ECS_STATE_H12(h, t, f, ...) ECS_STATE_H11(ECS_STATE_STEP_(h, t, f), t, __VA_ARGS__)
+#define ECS_STATE_H13(h, t, f, ...) ECS_STATE_H12(ECS_STATE_STEP_(h, t, f), t, __VA_ARGS__)
+#define ECS_STATE_H14(h, t, f, ...) ECS_STATE_H13(ECS_STATE_STEP_(h, t, f), t, __VA_ARGS__)
+#define ECS_STATE_H15(h, t, f, ...) ECS_STATE_H14(ECS_STATE_STEP_(h, t, f), t, __VA_ARGS__)
+#define ECS_STATE_H16(h, t, f, ...) ECS_STATE_H15(ECS_STATE_STEP_(h, t, f), t, __VA_ARGS__)
+#define ECS_STATE_H17(h, t, f, ...) ECS_STATE_H16(ECS_STATE_STEP_(h, t, f), t, __VA_ARGS__)
+#define ECS_STATE_H18(h, t, f, ...) ECS_STATE_H17(ECS_STATE_STEP_(h, t, f), t, __VA_ARGS__)
+#define ECS_STATE_H19(h, t, f, ...) ECS_STATE_H18(ECS_STATE_STEP_(h, t, f), t, __VA_ARGS__)
+#define ECS_STATE_H20(h, t, f, ...) ECS_STATE_H19(ECS_STATE_STEP_(h, t, f), t, __VA_ARGS__)
+#define ECS_STATE_H21(h, t, f, ...) ECS_STATE_H20(ECS_STATE_STEP_(h, t, f), t, __VA_ARGS__)
+#define ECS_STATE_H22(h, t, f, ...) ECS_STATE_H21(ECS_STATE_STEP_(h, t, f), t, __VA_ARGS__)
+#define ECS_STATE_H23(h, t, f, ...) ECS_STATE_H22(ECS_STATE_STEP_(h, t, f), t, __VA_ARGS__)
+#define ECS_STATE_H24(h, t, f, ...) ECS_STATE_H23(ECS_STATE_STEP_(h, t, f), t, __VA_ARGS__)
+#define ECS_STATE_H25(h, t, f, ...) ECS_STATE_H24(ECS_STATE_STEP_(h, t, f), t, __VA_ARGS__)
+#define ECS_STATE_H26(h, t, f, ...) ECS_STATE_H25(ECS_STATE_STEP_(h, t, f), t, __VA_ARGS__)
+#define ECS_STATE_H27(h, t, f, ...) ECS_STATE_H26(ECS_STATE_STEP_(h, t, f), t, __VA_ARGS__)
+#define ECS_STATE_H28(h, t, f, ...) ECS_STATE_H27(ECS_STATE_STEP_(h, t, f), t, __VA_ARGS__)
+#define ECS_STATE_H29(h, t, f, ...) ECS_STATE_H28(ECS_STATE_STEP_(h, t, f), t, __VA_ARGS__)
+#define ECS_STATE_H30(h, t, f, ...) ECS_STATE_H29(ECS_STATE_STEP_(h, t, f), t, __VA_ARGS__)
+#define ECS_STATE_H31(h, t, f, ...) ECS_STATE_H30(ECS_STATE_STEP_(h, t, f), t, __VA_ARGS__)
+#define ECS_STATE_H32(h, t, f, ...) ECS_STATE_H31(ECS_STATE_STEP_(h, t, f), t, __VA_ARGS__)
 
 /* Declare the plugin's entry point, the only symbol it exports:
  *     static const ecs_plugin_desc my_plugin = { sizeof(ecs_plugin_desc), ... };

@@ -396,7 +396,8 @@ static void Host_skips_plugin_with_too_small_struct_size(void **state)
     fixture *f = *state;
     char why[128];
     snprintf(why, sizeof why, "ecs_plugin_desc.struct_size is %zu, at least %zu expected",
-             offsetof(ecs_plugin_desc, unload), sizeof(ecs_plugin_desc));
+             offsetof(ecs_plugin_desc, unload),
+             offsetof(ecs_plugin_desc, unload) + sizeof(void *)); /* ABI 1.0's description */
     ADD(f, "counter", "user", "badabi_size");
     EXPECT_OTHERS_RUN(f, 1);
     EXPECT_SKIPPED(f, "badabi_size.so", why);
@@ -706,19 +707,19 @@ static void Host_list_shows_each_plugin_and_whether_it_loads(void **state)
     HOST(f, "--list");
     EXPECT_EXIT(f, 0);
     EXPECT_OUT(f, "counter.so\n"
-                  "  name: counter  version: 1.0.0  abi: 1.0  state: 1\n"
+                  "  name: counter  version: 1.0.0  abi: 1.1  state: 1\n"
                   "  depends on: -\n"
                   "  managers: counter\n"
                   "  apis: test.counter\n"
                   "  status: loads\n");
     EXPECT_OUT(f, "user.so\n"
-                  "  name: user  version: 1.0.0  abi: 1.0  state: 1\n"
+                  "  name: user  version: 1.0.0  abi: 1.1  state: 1\n"
                   "  depends on: counter\n"
                   "  managers: user\n"
                   "  apis: -\n"
                   "  status: loads\n");
     EXPECT_OUT(f, "empty.so\n"
-                  "  name: empty  version: 1.0.0  abi: 1.0  state: 1\n"
+                  "  name: empty  version: 1.0.0  abi: 1.1  state: 1\n"
                   "  depends on: -\n"
                   "  managers: -\n"
                   "  apis: -\n"
@@ -737,7 +738,7 @@ static void Host_list_shows_abi_of_plugin_skipped_for_its_dependencies(void **st
     HOST(f, "--list");
     EXPECT_EXIT(f, 0);
     EXPECT_OUT(f, "needs_ghost.so\n"
-                  "  name: needs_ghost  version: 0.1.0  abi: 1.0  state: 1\n"
+                  "  name: needs_ghost  version: 0.1.0  abi: 1.1  state: 1\n"
                   "  depends on: ghost\n"
                   "  managers: -\n"
                   "  apis: -\n"

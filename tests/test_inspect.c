@@ -243,7 +243,7 @@ static void Inspect_world_plugins_and_schedule_describe_the_demo(void **state)
             if (strcmp(string_at(p, "name"), want[i])) continue;
             found = true;
             assert_string_equal(string_at(p, "status"), "loaded");
-            assert_string_equal(string_at(p, "abi"), "1.0");
+            assert_string_equal(string_at(p, "abi"), "1.1");
         }
         if (!found) fail_msg("plugin %s not listed: %s", want[i], r.body);
     }

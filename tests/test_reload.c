@@ -970,6 +970,121 @@ static void Reload_layout_change_without_json_is_refused(void **state)
     EXPECT_CONTINUOUS(f);
 }
 
+/* ---- State layouts: a changed state without a state_version bump (issue 32) ---- */
+
+#define PHYS_ENTITIES 32 /* the outside author's world */
+
+/* The scene: p1..p32 with a physics velocity [i, 0, -i] (and no rl). */
+static void write_physics_scene(const fixture *f)
+{
+    char text[8192];
+    size_t n = (size_t)snprintf(text, sizeof text, "{\"version\": 1, \"entities\": [");
+    for (int i = 1; i <= PHYS_ENTITIES; i++)
+        n += (size_t)snprintf(text + n, sizeof text - n,
+                              "%s\n  {\"id\": \"p%d\", \"physics\": {\"velocity\": [%d, 0, %d]}}",
+                              i > 1 ? "," : "", i, i, -i);
+    snprintf(text + n, sizeof text - n, "\n]}\n");
+    assert_int_equal(harness_write_file(f->scene, text, 0600), 0);
+}
+
+/* Fail unless the saved scene holds p1..p32, each with its velocity [i, 0, -i]. */
+static void check_physics_saved(const fixture *f, const char *file, int line)
+{
+    char *text = harness_read_file(f->out, NULL);
+    cJSON *root = text ? cJSON_Parse(text) : NULL;
+    const cJSON *e;
+    int found = 0;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(root, "entities"))
+    {
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(e, "id");
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(e, "physics"), "velocity");
+        int k;
+        if (!cJSON_IsString(id) || sscanf(id->valuestring, "p%d", &k) != 1) continue;
+        const cJSON *x = cJSON_GetArrayItem(v, 0), *z = cJSON_GetArrayItem(v, 2);
+        if (cJSON_GetArraySize(v) == 3 && cJSON_IsNumber(x) && x->valuedouble == k &&
+            cJSON_IsNumber(z) && z->valuedouble == -k)
+            found++;
+    }
+    cJSON_Delete(root);
+    free(text);
+    if (found == PHYS_ENTITIES) return;
+    fprintf(stderr, "%s: %d of %d physics components saved as loaded\n", f->out, found,
+            PHYS_ENTITIES);
+    dump(f);
+    _fail(file, line);
+}
+
+#define EXPECT_PHYSICS_SAVED(f) check_physics_saved(f, __FILE__, __LINE__)
+
+/* physics `from` runs with 32 components; `to` arrives and must be refused with the one
+ * line `refusal`, the old build keeping all 32 (saved at exit). */
+static void check_physics_refused(fixture *f, const char *from, const char *to, const char *refusal,
+                                  const char *file, int line)
+{
+    write_physics_scene(f);
+    put_copy(f, from, "physics.so");
+    START(f, "loaded 32 entities", NULL);
+    put_rename(f, to, "physics.so");
+    wait_line(f, refusal, 1, file, line);
+    let_run(f, 100);
+    stop(f, file, line);
+    check_count(f, "[error]", 1, file, line); /* one line */
+    check_count(f, "components kept", 0, file, line);
+    check_count(f, "physics 1 unload (shutdown): 32 components", 1, file, line);
+    check_out(f, "reloads: 0 done, 1 refused", file, line);
+    check_physics_saved(f, file, line);
+}
+
+#define EXPECT_PHYSICS_REFUSED(f, from, to, refusal)                                               \
+    check_physics_refused(f, from, to, refusal, __FILE__, __LINE__)
+
+/* The author's case: a double added before the ecs_soa of physics' state, state_version
+ * left at 1, 32 components. The description records the layout (ECS_STATE_LAYOUT), so the
+ * build is refused before its code sees the state: one line that says to bump
+ * state_version, and the old build keeps running with all 32 components. */
+static void Reload_changed_state_layout_without_a_version_bump_is_refused(void **state)
+{
+    fixture *f = *state;
+    EXPECT_PHYSICS_REFUSED(f, "physics_v1", "physics_gravity",
+                           "physics: new build refused, version 1 keeps running: its state "
+                           "layout changed under the same state_version 1 (the state is ");
+    EXPECT_ONCE(f, "bump state_version so the components migrate through JSON");
+    EXPECT_ABSENT(f, "physics 2 load"); /* refused before its code ran */
+}
+
+/* A build that records no layout reads the state through another one: its manager counts
+ * far more components than there can be entities. Never trusted: refused, and the old
+ * build keeps running with all 32. */
+static void Reload_count_beyond_2_22_in_a_handed_over_state_is_refused(void **state)
+{
+    fixture *f = *state;
+    EXPECT_PHYSICS_REFUSED(f, "physics_v1_nolayout", "physics_misread",
+                           "physics: new build refused, version 1 keeps running: manager "
+                           "'physics' counts 4026531872 components in the state handed over, "
+                           "more than there can be entities (2^22)");
+}
+
+/* Builds for ABI 1.0 record no layout: they reload as before, also after or before a build
+ * that records one. */
+static void Reload_abi_1_0_builds_without_a_layout_reload_as_before(void **state)
+{
+    fixture *f = *state;
+    put_rl_with_peers(f, "rl_v1_abi10");
+    START(f, "rl 1 first update", NULL);
+    put_rename(f, "rl_v2_abi10", "rl.so");
+    WAIT_LINE(f, "reload: rl 1 -> 2: same state layout, 8 components kept");
+    put_rename(f, "rl_v1", "rl.so"); /* records its layout: nothing to compare it with */
+    WAIT_LINE(f, "reload: rl 2 -> 1: same state layout, 8 components kept");
+    put_rename(f, "rl_v2_abi10", "rl.so");
+    WAIT_NTH(f, "reload: rl 1 -> 2: same state layout, 8 components kept", 2);
+    STOP(f);
+    EXPECT_ABSENT(f, "[error]");
+    EXPECT_OUT(f, "reloads: 3 done, 0 refused");
+    EXPECT_CONTINUOUS(f);
+    EXPECT_SAVED(f);
+}
+
 /* ---- --safe: a build that crashes ---- */
 
 /* With --safe, a new build (same state layout) that loads but crashes in its first update
@@ -1844,6 +1959,9 @@ int main(void)
         TEST(Reload_migration_into_a_reader_keeps_every_component),
         TEST(Reload_failed_migration_through_a_reader_names_the_entity_and_path),
         TEST(Reload_layout_change_without_json_is_refused),
+        TEST(Reload_changed_state_layout_without_a_version_bump_is_refused),
+        TEST(Reload_count_beyond_2_22_in_a_handed_over_state_is_refused),
+        TEST(Reload_abi_1_0_builds_without_a_layout_reload_as_before),
         TEST(Reload_safe_crash_after_reload_rolls_back_to_the_last_good_version),
         TEST(Reload_safe_crash_without_earlier_version_unloads_and_the_next_restores),
         TEST(Reload_safe_crash_in_load_or_migration_keeps_the_old_version),
@@ -1869,5 +1987,7 @@ int main(void)
         TEST(Reload_sweep_of_stale_private_folders_never_follows_a_link),
         TEST(Reload_1000_cycles_keep_memory_fds_maps_and_copies_flat),
     };
+    if (getenv("CMOCKA_TEST_FILTER")) /* one case, by name (shell wildcards * and ?) */
+        cmocka_set_test_filter(getenv("CMOCKA_TEST_FILTER"));
     return cmocka_run_group_tests_name("reload", tests, check_host_exists, NULL);
 }

@@ -23,7 +23,7 @@ static ecs_status load(const ecs_host *h, const ecs_load_args *args, void **stat
 static const char *const deps[] = {"transform", "mesh", "debug_name", NULL};
 
 static const ecs_plugin_desc desc = {
-    ECS_PLUGIN_DESC_HEADER, "bench_queries", "1.0", 1, deps, load, NULL,
+    ECS_PLUGIN_DESC_HEADER, "bench_queries", "1.0", 1, deps, load, NULL, ECS_STATE_NONE,
 };
 
 ECS_PLUGIN_EXPORT(desc)

@@ -288,8 +288,14 @@ static void plugin_unload(const ecs_host *h, void *state, ecs_unload_reason reas
 static const char *const bob_dependencies[] = {"transform", NULL};
 
 static const ecs_plugin_desc bob_plugin = {
-    ECS_PLUGIN_DESC_HEADER, "bob",       "1.0.0",       BOB_STATE_VERSION,
-    bob_dependencies,       plugin_load, plugin_unload,
+    ECS_PLUGIN_DESC_HEADER,
+    "bob",
+    "1.0.0",
+    BOB_STATE_VERSION,
+    bob_dependencies,
+    plugin_load,
+    plugin_unload,
+    ECS_STATE_LAYOUT(bob_state, layout, host, tf, soa, map), /* what a reload checks */
 };
 
 ECS_PLUGIN_EXPORT(bob_plugin)

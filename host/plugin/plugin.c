@@ -29,7 +29,8 @@
 #include "scene.h"
 #include "world.h"
 
-#define PLUGIN_DESC_V1_SIZE (offsetof(ecs_plugin_desc, unload) + sizeof(void *))
+#define PLUGIN_DESC_V1_SIZE     (offsetof(ecs_plugin_desc, unload) + sizeof(void *))
+#define PLUGIN_DESC_LAYOUT_SIZE (offsetof(ecs_plugin_desc, state_hash) + sizeof(uint32_t))
 
 /* ---- plugin records ---- */
 
@@ -129,6 +130,13 @@ bool host_plugin_desc_ok(const ecs_plugin_desc *d, char *why, size_t len)
     else
         return true;
     return false;
+}
+
+void host_plugin_desc_layout(host_plugin *p, const ecs_plugin_desc *d)
+{
+    bool recorded = d->struct_size >= PLUGIN_DESC_LAYOUT_SIZE; /* ABI 1.1 */
+    p->state_size = recorded ? d->state_size : 0;
+    p->state_hash = recorded ? d->state_hash : 0;
 }
 
 /* A record for the plugin file at path, not opened yet. NULL: out of memory. */
@@ -255,6 +263,7 @@ host_plugin *host_plugin_open(host_world *w, const char *path, const char *file)
     p->abi_major = d->abi_major;
     p->abi_minor = d->abi_minor;
     p->state_version = d->state_version;
+    host_plugin_desc_layout(p, d);
     p->name = strdup(d->name);
     p->version = strdup(d->version ? d->version : "");
     p->deps = copy_list(d->dependencies);

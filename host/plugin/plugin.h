@@ -83,6 +83,7 @@ struct host_plugin {
     char *name, *version;          /* copies of desc's strings */
     uint16_t abi_major, abi_minor; /* copies: --list shows them after a skip */
     uint32_t state_version;
+    uint32_t state_size, state_hash; /* the layout its description records (0: none) */
     char **deps; /* copy of desc->dependencies, NULL-terminated */
     void *state;
     host_mem_account mem;
@@ -147,6 +148,9 @@ void host_plugin_free(host_plugin *p);
  * checked: through a private copy when w->private_dir is set. Bad plugins come back
  * SKIPPED with the reason logged. NULL: out of memory. */
 host_plugin *host_plugin_open(host_world *w, const char *path, const char *file);
+
+/* The state layout d records (ECS_STATE_LAYOUT; zeros for a build of ABI 1.0) into p. */
+void host_plugin_desc_layout(host_plugin *p, const ecs_plugin_desc *d);
 
 /* Check a description; on error write the reason into why and return false. */
 bool host_plugin_desc_ok(const ecs_plugin_desc *d, char *why, size_t len);

@@ -257,6 +257,56 @@ static const char *cannot_migrate(host_manager *const *v, size_t n, bool saving)
     return NULL;
 }
 
+/* Does n record another state layout than p under the same state_version? Only layouts
+ * both builds recorded are compared (ECS_STATE_LAYOUT; a build for ABI 1.0 records none).
+ * True with the difference in why. */
+static bool layout_changed(const host_plugin *p, const host_plugin *n, char *why, size_t len)
+{
+    bool size = p->state_size && n->state_size && p->state_size != n->state_size;
+    bool hash = p->state_hash && n->state_hash && p->state_hash != n->state_hash;
+    if (size)
+        host_format(why, len, "the state is %u bytes, not %u", n->state_size, p->state_size);
+    else if (hash)
+        host_format(why, len, "the state's fields moved (layout hash %08x, not %08x)",
+                    n->state_hash, p->state_hash);
+    return size || hash;
+}
+
+#define COUNT_LIMIT (ECS_ENTITY_MAX_INDEX + 1u) /* 2^22: entity indices there can be */
+
+typedef struct count_call {
+    const host_manager *m;
+    uint32_t n;
+} count_call;
+
+static void call_count(void *arg)
+{
+    count_call *c = arg;
+    c->n = c->m->desc.count(c->m->desc.state);
+}
+
+/* After n's load() adopted p's state: a pending manager whose count() reports more than
+ * 2^22 components where p's manager of that name did not (a state read through another
+ * layout), or crashes. Its name, with the count in *count (0 after a crash, the signal in
+ * *sig); NULL when every count can be trusted. */
+static const char *untrusted_count(host_world *w, host_plugin *p, uint32_t *count, int *sig)
+{
+    for (size_t i = 0; i < p->pending_manager_count; i++) {
+        const host_manager *nm = p->pending_managers[i];
+        if (!nm->desc.count) continue;
+        count_call c = {nm, 0};
+        if ((*sig = host_guard_run(call_count, &c)) != 0) return *count = 0, nm->name;
+        if (c.n <= COUNT_LIMIT) continue;
+        long at = -1;
+        for (size_t k = 0; k < w->manager_count && at < 0; k++)
+            if (w->managers[k]->owner == p && !strcmp(w->managers[k]->name, nm->name)) at = (long)k;
+        count_call old = {at >= 0 ? w->managers[at] : NULL, 0};
+        if (old.m && old.m->desc.count) call_count(&old); /* the running code: trusted */
+        if (old.n != c.n) return *count = c.n, nm->name;
+    }
+    return NULL;
+}
+
 /* ---- committing a new version in place ---- */
 
 /* The position of p's manager called name in the update order, or -1. */
@@ -466,6 +516,8 @@ static void adopt(host_plugin *p, host_plugin *n, void *state, bool keep)
     p->abi_major = n->abi_major;
     p->abi_minor = n->abi_minor;
     p->state_version = n->state_version;
+    p->state_size = n->state_size;
+    p->state_hash = n->state_hash;
     if (keep && old_version) {
         p->prev_dl = old_dl;
         p->prev_desc = old_desc;
@@ -522,6 +574,7 @@ bool host_reload_rollback(host_world *w, host_plugin *p)
     p->version = p->prev_version;
     p->abi_major = p->desc->abi_major;
     p->abi_minor = p->desc->abi_minor;
+    host_plugin_desc_layout(p, p->desc);
     p->state = c.state;
     p->prev_dl = NULL;
     p->prev_desc = NULL;
@@ -609,11 +662,19 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
     host_manager **old = managers_of(w, p, &count);
     const char *why = NULL, *api = NULL;
     host_plugin *user = NULL;
-    uint32_t api_version = 0;
+    uint32_t api_version = 0, bad_count = 0;
     host_scene_captured doc = {0};
     if (!old) {
         refuse(r, p, "out of memory");
         return;
+    }
+    char layout[160];
+    if (same && layout_changed(p, n, layout, sizeof layout)) {
+        refuse(r, p,
+               "its state layout changed under the same state_version %u (%s): bump "
+               "state_version so the components migrate through JSON",
+               n->state_version, layout);
+        goto done;
     }
     if (!same && (why = cannot_migrate(old, count, true))) {
         refuse(r, p,
@@ -654,6 +715,17 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
     } else if (!same && c.status != ECS_OK) {
         host_plugin_call_unload(p, n->desc, state, undo);
         refuse(r, p, "the new version could not load the components (see above)");
+    } else if (same && (why = untrusted_count(w, p, &bad_count, &sig)) != NULL) {
+        if (!sig) host_plugin_call_unload(p, n->desc, state, undo);
+        if (sig)
+            refuse(r, p, "manager '%s' crashed with %s counting the components it was handed", why,
+                   host_guard_signal_name(sig));
+        else
+            refuse(r, p,
+                   "manager '%s' counts %u components in the state handed over, more than "
+                   "there can be entities (2^22): it reads the state through another layout; "
+                   "bump state_version so the components migrate through JSON",
+                   why, bad_count);
     } else if ((user = user_of_withdrawn(w, p, &api, &api_version)) != NULL) {
         host_plugin_call_unload(p, n->desc, state, undo);
         refuse(r, p,

@@ -695,8 +695,15 @@ static void dn_unload(const ecs_host *h, void *state, ecs_unload_reason why)
 static const char *const no_dependencies[] = {NULL};
 
 static const ecs_plugin_desc debug_name_plugin = {
-    ECS_PLUGIN_DESC_HEADER, "debug_name", "1.0.0",   STATE_LAYOUT,
-    no_dependencies,        dn_load,      dn_unload,
+    ECS_PLUGIN_DESC_HEADER,
+    "debug_name",
+    "1.0.0",
+    STATE_LAYOUT,
+    no_dependencies,
+    dn_load,
+    dn_unload,
+    ECS_STATE_LAYOUT(dn_state, layout, bit, host, soa, map, bucket, chain, bucket_count, chain_cap,
+                     next_seq, chunk_count, chunk_cap, chunk, slab),
 };
 
 ECS_PLUGIN_EXPORT(debug_name_plugin)

@@ -797,7 +797,14 @@ static void mesh_unload(const ecs_host *h, void *state, ecs_unload_reason why)
 static const char *const dependencies[] = {"transform", NULL};
 
 static const ecs_plugin_desc mesh_plugin = {
-    ECS_PLUGIN_DESC_HEADER, "mesh", "1.0.0", STATE_LAYOUT, dependencies, mesh_load, mesh_unload,
+    ECS_PLUGIN_DESC_HEADER,
+    "mesh",
+    "1.0.0",
+    STATE_LAYOUT,
+    dependencies,
+    mesh_load,
+    mesh_unload,
+    ECS_STATE_LAYOUT(mesh_state, layout, bit, host, tf, soa, map, owners, owner_count, owner_cap),
 };
 
 ECS_PLUGIN_EXPORT(mesh_plugin)

@@ -411,8 +411,15 @@ static void spin_plugin_unload(const ecs_host *h, void *state, ecs_unload_reason
 static const char *const dependencies[] = {"transform", NULL};
 
 static const ecs_plugin_desc spin_plugin = {
-    ECS_PLUGIN_DESC_HEADER, "spin", "1.0.0", STATE_LAYOUT, dependencies, spin_plugin_load,
+    ECS_PLUGIN_DESC_HEADER,
+    "spin",
+    "1.0.0",
+    STATE_LAYOUT,
+    dependencies,
+    spin_plugin_load,
     spin_plugin_unload,
+    ECS_STATE_LAYOUT(spin_state, layout, bit, host, tf, soa, map, batch_entities, batch_locals,
+                     batch_cap),
 };
 
 ECS_PLUGIN_EXPORT(spin_plugin)

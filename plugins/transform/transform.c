@@ -1103,8 +1103,14 @@ static void transform_unload(const ecs_host *h, void *state, ecs_unload_reason r
 }
 
 static const ecs_plugin_desc transform_plugin = {
-    ECS_PLUGIN_DESC_HEADER, "transform",      "1.0.0", STATE_LAYOUT, NULL,
-    transform_load,         transform_unload,
+    ECS_PLUGIN_DESC_HEADER,
+    "transform",
+    "1.0.0",
+    STATE_LAYOUT,
+    NULL,
+    transform_load,
+    transform_unload,
+    ECS_STATE_LAYOUT(tf_state, layout, bit, host, soa, map, scratch, scratch_size),
 };
 
 ECS_PLUGIN_EXPORT(transform_plugin)

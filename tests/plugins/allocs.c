@@ -62,7 +62,7 @@ static void allocs_unload(const ecs_host *h, void *state, ecs_unload_reason reas
 }
 
 static const ecs_plugin_desc allocs_plugin = {
-    ECS_PLUGIN_DESC_HEADER, "allocs", "1.0.0", 1, NULL, allocs_load, allocs_unload,
+    ECS_PLUGIN_DESC_HEADER, "allocs", "1.0.0", 1, NULL, allocs_load, allocs_unload, ECS_STATE_NONE,
 };
 
 ECS_PLUGIN_EXPORT(allocs_plugin)

@@ -23,7 +23,7 @@ static ecs_status badabi_load(const ecs_host *h, const ecs_load_args *args, void
 }
 
 static const ecs_plugin_desc badabi_plugin = {
-    BADABI_HEADER, BADABI_NAME, "1.0.0", 1, NULL, badabi_load, NULL,
+    BADABI_HEADER, BADABI_NAME, "1.0.0", 1, NULL, badabi_load, NULL, ECS_STATE_NONE,
 };
 
 ECS_PLUGIN_EXPORT(badabi_plugin)

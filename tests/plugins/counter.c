@@ -68,7 +68,8 @@ static void counter_unload(const ecs_host *h, void *state, ecs_unload_reason rea
 }
 
 static const ecs_plugin_desc counter_plugin = {
-    ECS_PLUGIN_DESC_HEADER, "counter", "1.0.0", 1, NULL, counter_load, counter_unload,
+    ECS_PLUGIN_DESC_HEADER, "counter",      "1.0.0",        1, NULL,
+    counter_load,           counter_unload, ECS_STATE_NONE,
 };
 
 ECS_PLUGIN_EXPORT(counter_plugin)

@@ -136,7 +136,8 @@ static void destroyer_unload(const ecs_host *h, void *state, ecs_unload_reason r
 }
 
 static const ecs_plugin_desc destroyer_plugin = {
-    ECS_PLUGIN_DESC_HEADER, "destroyer", "1.0.0", 1, NULL, destroyer_load, destroyer_unload,
+    ECS_PLUGIN_DESC_HEADER, "destroyer",      "1.0.0",        1, NULL,
+    destroyer_load,         destroyer_unload, ECS_STATE_NONE,
 };
 
 ECS_PLUGIN_EXPORT(destroyer_plugin)

@@ -10,7 +10,7 @@ static ecs_status empty_load(const ecs_host *h, const ecs_load_args *args, void 
 }
 
 static const ecs_plugin_desc empty_plugin = {
-    ECS_PLUGIN_DESC_HEADER, "empty", "1.0.0", 1, NULL, empty_load, NULL,
+    ECS_PLUGIN_DESC_HEADER, "empty", "1.0.0", 1, NULL, empty_load, NULL, ECS_STATE_NONE,
 };
 
 ECS_PLUGIN_EXPORT(empty_plugin)

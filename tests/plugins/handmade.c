@@ -19,7 +19,7 @@ static ecs_status handmade_load(const ecs_host *h, const ecs_load_args *args, vo
 }
 
 static const ecs_plugin_desc handmade_plugin = {
-    ECS_PLUGIN_DESC_HEADER, "handmade", "1.0.0", 1, NULL, handmade_load, NULL,
+    ECS_PLUGIN_DESC_HEADER, "handmade", "1.0.0", 1, NULL, handmade_load, NULL, ECS_STATE_NONE,
 };
 
 ECS_PLUGIN_EXPORT(handmade_plugin)

@@ -10,7 +10,7 @@ static ecs_status noentry_load(const ecs_host *h, const ecs_load_args *args, voi
 }
 
 static const ecs_plugin_desc noentry_plugin = {
-    ECS_PLUGIN_DESC_HEADER, "noentry", "1.0.0", 1, NULL, noentry_load, NULL,
+    ECS_PLUGIN_DESC_HEADER, "noentry", "1.0.0", 1, NULL, noentry_load, NULL, ECS_STATE_NONE,
 };
 
 ECS_EXPORT const ecs_plugin_desc *plugin_entry(void);

@@ -94,7 +94,8 @@ static void observer_unload(const ecs_host *h, void *state, ecs_unload_reason re
 static const char *const observer_deps[] = {"destroyer", NULL};
 
 static const ecs_plugin_desc observer_plugin = {
-    ECS_PLUGIN_DESC_HEADER, "observer", "1.0.0", 1, observer_deps, observer_load, observer_unload,
+    ECS_PLUGIN_DESC_HEADER, "observer",    "1.0.0",         1,
+    observer_deps,          observer_load, observer_unload, ECS_STATE_NONE,
 };
 
 ECS_PLUGIN_EXPORT(observer_plugin)

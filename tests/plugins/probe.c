@@ -128,7 +128,8 @@ static const char *const probe_deps[] = {NULL};
 #endif
 
 static const ecs_plugin_desc probe_plugin = {
-    ECS_PLUGIN_DESC_HEADER, PROBE_NAME, "0.1.0", 1, probe_deps, probe_load, probe_unload,
+    ECS_PLUGIN_DESC_HEADER, PROBE_NAME,     "0.1.0", 1, probe_deps, probe_load,
+    probe_unload,           ECS_STATE_NONE,
 };
 
 ECS_PLUGIN_EXPORT(probe_plugin)

@@ -63,7 +63,8 @@ static void threaded_unload(const ecs_host *h, void *state, ecs_unload_reason re
 }
 
 static const ecs_plugin_desc threaded_plugin = {
-    ECS_PLUGIN_DESC_HEADER, "threaded", "1.0.0", 1, NULL, threaded_load, threaded_unload,
+    ECS_PLUGIN_DESC_HEADER, "threaded",      "1.0.0",        1, NULL,
+    threaded_load,          threaded_unload, ECS_STATE_NONE,
 };
 
 ECS_PLUGIN_EXPORT(threaded_plugin)

@@ -55,7 +55,7 @@ static void user_unload(const ecs_host *h, void *state, ecs_unload_reason reason
 static const char *const user_deps[] = {"counter", NULL};
 
 static const ecs_plugin_desc user_plugin = {
-    ECS_PLUGIN_DESC_HEADER, "user", "1.0.0", 1, user_deps, user_load, user_unload,
+    ECS_PLUGIN_DESC_HEADER, "user", "1.0.0", 1, user_deps, user_load, user_unload, ECS_STATE_NONE,
 };
 
 ECS_PLUGIN_EXPORT(user_plugin)

@@ -102,7 +102,7 @@ void unload(const ecs_host *h, void *state, ecs_unload_reason) noexcept
 
 // Constant-initialized (no constructor runs at dlopen, no destructor at dlclose).
 constexpr ecs_plugin_desc desc = {
-    ECS_PLUGIN_DESC_HEADER, CPP_PLUGIN_NAME, "1.0.0", 1, nullptr, load, unload};
+    ECS_PLUGIN_DESC_HEADER, CPP_PLUGIN_NAME, "1.0.0", 1, nullptr, load, unload, ECS_STATE_NONE};
 
 }  // namespace cpp_counter
 

@@ -128,7 +128,8 @@ static void driver_unload(const ecs_host *h, void *state, ecs_unload_reason why)
 static const char *const deps[] = {"transform", "mesh", "debug_name", NULL};
 
 static const ecs_plugin_desc driver_plugin = {
-    ECS_PLUGIN_DESC_HEADER, "scene_driver", "1.0.0", 1, deps, driver_load, driver_unload,
+    ECS_PLUGIN_DESC_HEADER, "scene_driver", "1.0.0", 1, deps, driver_load,
+    driver_unload,          ECS_STATE_NONE,
 };
 
 ECS_PLUGIN_EXPORT(driver_plugin)

@@ -202,7 +202,7 @@ static void pb_unload(const ecs_host *h, void *state, ecs_unload_reason reason)
 }
 
 static const ecs_plugin_desc pb_plugin = {
-    ECS_PLUGIN_DESC_HEADER, PB_NAME, PB_VERSION, 1, NULL, pb_load, pb_unload,
+    ECS_PLUGIN_DESC_HEADER, PB_NAME, PB_VERSION, 1, NULL, pb_load, pb_unload, ECS_STATE_NONE,
 };
 
 #if defined(PB_ENTRY_SEGV) || defined(PB_ENTRY_HANG) || defined(PB_ENTRY_SEGV_SECOND)

@@ -21,6 +21,7 @@
  *                   RL_OWN entities with values 1000, 2000, ... itself
  *   RL_NO_API       do not publish "test.reloadee" (a second plugin of this source)
  *   RL_BAD_ABI      built for ABI major + 1: the host must refuse it
+ *   RL_ABI_1_0      built as for ABI 1.0: a description without the state layout
  *   RL_LOAD_FAILS   load() fails with ECS_ERR_PLUGIN after registering its manager
  *   RL_CRASH_AT=n   update crashes with SIGSEGV from frame n on (a crashing build)
  *   RL_CRASH_IN_LOAD       load() calls abort() (SIGABRT) before touching anything
@@ -42,6 +43,7 @@
 
 #include "ecs_plugin.h"
 #include "reloadee_api.h"
+#include "unload_reason.h"
 
 #ifndef RL_NAME
 #define RL_NAME "rl"
@@ -425,11 +427,8 @@ static ecs_status rl_load(const ecs_host *h, const ecs_load_args *args, void **s
 static void rl_unload(const ecs_host *h, void *state, ecs_unload_reason reason)
 {
     rl_state *s = state;
-    const char *why = reason == ECS_UNLOAD_RELOAD_KEEP_STATE ? "keep state"
-                      : reason == ECS_UNLOAD_RELOAD_MIGRATED ? "migrated"
-                                                             : "shutdown";
-    h->log(h, ECS_LOG_INFO, WHO " unload (%s): %llu updates run, %u components", why,
-           (unsigned long long)updates_run, s ? s->count : 0);
+    h->log(h, ECS_LOG_INFO, WHO " unload (%s): %llu updates run, %u components",
+           unload_reason_text(reason), (unsigned long long)updates_run, s ? s->count : 0);
     if (s && reason != ECS_UNLOAD_RELOAD_KEEP_STATE) state_free(s);
 }
 
@@ -439,16 +438,27 @@ static void rl_unload(const ecs_host *h, void *state, ecs_unload_reason reason)
 #define RL_ABI_MAJOR ECS_ABI_MAJOR
 #endif
 
+#if RL_LAYOUT == 1
+#define RL_STATE_LAYOUT                                                                            \
+    ECS_STATE_LAYOUT(rl_state, layout, count, cap, host, items, slot, slot_cap, reloads)
+#else
+#define RL_STATE_LAYOUT                                                                            \
+    ECS_STATE_LAYOUT(rl_state, layout, reloads, host, slot, values, owners, slot_cap, count, cap)
+#endif
+
+#ifdef RL_ABI_1_0 /* built as for ABI 1.0: the description ends at unload, minor 0 */
+#define RL_DESC_SIZE   offsetof(ecs_plugin_desc, state_size)
+#define RL_ABI_MINOR   0
+#define RL_DESC_LAYOUT ECS_STATE_NONE /* beyond struct_size: never read */
+#else
+#define RL_DESC_SIZE   sizeof(ecs_plugin_desc)
+#define RL_ABI_MINOR   ECS_ABI_MINOR
+#define RL_DESC_LAYOUT RL_STATE_LAYOUT
+#endif
+
 static const ecs_plugin_desc rl_plugin = {
-    sizeof(ecs_plugin_desc),
-    RL_ABI_MAJOR,
-    ECS_ABI_MINOR,
-    RL_NAME,
-    RL_VERSION,
-    RL_LAYOUT,
-    NULL,
-    rl_load,
-    rl_unload,
+    RL_DESC_SIZE, RL_ABI_MAJOR, RL_ABI_MINOR, RL_NAME,   RL_VERSION,
+    RL_LAYOUT,    NULL,         rl_load,      rl_unload, RL_DESC_LAYOUT,
 };
 
 ECS_PLUGIN_EXPORT(rl_plugin)

@@ -47,7 +47,7 @@ static void rluser_unload(const ecs_host *h, void *state, ecs_unload_reason reas
 }
 
 static const ecs_plugin_desc rluser_plugin = {
-    ECS_PLUGIN_DESC_HEADER, "rluser", "1", 1, NULL, rluser_load, rluser_unload,
+    ECS_PLUGIN_DESC_HEADER, "rluser", "1", 1, NULL, rluser_load, rluser_unload, ECS_STATE_NONE,
 };
 
 ECS_PLUGIN_EXPORT(rluser_plugin)

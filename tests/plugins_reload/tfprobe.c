@@ -131,7 +131,8 @@ static void probe_unload(const ecs_host *h, void *state, ecs_unload_reason reaso
 static const char *const probe_deps[] = {"transform", "mesh", NULL};
 
 static const ecs_plugin_desc probe_plugin = {
-    ECS_PLUGIN_DESC_HEADER, "tfprobe", "1.0.0", 1, probe_deps, probe_load, probe_unload,
+    ECS_PLUGIN_DESC_HEADER, "tfprobe",      "1.0.0", 1, probe_deps, probe_load,
+    probe_unload,           ECS_STATE_NONE,
 };
 
 ECS_PLUGIN_EXPORT(probe_plugin)

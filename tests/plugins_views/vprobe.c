@@ -487,7 +487,7 @@ static const char *const deps[] = {NULL};
 #endif
 
 static const ecs_plugin_desc desc = {
-    ECS_PLUGIN_DESC_HEADER, VPROBE_NAME, "1.0.0", 1, deps, load, unload,
+    ECS_PLUGIN_DESC_HEADER, VPROBE_NAME, "1.0.0", 1, deps, load, unload, ECS_STATE_NONE,
 };
 
 ECS_PLUGIN_EXPORT(desc)

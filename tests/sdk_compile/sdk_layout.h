@@ -44,6 +44,8 @@
     X("offsetof ecs_plugin_desc.state_version", offsetof(ecs_plugin_desc, state_version))          \
     X("offsetof ecs_plugin_desc.dependencies", offsetof(ecs_plugin_desc, dependencies))            \
     X("offsetof ecs_plugin_desc.unload", offsetof(ecs_plugin_desc, unload))                        \
+    X("offsetof ecs_plugin_desc.state_size", offsetof(ecs_plugin_desc, state_size))                \
+    X("offsetof ecs_plugin_desc.state_hash", offsetof(ecs_plugin_desc, state_hash))                \
     X("sizeof ecs_soa", sizeof(ecs_soa))                                                           \
     X("offsetof ecs_soa.field", offsetof(ecs_soa, field))                                          \
     X("sizeof ecs_entity_map", sizeof(ecs_entity_map))                                             \
