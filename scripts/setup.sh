@@ -28,7 +28,10 @@ ECS_PACKAGES=(meson ninja-build pkg-config gcc g++ libcjson-dev libcmocka-dev py
 #                   inspector's page in a real headless browser, its screenshots read back
 #   lld             tests/test_reload.c links a plugin with lld while the host watches it
 #   mandoc groff-base  tests/check_man.py lints the manual pages with both formatters
-ECS_TEST_PACKAGES=(chromium chromium-driver python3-selenium python3-pil lld mandoc groff-base)
+#   bash-completion zsh  tests/check_completion.sh runs the completions in both shells
+#                   (bash-completion.pc also says where the bash one is installed)
+ECS_TEST_PACKAGES=(chromium chromium-driver python3-selenium python3-pil lld mandoc groff-base
+    bash-completion zsh)
 
 ecs_install_missing() {
     local missing=() p

@@ -3,8 +3,8 @@
 """check_spdx.py: every source file says its license on its first line (TAP).
 
 ecs-host is MIT-licensed (LICENSE). Every source file opens with the line
-`SPDX-License-Identifier: MIT` in its own comment syntax (after a `#!` or
-`<!doctype html>` line, the only things allowed above it), and the file's overview
+`SPDX-License-Identifier: MIT` in its own comment syntax (after a `#!`,
+`<!doctype html>` or zsh's `#compdef` line, the only things allowed above it), and the file's overview
 comment follows right after it, as STYLE.md asks of every file. The files checked are
 git's tracked files in a checkout, or every file of the tree in a source tarball (which
 holds no .git; build folders left out). In a checkout, a file of a kind this script does
@@ -30,14 +30,14 @@ SOURCE_KINDS = [
     (("*.c", "*.h", "*.cc", "*.cpp", "*.inc"), C_LIKE),
     (("*.py",), PYTHON),
     (("*.sh", "meson.build", "meson_options.txt", "Makefile", ".clang-format", "*.dict",
-      "*.pc.in", ".ci/*"), HASH),
+      "*.pc.in", ".ci/*", "completion/*"), HASH),
     (("*.html",), HTML),
     (("man/*.in",), ROFF),
 ]
 # Data and prose: no comment syntax (JSON, glTF, images) or not code (Markdown, the
 # license itself, git's list of ignored files).
 DATA = ("*.md", "*.json", "*.gltf", "*.glb", "*.png", "LICENSE", ".gitignore")
-FIRST_LINES = ("#!", "<!doctype")  # may stand above the SPDX line
+FIRST_LINES = ("#!", "<!doctype", "#compdef")  # may stand above the SPDX line
 
 
 def matches(path, patterns):

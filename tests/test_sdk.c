@@ -26,9 +26,10 @@
 #include "harness.h"
 
 #if !defined(MESON_PATH) || !defined(BUILD_ROOT) || !defined(SOURCE_ROOT) ||                       \
-    !defined(INSTALL_MANDIR) || !defined(INSTALL_DOCDIR) || !defined(INSTALL_BINDIR) ||            \
-    !defined(INSTALL_LIBDIR) || !defined(INSTALL_INCLUDEDIR) || !defined(TRANSFORM_SO) ||          \
-    !defined(MESH_SO) || !defined(DEBUG_NAME_SO)
+    !defined(INSTALL_MANDIR) || !defined(INSTALL_DOCDIR) ||                                        \
+    !defined(INSTALL_BASH_COMPLETION_DIR) || !defined(INSTALL_ZSH_COMPLETION_DIR) ||               \
+    !defined(INSTALL_BINDIR) || !defined(INSTALL_LIBDIR) || !defined(INSTALL_INCLUDEDIR) ||        \
+    !defined(TRANSFORM_SO) || !defined(MESH_SO) || !defined(DEBUG_NAME_SO)
 #error "tests/meson.build defines the build, source and install paths this test uses"
 #endif
 
@@ -333,11 +334,16 @@ static void Sdk_each_plugin_exports_exactly_one_symbol(void **state)
     }
 }
 
-/* The manual pages, the guides and the template: what `man ecs-plugin` points to is there,
- * and the pages name this install's folders (filled in by man/meson.build). */
-static void Sdk_install_puts_man_pages_guides_and_template_in_place(void **state)
+/* The manual pages, the completions, the guides and the template: what `man ecs-plugin`
+ * points to is there, and the pages name this install's folders (filled in by
+ * man/meson.build); bash-completion finds its file by the command's name. */
+static void Sdk_install_puts_man_pages_completions_guides_and_template_in_place(void **state)
 {
     char p[PATH_SIZE];
+    pathf(p, "%s%s/ecs-host", S->destdir, INSTALL_BASH_COMPLETION_DIR);
+    EXPECT_FILE(p);
+    pathf(p, "%s%s/_ecs-host", S->destdir, INSTALL_ZSH_COMPLETION_DIR);
+    EXPECT_FILE(p);
     static const char *const docs[] = {"writing-a-plugin.md",
                                        "abi.md",
                                        "scene-format.md",
@@ -589,7 +595,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(Sdk_install_puts_host_headers_plugins_and_pc_file_in_place),
         cmocka_unit_test(Sdk_pkg_config_points_into_the_install_only),
-        cmocka_unit_test(Sdk_install_puts_man_pages_guides_and_template_in_place),
+        cmocka_unit_test(Sdk_install_puts_man_pages_completions_guides_and_template_in_place),
         cmocka_unit_test(Sdk_each_plugin_exports_exactly_one_symbol),
         cmocka_unit_test(Sdk_template_builds_with_cc_and_pkg_config),
         cmocka_unit_test(Sdk_template_builds_with_its_makefile),
