@@ -340,3 +340,9 @@ char *harness_read_file(const char *path, size_t *len)
     if (len) *len = n;
     return buf;
 }
+
+void harness_select_tests(void)
+{
+    const char *only = getenv("CMOCKA_TEST_FILTER");
+    if (only && *only) cmocka_set_test_filter(only);
+}

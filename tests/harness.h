@@ -83,4 +83,9 @@ char *harness_join(const char *a, const char *b);
 /* Read a whole file into a malloc'd NUL-terminated buffer; NULL on error. */
 char *harness_read_file(const char *path, size_t *len);
 
+/* Run only the test cases whose names match $CMOCKA_TEST_FILTER (cmocka's filter: shell
+ * wildcards * and ?), when it is set: `CMOCKA_TEST_FILTER='Reload_*cycle*'
+ * build/tests/test_reload`. Call it before cmocka_run_group_tests. */
+void harness_select_tests(void);
+
 #endif

@@ -534,5 +534,6 @@ int main(void)
         cmocka_unit_test_setup_teardown(probe_second_sigterm_ends_a_stuck_host_without_safe, setup,
                                         teardown),
     };
+    harness_select_tests();
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

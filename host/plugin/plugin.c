@@ -573,6 +573,78 @@ static void call_keep(void *arg)
     c->kept = host_scene_keep_plugin(c->w, c->p);
 }
 
+/* ---- the dependency graph: declared dependencies and found APIs ---- */
+
+/* The position of loaded plugin p in w->plugins, or -1. */
+static long position_of(const host_world *w, const host_plugin *p)
+{
+    for (size_t i = 0; p && i < w->plugin_count; i++)
+        if (w->plugins[i] == p && p->status == HOST_PLUGIN_LOADED) return (long)i;
+    return -1;
+}
+
+/* The loaded plugin behind q's k-th dependency edge (its declared dependencies, then the
+ * providers of the APIs it found), NULL when that one is not loaded; *more false past the
+ * last edge. */
+static host_plugin *provider_at(host_world *w, const host_plugin *q, size_t k, bool *more)
+{
+    size_t declared = 0;
+    while (q->deps && q->deps[declared]) declared++;
+    *more = k < declared + q->use_count;
+    if (!*more) return NULL;
+    if (k < declared) return host_world_plugin_named(w, q->deps[k]);
+    const host_api_entry *e = host_registry_entry(&w->registry, q->uses[k - declared].name);
+    return e && e->owner != q ? (host_plugin *)e->owner : NULL;
+}
+
+/* A chain of dependencies from loaded plugin `from` to `to` (from needs x, x needs ...
+ * needs to), breadth first with one visit per plugin whatever the graph holds: true with
+ * "from needs x, x needs to" in chain. False when there is none or memory ran out. */
+static bool dependency_chain(host_world *w, host_plugin *from, const host_plugin *to, char *chain,
+                             size_t len)
+{
+    size_t n = w->plugin_count, head = 0, tail = 0;
+    long *parent = malloc((n + 1) * sizeof *parent), *queue = malloc((n + 1) * sizeof *queue);
+    long start = position_of(w, from), found = -1;
+    for (size_t i = 0; parent && queue && i < n; i++) parent[i] = -2; /* -2: not seen yet */
+    if (parent && queue && start >= 0) parent[start] = -1, queue[tail++] = start;
+    while (head < tail && found < 0) {
+        host_plugin *q = w->plugins[queue[head++]];
+        bool more = true;
+        for (size_t k = 0; more && found < 0; k++) {
+            long at = position_of(w, provider_at(w, q, k, &more));
+            if (at < 0 || parent[at] != -2) continue;
+            parent[at] = queue[head - 1];
+            if (w->plugins[at] == to)
+                found = at;
+            else
+                queue[tail++] = at;
+        }
+    }
+    size_t used = 0; /* walk back from `to`, then write the links from the front */
+    long hops[64], count = 0;
+    for (long at = found; at >= 0 && count < 64; at = parent[at]) hops[count++] = at;
+    for (long i = count - 1; i > 0 && used < len; i--)
+        used += (size_t)snprintf(chain + used, len - used, "%s%s needs %s", used ? ", " : "",
+                                 w->plugins[hops[i]]->name, w->plugins[hops[i - 1]]->name);
+    free(parent);
+    free(queue);
+    return found >= 0;
+}
+
+bool host_plugin_closes_cycle(host_world *w, const host_plugin *p, char *const *deps, char *why,
+                              size_t len)
+{
+    for (char *const *d = deps; d && *d; d++) {
+        host_plugin *x = host_world_plugin_named(w, *d);
+        char chain[400];
+        if (x == p) return host_format(why, len, "%s needs %s", p->name, p->name), true;
+        if (x && dependency_chain(w, x, p, chain, sizeof chain))
+            return host_format(why, len, "%s needs %s, %s", p->name, x->name, chain), true;
+    }
+    return false;
+}
+
 bool host_plugin_depends_on(const host_world *w, const host_plugin *q, const host_plugin *p)
 {
     if (q == p || q->status != HOST_PLUGIN_LOADED || !p->name) return false;

@@ -178,6 +178,12 @@ host_plugin *host_world_plugin_named(host_world *w, const char *name);
  * dropped at the end of the frame (host_world_drop_crashed). */
 void host_plugin_crashed(host_world *w, host_plugin *p, int sig, const char *what);
 
+/* Would loaded plugin p close a dependency cycle if it declared the dependencies deps
+ * (NULL-terminated): does one of them need p, directly or not (over declared dependencies
+ * and found APIs)? True with the cycle in why ("c needs a, a needs b, b needs c"). */
+bool host_plugin_closes_cycle(host_world *w, const host_plugin *p, char *const *deps, char *why,
+                              size_t len);
+
 /* Does loaded plugin q depend on p: does it declare p, or use an API p publishes now? */
 bool host_plugin_depends_on(const host_world *w, const host_plugin *q, const host_plugin *p);
 

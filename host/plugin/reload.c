@@ -923,6 +923,9 @@ static void apply(host_reloader *r, size_t k, const char *file, uint64_t changed
     } else if (loaded && missing_dependency(w, n)) {
         refuse(r, p, "it needs '%s', which is not loaded", missing_dependency(w, n));
         host_plugin_free(n);
+    } else if (loaded && host_plugin_closes_cycle(w, p, n->deps, why, sizeof why)) {
+        refuse(r, p, "dependency cycle: %s", why); /* as at start: a cycle cannot load */
+        host_plugin_free(n);
     } else if (loaded) {
         reload(r, p, n, changed_at);
         host_plugin_free(n);

@@ -28,12 +28,20 @@
  *   RL_CRASH_IN_MIGRATION  load_component raises SIGFPE (a migration that crashes)
  *   RL_CRASH_IN_RESERVE    reserve raises SIGSEGV (the hint before a load crashes)
  *   RL_MIGRATION_LIMIT=n   load_component refuses a value over n (a migration that fails)
+ *   RL_API_NAME="x" the name of the API it publishes (default "test.reloadee")
+ *   RL_NEEDS="x"    declares a dependency on plugin x
+ *   RL_USES="api"   finds API "api" (RL_USES_MIN, default 1) with api_find in load(), which
+ *                   fails without it (ECS_ERR_NOT_FOUND); every update and unload() call its
+ *                   count(), so the provider's code runs while this plugin does
+ *   RL_USES_LATE    finds RL_USES in its first update instead (a lazy find), not in load()
  *
  * Log lines (info), "rl 1" standing for RL_NAME RL_VERSION:
  *   "rl 1 load: new state" | "rl 1 load: adopted the previous state (reload K), N components"
  *   "rl 1 first update: frame F, step S"
  *   "rl 1 reserve: N coming, H held; scene_resolve: STATUS" (before a load's reads)
  *   "rl 1 unload (shutdown|keep state|migrated): U updates run, N components"
+ *   with RL_USES: "rl 1 load: found API (provider has N components)" | "rl 1 load: no API",
+ *   "rl 1 found API late" (RL_USES_LATE), "rl 1 unload: its provider has N components"
  */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -59,6 +67,12 @@
 #endif
 #ifndef RL_OWN
 #define RL_OWN 3
+#endif
+#ifndef RL_API_NAME
+#define RL_API_NAME RELOADEE_API_NAME
+#endif
+#ifndef RL_USES_MIN
+#define RL_USES_MIN 1u
 #endif
 #define WHO RL_NAME " " RL_VERSION
 
@@ -132,6 +146,16 @@ static void free_items(rl_state *s)
 #endif
 
 static uint64_t updates_run; /* by this copy of the code: each dlopen starts at 0 */
+#ifdef RL_USES
+static const reloadee_api *used; /* RL_USES of the provider, from api_find */
+
+/* Find RL_USES; true when found. */
+static bool find_used(const ecs_host *h)
+{
+    used = h->api_find(h, RL_USES, RL_USES_MIN, NULL);
+    return used != NULL;
+}
+#endif
 
 /* ---- the components ---- */
 
@@ -191,6 +215,12 @@ static void mgr_update(void *state, const ecs_frame_info *frame)
     /* a crash from frame RL_CRASH_AT on: the signal a wild store gets, without the UB
      * (UBSan would end the process itself) */
     if (frame->frame + 1 > RL_CRASH_AT) raise(SIGSEGV);
+#endif
+#if defined(RL_USES) && defined(RL_USES_LATE)
+    if (!used && find_used(s->host)) s->host->log(s->host, ECS_LOG_INFO, WHO " found API late");
+#endif
+#ifdef RL_USES
+    if (used) (void)used->count(used->self); /* into the provider's code, every frame */
 #endif
     if (updates_run++ == 0)
         s->host->log(s->host, ECS_LOG_INFO, WHO " first update: frame %llu, step %d",
@@ -351,8 +381,7 @@ static ecs_status register_all(const ecs_host *h, rl_state *s)
     ecs_status st = h->register_manager(h, &m);
 #ifndef RL_NO_API
     reloadee_api api = {sizeof api, s, api_populate, api_sum, api_count};
-    if (st == ECS_OK)
-        st = h->api_publish(h, RELOADEE_API_NAME, RELOADEE_API_VERSION, &api, sizeof api);
+    if (st == ECS_OK) st = h->api_publish(h, RL_API_NAME, RELOADEE_API_VERSION, &api, sizeof api);
 #else
     (void)api_populate, (void)api_sum, (void)api_count;
 #endif
@@ -397,6 +426,14 @@ static ecs_status rl_load(const ecs_host *h, const ecs_load_args *args, void **s
                prev->layout, RL_LAYOUT);
         return ECS_ERR_ABI;
     }
+#if defined(RL_USES) && !defined(RL_USES_LATE)
+    if (!find_used(h)) {
+        h->log(h, ECS_LOG_INFO, WHO " load: no API " RL_USES);
+        return ECS_ERR_NOT_FOUND;
+    }
+    h->log(h, ECS_LOG_INFO, WHO " load: found API " RL_USES " (provider has %u components)",
+           used->count(used->self));
+#endif
     rl_state *s = prev ? prev : state_new(h);
     if (!s) return ECS_ERR_NO_MEMORY;
     const ecs_host *old_host = s->host;
@@ -429,6 +466,11 @@ static void rl_unload(const ecs_host *h, void *state, ecs_unload_reason reason)
     rl_state *s = state;
     h->log(h, ECS_LOG_INFO, WHO " unload (%s): %llu updates run, %u components",
            unload_reason_text(reason), (unsigned long long)updates_run, s ? s->count : 0);
+#ifdef RL_USES
+    if (used) /* a provider never goes before its dependents: its code is still there */
+        h->log(h, ECS_LOG_INFO, WHO " unload: its provider has %u components",
+               used->count(used->self));
+#endif
     if (s && reason != ECS_UNLOAD_RELOAD_KEEP_STATE) state_free(s);
 }
 
@@ -456,9 +498,16 @@ static void rl_unload(const ecs_host *h, void *state, ecs_unload_reason reason)
 #define RL_DESC_LAYOUT RL_STATE_LAYOUT
 #endif
 
+#ifdef RL_NEEDS
+static const char *const rl_needs[] = {RL_NEEDS, NULL};
+#define RL_DEPS rl_needs
+#else
+#define RL_DEPS NULL
+#endif
+
 static const ecs_plugin_desc rl_plugin = {
     RL_DESC_SIZE, RL_ABI_MAJOR, RL_ABI_MINOR, RL_NAME,   RL_VERSION,
-    RL_LAYOUT,    NULL,         rl_load,      rl_unload, RL_DESC_LAYOUT,
+    RL_LAYOUT,    RL_DEPS,      rl_load,      rl_unload, RL_DESC_LAYOUT,
 };
 
 ECS_PLUGIN_EXPORT(rl_plugin)
