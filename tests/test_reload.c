@@ -1339,6 +1339,42 @@ static void Reload_build_closing_a_dependency_cycle_is_refused_naming_it(void **
     EXPECT_SAVED_OF(f, "c");
 }
 
+/* Write the manifest of the plugin folder. */
+static void write_manifest(const fixture *f, const char *text)
+{
+    char manifest[4096];
+    path_in_dir(f, "manifest.json", manifest, sizeof manifest);
+    assert_int_equal(harness_write_file(manifest, text, 0644), 0);
+}
+
+/* c finds a's API in an update (a lazy find is allowed), which closes the cycle c -> a ->
+ * b -> c while running. Disabling c parks b and a (whatever the graph holds, each plugin
+ * once: no endless walk), a before b; enabling c brings back all three with their
+ * components. */
+static void Reload_parking_walks_a_cycle_made_by_a_lazy_api_find_once(void **state)
+{
+    fixture *f = *state;
+    put_chain(f);
+    put_copy(f, "dep_c_late_a", "c.so");
+    START(f, "c 1 found API late", NULL);
+    write_manifest(f, "{\"plugins\": [{\"name\": \"c\", \"disabled\": true}]}\n");
+    WAIT_LINE(f, "disabled by manifest.json: plugin 'c' unloaded");
+    let_run(f, 100);
+    write_manifest(f, "{\"plugins\": []}\n");
+    WAIT_LINE(f, "plugin 'a' comes back");
+    WAIT_NTH(f, "a 1 first update", 2);
+    STOP(f);
+    EXPECT_ONCE(f, "plugin 'a' parked: it depends on plugin 'b', which depends on plugin 'c', "
+                   "which is disabled by manifest.json; its components are kept");
+    EXPECT_ONCE(f, "plugin 'b' parked: it depends on plugin 'c', which is disabled by "
+                   "manifest.json; its components are kept");
+    EXPECT_ABSENT(f, "[error]");
+    assert_true(strstr(f->run.err, "plugin 'a' parked") < strstr(f->run.err, "plugin 'b' parked"));
+    EXPECT_SAVED_OF(f, "a");
+    EXPECT_SAVED_OF(f, "b");
+    EXPECT_SAVED_OF(f, "c");
+}
+
 /* ---- A dependency reloaded under its user ---- */
 
 /* Reload the real transform.so (the same file copied over it) under the real mesh.so and
@@ -2030,6 +2066,7 @@ int main(void)
         TEST(Reload_safe_provider_crash_parks_its_users_until_it_is_back),
         TEST(Reload_manifest_disabling_a_provider_parks_its_users),
         TEST(Reload_build_closing_a_dependency_cycle_is_refused_naming_it),
+        TEST(Reload_parking_walks_a_cycle_made_by_a_lazy_api_find_once),
         TEST(Reload_transform_under_mesh_keeps_world_matrices_and_bounds),
         TEST(Reload_disabled_transform_comes_back_with_its_hierarchy),
         TEST(Reload_transform_layout_change_migrates_its_hierarchy),

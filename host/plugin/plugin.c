@@ -657,25 +657,89 @@ bool host_plugin_depends_on(const host_world *w, const host_plugin *q, const hos
     return false;
 }
 
-void host_world_park_dependents(host_world *w, host_plugin *p, const char *why)
+/* Park q (a loaded dependent of the plugin that goes): its components kept as JSON, its
+ * unload() called, its file closed. `needs` says what it depends on and why that goes. */
+static void park(host_world *w, host_plugin *q, const char *needs, const char *root)
 {
-    for (size_t i = w->plugin_count; i-- > 0;) { /* dependents were loaded after providers */
-        host_plugin *q = w->plugins[i];
-        if (!host_plugin_depends_on(w, q, p)) continue;
-        host_world_park_dependents(w, q, why);
-        keep_call c = {w, q, false};
-        if (host_guard_run(call_keep, &c) != 0) c.kept = false;
-        host_warn("loader", "plugin '%s' parked: it depends on plugin '%s', which %s; %s%s%s",
-                  q->name, p->name, why,
-                  c.kept ? "its components are kept, and it comes back when '" : "",
-                  c.kept ? p->name : "its components could not be kept", c.kept ? "' does" : "");
-        host_plugin_unload(w, q, ECS_UNLOAD_SHUTDOWN);
-        host_reload_forget_previous(q);
-        host_plugin_release(q);
-        host_format(q->reason, sizeof q->reason, "parked: it needs plugin '%s'", p->name);
-        q->status = HOST_PLUGIN_PARKED;
+    keep_call c = {w, q, false};
+    if (host_guard_run(call_keep, &c) != 0) c.kept = false;
+    host_warn("loader", "plugin '%s' parked: it depends on %s; %s%s%s", q->name, needs,
+              c.kept ? "its components are kept, and it comes back when '" : "",
+              c.kept ? root : "its components could not be kept", c.kept ? "' does" : "");
+    host_plugin_unload(w, q, ECS_UNLOAD_SHUTDOWN);
+    host_reload_forget_previous(q);
+    host_plugin_release(q);
+    host_format(q->reason, sizeof q->reason, "parked: it needs plugin '%s'", root);
+    q->status = HOST_PLUGIN_PARKED;
+}
+
+/* Mark in via[] every loaded plugin that depends on w->plugins[from], directly or not:
+ * via[i] is the position of the plugin it was found to depend on (from for the direct
+ * ones). Breadth first, each plugin visited once (NOT_SEEN before), whatever the graph
+ * holds: a cycle made by a lazy api_find ends the walk like any other seen plugin. */
+#define NOT_SEEN (-2L)
+static void mark_dependents(host_world *w, size_t from, long *via, long *queue)
+{
+    size_t head = 0, tail = 0;
+    queue[tail++] = (long)from;
+    while (head < tail) {
+        host_plugin *x = w->plugins[queue[head]];
+        for (size_t i = 0; i < w->plugin_count; i++) {
+            if (via[i] != NOT_SEEN || !host_plugin_depends_on(w, w->plugins[i], x)) continue;
+            via[i] = queue[head];
+            queue[tail++] = (long)i;
+        }
+        head++;
     }
 }
+
+/* The marked plugin to park next: a loaded one that no other loaded marked plugin depends
+ * on (dependents of dependents first); on a cycle, the one loaded last. -1 when none. */
+static long next_to_park(host_world *w, const long *via, size_t from)
+{
+    long last = -1;
+    for (size_t i = 0; i < w->plugin_count; i++) {
+        host_plugin *q = w->plugins[i];
+        if (i == from || via[i] == NOT_SEEN || q->status != HOST_PLUGIN_LOADED) continue;
+        bool needed = false;
+        for (size_t j = 0; j < w->plugin_count && !needed; j++)
+            needed = j != from && via[j] != NOT_SEEN && host_plugin_depends_on(w, w->plugins[j], q);
+        if (!needed) return (long)i;
+        last = (long)i;
+    }
+    return last;
+}
+
+void host_world_park_dependents(host_world *w, host_plugin *p, const char *why)
+{
+    size_t n = w->plugin_count, from = 0;
+    long *via = malloc((n + 1) * sizeof *via), *queue = malloc((n + 1) * sizeof *queue);
+    while (from < n && w->plugins[from] != p) from++;
+    if (!via || !queue || from == n) {
+        if (from < n) host_error("loader", "out of memory: the dependents of '%s' stay", p->name);
+        free(via);
+        free(queue);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) via[i] = NOT_SEEN;
+    via[from] = (long)from;
+    mark_dependents(w, from, via, queue);
+    for (long q; (q = next_to_park(w, via, from)) >= 0;) {
+        char needs[600];
+        size_t used = 0;
+        for (long at = via[q]; used < sizeof needs; at = via[at]) { /* the chain down to p */
+            used += (size_t)snprintf(needs + used, sizeof needs - used, "plugin '%s', which ",
+                                     w->plugins[at]->name);
+            if ((size_t)at == from) break;
+            used += (size_t)snprintf(needs + used, sizeof needs - used, "depends on ");
+        }
+        if (used < sizeof needs) snprintf(needs + used, sizeof needs - used, "%s", why);
+        park(w, w->plugins[q], needs, p->name);
+    }
+    free(via);
+    free(queue);
+}
+#undef NOT_SEEN
 
 void host_world_drop_crashed(host_world *w)
 {

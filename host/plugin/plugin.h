@@ -188,9 +188,11 @@ bool host_plugin_closes_cycle(host_world *w, const host_plugin *p, char *const *
 bool host_plugin_depends_on(const host_world *w, const host_plugin *q, const host_plugin *p);
 
 /* Before p goes (crashed with nothing to roll back to, disabled): park every loaded plugin
- * that depends on it, dependents of dependents first, each with its components kept as
- * JSON (as on a reload), its unload() called, its file closed; status PARKED. `why` says
- * why p goes. host_reloader_poll brings them back once what they need is there. */
+ * that depends on it, directly or not, dependents of dependents first (on a cycle, which a
+ * lazy api_find can make, the one loaded last first), each once with its components kept
+ * as JSON (as on a reload), its unload() called, its file closed; status PARKED. `why`
+ * says why p goes. host_reloader_poll brings them back once what they need is there. Out
+ * of memory: one error line, nothing parked. */
 void host_world_park_dependents(host_world *w, host_plugin *p, const char *why);
 
 /* Unload every plugin that crashed, without calling into it again except to keep its

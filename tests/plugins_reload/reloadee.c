@@ -33,7 +33,8 @@
  *   RL_USES="api"   finds API "api" (RL_USES_MIN, default 1) with api_find in load(), which
  *                   fails without it (ECS_ERR_NOT_FOUND); every update and unload() call its
  *                   count(), so the provider's code runs while this plugin does
- *   RL_USES_LATE    finds RL_USES in its first update instead (a lazy find), not in load()
+ *   RL_USES_LATE    finds RL_USES in an update instead (a lazy find), not in load(), and
+ *                   calls it only while it is there (a withdrawn API reads as zeros)
  *
  * Log lines (info), "rl 1" standing for RL_NAME RL_VERSION:
  *   "rl 1 load: new state" | "rl 1 load: adopted the previous state (reload K), N components"
@@ -148,6 +149,11 @@ static void free_items(rl_state *s)
 static uint64_t updates_run; /* by this copy of the code: each dlopen starts at 0 */
 #ifdef RL_USES
 static const reloadee_api *used; /* RL_USES of the provider, from api_find */
+#ifdef RL_USES_LATE
+#define USED_THERE (used->count != NULL)
+#else
+#define USED_THERE true /* found in load(): the host keeps its provider while this runs */
+#endif
 
 /* Find RL_USES; true when found. */
 static bool find_used(const ecs_host *h)
@@ -220,7 +226,7 @@ static void mgr_update(void *state, const ecs_frame_info *frame)
     if (!used && find_used(s->host)) s->host->log(s->host, ECS_LOG_INFO, WHO " found API late");
 #endif
 #ifdef RL_USES
-    if (used) (void)used->count(used->self); /* into the provider's code, every frame */
+    if (used && USED_THERE) (void)used->count(used->self); /* into the provider's code */
 #endif
     if (updates_run++ == 0)
         s->host->log(s->host, ECS_LOG_INFO, WHO " first update: frame %llu, step %d",
@@ -467,7 +473,7 @@ static void rl_unload(const ecs_host *h, void *state, ecs_unload_reason reason)
     h->log(h, ECS_LOG_INFO, WHO " unload (%s): %llu updates run, %u components",
            unload_reason_text(reason), (unsigned long long)updates_run, s ? s->count : 0);
 #ifdef RL_USES
-    if (used) /* a provider never goes before its dependents: its code is still there */
+    if (used && USED_THERE) /* a provider never goes before its dependents: still there */
         h->log(h, ECS_LOG_INFO, WHO " unload: its provider has %u components",
                used->count(used->self));
 #endif
