@@ -1375,6 +1375,36 @@ static void Reload_parking_walks_a_cycle_made_by_a_lazy_api_find_once(void **sta
     EXPECT_SAVED_OF(f, "c");
 }
 
+/* The edges a build made with api_find are that build's: c 1 -> a build that finds x's
+ * API in load() -> one that does not. Disabling x then unloads x alone: c (and b and a
+ * after it) no longer depends on x, so nothing is parked. And a build of c that finds a's
+ * API in load() closes the cycle c -> a -> b -> c: refused like a declared one. */
+static void Reload_api_find_edges_belong_to_the_build_that_made_them(void **state)
+{
+    fixture *f = *state;
+    put_chain(f);
+    put_copy(f, "dep_x", "x.so");
+    START(f, "a 1 first update", NULL);
+    put_rename(f, "dep_c_uses_x", "c.so");
+    WAIT_LINE(f, "reload: c 1 -> ux: same state layout");
+    put_rename(f, "dep_c_plain", "c.so");
+    WAIT_LINE(f, "reload: c ux -> plain: same state layout");
+    put_rename(f, "dep_c_uses_a", "c.so");
+    WAIT_LINE(f, "c: new build refused, version plain keeps running: dependency cycle: c needs "
+                 "a, a needs b, b needs c");
+    write_manifest(f, "{\"plugins\": [{\"name\": \"x\", \"disabled\": true}]}\n");
+    WAIT_LINE(f, "disabled by manifest.json: plugin 'x' unloaded");
+    let_run(f, 100);
+    STOP(f);
+    EXPECT_ABSENT(f, "parked");
+    EXPECT_ABSENT(f, "c ua first update"); /* the refused build never ran a frame */
+    EXPECT_OUT(f, "reloads: 2 done, 1 refused");
+    EXPECT_CONTINUOUS_OF(f, "a");
+    EXPECT_CONTINUOUS_OF(f, "b");
+    EXPECT_SAVED_OF(f, "a");
+    EXPECT_SAVED_OF(f, "b");
+}
+
 /* ---- A dependency reloaded under its user ---- */
 
 /* Reload the real transform.so (the same file copied over it) under the real mesh.so and
@@ -2067,6 +2097,7 @@ int main(void)
         TEST(Reload_manifest_disabling_a_provider_parks_its_users),
         TEST(Reload_build_closing_a_dependency_cycle_is_refused_naming_it),
         TEST(Reload_parking_walks_a_cycle_made_by_a_lazy_api_find_once),
+        TEST(Reload_api_find_edges_belong_to_the_build_that_made_them),
         TEST(Reload_transform_under_mesh_keeps_world_matrices_and_bounds),
         TEST(Reload_disabled_transform_comes_back_with_its_hierarchy),
         TEST(Reload_transform_layout_change_migrates_its_hierarchy),

@@ -77,6 +77,13 @@ static char **copy_list(const char *const *list)
     return out;
 }
 
+/* Free a list of found APIs. */
+static void free_uses(host_api_use *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) free(v[i].name);
+    free(v);
+}
+
 void host_plugin_free(host_plugin *p)
 {
     if (!p) return;
@@ -89,8 +96,7 @@ void host_plugin_free(host_plugin *p)
     free(p->api_names);
     free(p->collections);
     free(p->pending_entities);
-    for (size_t i = 0; i < p->use_count; i++) free(p->uses[i].name);
-    free(p->uses);
+    free_uses(p->uses, p->use_count);
     free(p->deps);
     free(p->name);
     free(p->version);
@@ -632,17 +638,39 @@ static bool dependency_chain(host_world *w, host_plugin *from, const host_plugin
     return found >= 0;
 }
 
-bool host_plugin_closes_cycle(host_world *w, const host_plugin *p, char *const *deps, char *why,
-                              size_t len)
+/* Does x (a provider p would need) need p, directly or not? The cycle in why. */
+static bool cycle_through(host_world *w, const host_plugin *p, host_plugin *x, char *why,
+                          size_t len)
 {
-    for (char *const *d = deps; d && *d; d++) {
-        host_plugin *x = host_world_plugin_named(w, *d);
-        char chain[400];
-        if (x == p) return host_format(why, len, "%s needs %s", p->name, p->name), true;
-        if (x && dependency_chain(w, x, p, chain, sizeof chain))
-            return host_format(why, len, "%s needs %s, %s", p->name, x->name, chain), true;
+    char chain[400];
+    if (x == p) return host_format(why, len, "%s needs %s", p->name, p->name), true;
+    if (!x || !dependency_chain(w, x, p, chain, sizeof chain)) return false;
+    host_format(why, len, "%s needs %s, %s", p->name, x->name, chain);
+    return true;
+}
+
+bool host_plugin_closes_cycle(host_world *w, const host_plugin *p, char *const *deps,
+                              const host_api_use *uses, size_t use_count, char *why, size_t len)
+{
+    for (char *const *d = deps; d && *d; d++)
+        if (cycle_through(w, p, host_world_plugin_named(w, *d), why, len)) return true;
+    for (size_t i = 0; i < use_count; i++) {
+        const host_api_entry *e = host_registry_entry(&w->registry, uses[i].name);
+        if (e && e->owner != p && cycle_through(w, p, (host_plugin *)e->owner, why, len))
+            return true;
     }
     return false;
+}
+
+void host_plugin_keep_uses(host_plugin *p, bool swapped, host_api_use *old, size_t old_count)
+{
+    if (swapped) {
+        free_uses(old, old_count);
+        return;
+    }
+    free_uses(p->uses, p->use_count);
+    p->uses = old;
+    p->use_count = old_count;
 }
 
 bool host_plugin_depends_on(const host_world *w, const host_plugin *q, const host_plugin *p)

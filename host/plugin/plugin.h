@@ -179,10 +179,17 @@ host_plugin *host_world_plugin_named(host_world *w, const char *name);
 void host_plugin_crashed(host_world *w, host_plugin *p, int sig, const char *what);
 
 /* Would loaded plugin p close a dependency cycle if it declared the dependencies deps
- * (NULL-terminated): does one of them need p, directly or not (over declared dependencies
- * and found APIs)? True with the cycle in why ("c needs a, a needs b, b needs c"). */
-bool host_plugin_closes_cycle(host_world *w, const host_plugin *p, char *const *deps, char *why,
-                              size_t len);
+ * (NULL-terminated, or NULL) and had found the APIs uses[0..use_count): does the plugin
+ * behind one of them need p, directly or not (over declared dependencies and found APIs)?
+ * True with the cycle in why ("c needs a, a needs b, b needs c"). */
+bool host_plugin_closes_cycle(host_world *w, const host_plugin *p, char *const *deps,
+                              const host_api_use *uses, size_t use_count, char *why, size_t len);
+
+/* After a new build of p was loaded beside the old one (its api_find calls recorded in
+ * p->uses, the old build's set aside in old): when it was swapped in, its edges stand and
+ * the old ones are freed; else its edges are freed and the old ones put back. The edges a
+ * build made belong to that build. */
+void host_plugin_keep_uses(host_plugin *p, bool swapped, host_api_use *old, size_t old_count);
 
 /* Does loaded plugin q depend on p: does it declare p, or use an API p publishes now? */
 bool host_plugin_depends_on(const host_world *w, const host_plugin *q, const host_plugin *p);

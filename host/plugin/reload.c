@@ -552,6 +552,9 @@ bool host_reload_rollback(host_world *w, host_plugin *p)
     if (!p->prev_dl) return false;
     ecs_load_args args = {sizeof args, p->state}; /* same layout: it takes the state back */
     prev_load c = {p, &args, NULL, ECS_OK};
+    host_api_use *crashed_uses = p->uses; /* the old build finds its APIs again */
+    size_t crashed_use_count = p->use_count;
+    p->uses = NULL, p->use_count = 0;
     p->in_load = p->reloading = true;
     p->registration_failed = false;
     int sig = host_guard_run(call_prev_load, &c);
@@ -560,6 +563,7 @@ bool host_reload_rollback(host_world *w, host_plugin *p)
         !sig && c.status == ECS_OK && !p->registration_failed && commit_replace(w, p) == ECS_OK;
     p->reloading = false;
     host_plugin_discard_pending(p);
+    host_plugin_keep_uses(p, ok, crashed_uses, crashed_use_count);
     if (!ok) {
         host_error("guard", "%s: version %s could not take over again: the plugin is unloaded",
                    p->name, p->prev_version);
@@ -691,6 +695,11 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
     capture_ns = host_now_ns() - capture_ns;
     ecs_load_args args = {sizeof args, same ? p->state : NULL};
     new_load c = {p, n, &args, NULL, ECS_OK, &doc, 0, 0};
+    host_api_use *old_uses = p->uses; /* the old build's edges: the new one makes its own */
+    size_t old_use_count = p->use_count;
+    bool swapped = false;
+    char cycle[400];
+    p->uses = NULL, p->use_count = 0;
     p->in_load = p->reloading = true;
     p->registration_failed = false;
     int sig = host_guard_run(call_new_load, &c);
@@ -705,6 +714,9 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
         refuse(r, p, "its load() went on after a refused registration: %s", p->reason);
     } else if (s != ECS_OK) {
         refuse(r, p, "its load() failed: %s", ecs_status_text(s));
+    } else if (host_plugin_closes_cycle(w, p, NULL, p->uses, p->use_count, cycle, sizeof cycle)) {
+        host_plugin_call_unload(p, n->desc, state, undo);
+        refuse(r, p, "dependency cycle: %s (an API its load() found)", cycle);
     } else if (!same &&
                (why = cannot_migrate(p->pending_managers, p->pending_manager_count, false))) {
         host_plugin_call_unload(p, n->desc, state, undo);
@@ -748,6 +760,7 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
                       "new one runs",
                       p->name, host_guard_signal_name(sig));
         adopt(p, n, state, same);
+        swapped = true;
         r->done++;
         char what[160];
         double ms = (double)(host_now_ns() - changed_at) / 1e6;
@@ -767,6 +780,7 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
     }
     p->reloading = false;
     host_plugin_discard_pending(p); /* nothing left after a commit; the attempt otherwise */
+    host_plugin_keep_uses(p, swapped, old_uses, old_use_count);
 done:
     host_scene_captured_free(&doc);
     free(old);
@@ -923,7 +937,7 @@ static void apply(host_reloader *r, size_t k, const char *file, uint64_t changed
     } else if (loaded && missing_dependency(w, n)) {
         refuse(r, p, "it needs '%s', which is not loaded", missing_dependency(w, n));
         host_plugin_free(n);
-    } else if (loaded && host_plugin_closes_cycle(w, p, n->deps, why, sizeof why)) {
+    } else if (loaded && host_plugin_closes_cycle(w, p, n->deps, NULL, 0, why, sizeof why)) {
         refuse(r, p, "dependency cycle: %s", why); /* as at start: a cycle cannot load */
         host_plugin_free(n);
     } else if (loaded) {
