@@ -18,6 +18,8 @@ import subprocess
 import sys
 import tempfile
 
+from tapcheck import read, report
+
 PAGES = ("ecs-host.1", "ecs-plugin.7")
 OPTION = re.compile(r"(?<![\w-])(--?[A-Za-z][\w-]*)")
 
@@ -125,14 +127,6 @@ def example_problems(man_dir, sdk_dir):
     return []
 
 
-def read(path):
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except OSError as e:
-        return f"(cannot read {path}: {e})"
-
-
 def main():
     if len(sys.argv) != 4:
         print(__doc__, file=sys.stderr)
@@ -145,12 +139,7 @@ def main():
         ("the example plugin of ecs-plugin(7) builds and exports one symbol",
          example_problems(man_dir, sdk_dir)),
     ]
-    print(f"1..{len(checks)}")
-    for n, (name, problems) in enumerate(checks, 1):
-        print(f"{'not ok' if problems else 'ok'} {n} - {name}")
-        for p in problems:
-            print("# " + p.replace("\n", "\n# "))
-    return 1 if any(p for _, p in checks) else 0
+    return report(checks)
 
 
 if __name__ == "__main__":

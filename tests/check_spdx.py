@@ -18,6 +18,8 @@ import re
 import subprocess
 import sys
 
+from tapcheck import read, report
+
 SPDX = "SPDX-License-Identifier: MIT"
 
 # (patterns of a path or a file name, the SPDX line, what may open the overview after it)
@@ -89,15 +91,6 @@ def problem_of(root, path):
     return None
 
 
-def read(path):
-    """A text file's content; "" when it is missing (the check then fails, naming it)."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except OSError:
-        return ""
-
-
 def main():
     if len(sys.argv) not in (2, 3):
         print(__doc__, file=sys.stderr)
@@ -128,14 +121,8 @@ def main():
         checks.append(("the pkg-config file says License: MIT",
                        [] if ok else [(sys.argv[2], "no 'License: MIT' line")]))
 
-    print(f"1..{len(checks)}")
-    failed = 0
-    for n, (name, problems) in enumerate(checks, 1):
-        print(f"{'not ok' if problems else 'ok'} {n} - {name}")
-        for path, why in problems:
-            print(f"# {path}: {why}")
-        failed += bool(problems)
-    return 1 if failed else 0
+    return report([(name, [f"{path}: {why}" for path, why in problems])
+                   for name, problems in checks])
 
 
 if __name__ == "__main__":
