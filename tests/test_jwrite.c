@@ -1493,7 +1493,7 @@ static void smallest_of_17_twice(ecs_json_writer *a)
 {
     a->begin_object(a);
     for (int k = 16; k >= 0; k--) {
-        char key[8];
+        char key[16]; /* room for any int (-Wformat-truncation at -O1) */
         snprintf(key, sizeof key, "k%02d", k);
         a->key(a, key);
         a->number(a, k);

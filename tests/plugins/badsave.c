@@ -47,7 +47,7 @@ static void dup_first_of_17(ecs_json_writer *w)
 {
     w->begin_object(w);
     for (int k = 16; k >= 0; k--) { /* written largest first: "k00" is not the first key */
-        char key[8];
+        char key[16];               /* room for any int: GCC checks -Wformat-truncation at -O1 */
         snprintf(key, sizeof key, "k%02d", k);
         w->key(w, key);
         w->number(w, k);
@@ -125,7 +125,7 @@ static void unload(const ecs_host *h, void *state, ecs_unload_reason reason)
 }
 
 static const ecs_plugin_desc badsave_plugin = {
-    ECS_PLUGIN_DESC_HEADER, "badsave", "1.0.0", 1, NULL, load, unload,
+    ECS_PLUGIN_DESC_HEADER, "badsave", "1.0.0", 1, NULL, load, unload, ECS_STATE_NONE,
 };
 
 ECS_PLUGIN_EXPORT(badsave_plugin)
