@@ -27,6 +27,13 @@ extern char **environ;
 
 #define OUTPUT_LIMIT (32u << 20) /* bytes kept per stream; a runaway program is cut */
 
+/* ECS_TEST_FILTER=PATTERN runs only the matching test cases (harness.h). */
+__attribute__((constructor)) static void select_cases(void)
+{
+    const char *only = getenv("ECS_TEST_FILTER");
+    if (only && *only) cmocka_set_test_filter(only);
+}
+
 /* ---- time ---- */
 
 static double now_s(void)

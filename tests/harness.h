@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* harness.h: run a program from a test (argv, captured stdout and stderr, exit status,
- * timeout) and build throwaway plugin folders (mkdtemp 0700, copies, symlinks, files). */
+ * timeout) and build throwaway plugin folders (mkdtemp 0700, copies, symlinks, files).
+ * A test program linked with harness.c runs only the cases whose names match the
+ * environment's ECS_TEST_FILTER (cmocka's pattern: '*' and '?'), when it is set:
+ * `ECS_TEST_FILTER='Reload_poll*' build/tests/test_reload`. */
 #ifndef TEST_HARNESS_H
 #define TEST_HARNESS_H
 

@@ -1963,6 +1963,19 @@ static void private_dir_of(const fixture *f, char *buf, size_t size)
     assert_int_equal(sscanf(strstr(line, "private copies in "), fmt, buf), 1);
 }
 
+/* rl v1 and its peers under the host with XDG_RUNTIME_DIR=root/run (into run, 4096
+ * bytes), its private folder (into priv, 4096 bytes) checked to be there. */
+static void start_in_runtime_dir(fixture *f, char *run, char *priv)
+{
+    outside(f, "run", run, 4096);
+    setenv("XDG_RUNTIME_DIR", run, 1);
+    put_rl_with_peers(f, "rl_v1");
+    START(f, "rl 1 first update", NULL);
+    unsetenv("XDG_RUNTIME_DIR");
+    private_dir_of(f, priv, 4096);
+    assert_int_equal(strncmp(priv, run, strlen(run)), 0); /* under $XDG_RUNTIME_DIR */
+}
+
 /* Copies go through the descriptor of the folder the host made, never its name: moved
  * away and a symlink to another user's folder put in its place, the copies still land in
  * the host's own folder. Made readable by others (not 0700), it is refused before a copy,
@@ -1971,13 +1984,7 @@ static void Reload_private_folder_is_used_by_descriptor_and_checked_before_each_
 {
     fixture *f = *state;
     char run[4096], priv[4096], moved[4200], attacker[4096];
-    outside(f, "run", run, sizeof run);
-    setenv("XDG_RUNTIME_DIR", run, 1);
-    put_rl_with_peers(f, "rl_v1");
-    START(f, "rl 1 first update", NULL);
-    unsetenv("XDG_RUNTIME_DIR");
-    private_dir_of(f, priv, sizeof priv);
-    assert_int_equal(strncmp(priv, run, strlen(run)), 0); /* under $XDG_RUNTIME_DIR */
+    start_in_runtime_dir(f, run, priv);
     snprintf(moved, sizeof moved, "%s.moved", priv);
     outside(f, "attacker", attacker, sizeof attacker);
     assert_int_equal(rename(priv, moved), 0);
@@ -1997,6 +2004,48 @@ static void Reload_private_folder_is_used_by_descriptor_and_checked_before_each_
     STOP(f);
     assert_int_equal(entries_of(attacker), 0);
     EXPECT_ONCE(f, "was moved or replaced: not removed by name");
+    EXPECT_CONTINUOUS(f);
+    EXPECT_SAVED(f);
+}
+
+/* The one entry of folder dir (its full path into buf). */
+static void only_entry(const char *dir, char *buf, size_t size)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        if (e->d_name[0] != '.' && n++ == 0) snprintf(buf, size, "%s/%s", dir, e->d_name);
+    closedir(d);
+    assert_int_equal(n, 1);
+}
+
+/* A tmp cleaner removes the private folder under a running host (as systemd-tmpfiles or
+ * tmpreaper do): removal is no attack, so the next build gets a new private folder, made
+ * and checked as at start, with one warning naming both, and reloads. Twice; the last
+ * folder is removed at exit. A folder opened up is still refused (the test above). */
+static void Reload_removed_private_folder_is_made_again_with_one_warning(void **state)
+{
+    fixture *f = *state;
+    char run[4096], priv[4096], again[4200], last[4200];
+    start_in_runtime_dir(f, run, priv);
+    assert_int_equal(harness_remove_tree(priv), 0);
+    put_rename(f, "rl_v2", "rl.so");
+    WAIT_LINE(f, "reload: rl 1 -> 2: same state layout, 8 components kept");
+    EXPECT_ONCE(f, "was removed: private copies now in ");
+    only_entry(run, again, sizeof again); /* a new one, beside where the old one was */
+    assert_string_not_equal(again, priv);
+    assert_int_equal(harness_remove_tree(again), 0);
+    put_rename(f, "rl_v1", "rl.so");
+    WAIT_LINE(f, "reload: rl 2 -> 1: same state layout, 8 components kept");
+    EXPECT_COUNT(f, "was removed: private copies now in ", 2);
+    only_entry(run, last, sizeof last);
+    struct stat st;
+    assert_int_equal(stat(last, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0700);
+    STOP(f);
+    EXPECT_ABSENT(f, "is not private any more");
+    assert_int_equal(entries_of(run), 0); /* the last one removed at exit */
     EXPECT_CONTINUOUS(f);
     EXPECT_SAVED(f);
 }
@@ -2114,6 +2163,7 @@ int main(void)
         TEST(Reload_refused_and_duplicate_files_keep_no_mapping),
         TEST(Reload_private_folder_is_used_by_descriptor_and_checked_before_each_copy),
         TEST(Reload_sweep_of_stale_private_folders_never_follows_a_link),
+        TEST(Reload_removed_private_folder_is_made_again_with_one_warning),
         TEST(Reload_1000_cycles_keep_memory_fds_maps_and_copies_flat),
     };
     harness_select_tests();

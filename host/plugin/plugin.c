@@ -25,6 +25,7 @@
 #include "guard.h"
 #include "log.h"
 #include "plugin_file.h"
+#include "private.h"
 #include "reload.h"
 #include "scene.h"
 #include "world.h"
@@ -168,9 +169,9 @@ static char *private_copy(host_world *w, const char *path, const char *file, cha
     const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
     char name[NAME_MAX + 16], dst[PATH_MAX];
     snprintf(name, sizeof name, "%u-%s", ++w->copies, base);
+    if (!host_private_ok(w, why, len)) return NULL;          /* may make the folder again */
     snprintf(dst, sizeof dst, "%s/%s", w->private_at, name); /* by the descriptor */
-    if (!host_reload_private_ok(w, why, len)) return NULL;
-    int in = host_open_regular(path, why, len); /* never blocks on a FIFO */
+    int in = host_open_regular(path, why, len);              /* never blocks on a FIFO */
     if (in < 0) return NULL;
     int out =
         openat(w->private_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0500);

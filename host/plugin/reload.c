@@ -26,6 +26,7 @@
 #include "guard.h"
 #include "json.h"
 #include "log.h"
+#include "private.h"
 #include "scene.h"
 #include "watch.h"
 #include "world.h"
@@ -47,93 +48,20 @@ struct host_reloader {
     unsigned done, failed;
 };
 
-/* Is the folder open at fd private to this user: a folder, its owner, mode 0700, still
- * linked? Else false with the reason. */
-static bool folder_is_private(int fd, char *why, size_t len)
-{
-    struct stat st;
-    if (fstat(fd, &st) != 0) return host_format(why, len, "%s", strerror(errno)), false;
-    if (!S_ISDIR(st.st_mode)) return host_format(why, len, "not a folder"), false;
-    if (st.st_uid != geteuid())
-        return host_format(why, len, "owned by uid %u, not by this user", (unsigned)st.st_uid),
-               false;
-    if ((st.st_mode & 07777) != 0700)
-        return host_format(why, len, "mode %04o, not 0700", (unsigned)(st.st_mode & 07777)), false;
-    if (st.st_nlink == 0) return host_format(why, len, "it was removed"), false;
-    return true;
-}
-
-/* Empty the folder open at fd (files and links are removed, never followed) and remove
- * it by name from the folder at base_fd, if the name still means that folder. */
-static void remove_private_folder(int base_fd, const char *name, int fd, const char *shown)
-{
-    int it = dup(fd);
-    DIR *d = it >= 0 ? fdopendir(it) : NULL;
-    if (!d && it >= 0) close(it);
-    struct dirent *de;
-    while (d && (de = readdir(d)))
-        if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) unlinkat(fd, de->d_name, 0);
-    if (d) closedir(d);
-    struct stat a, b;
-    if (fstat(fd, &a) != 0 || fstatat(base_fd, name, &b, AT_SYMLINK_NOFOLLOW) != 0 ||
-        a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
-        host_warn("reload", "%s was moved or replaced: not removed by name", shown);
-        return;
-    }
-    if (unlinkat(base_fd, name, AT_REMOVEDIR) != 0)
-        host_warn("reload", "could not remove %s: %s", shown, strerror(errno));
-}
-
-/* Remove the private folders of hosts that died without cleaning up (named by pid): only
- * real folders of this user, mode 0700 (never a symlink someone planted, never followed). */
-static void sweep_stale(const char *base)
-{
-    DIR *d = opendir(base);
-    struct dirent *de;
-    while (d && (de = readdir(d))) {
-        int pid = 0;
-        char rest[64], path[PATH_MAX], why[200];
-        if (sscanf(de->d_name, "ecs-host-%d-%63s", &pid, rest) != 2 || pid <= 0) continue;
-        if (kill(pid, 0) == 0 || errno != ESRCH) continue; /* alive, or not ours to judge */
-        snprintf(path, sizeof path, "%s/%s", base, de->d_name);
-        int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0 || !folder_is_private(fd, why, sizeof why)) {
-            host_detail("reload", "%s: left alone: %s", path, fd < 0 ? strerror(errno) : why);
-            if (fd >= 0) close(fd);
-            continue;
-        }
-        host_info("reload", "removing %s, left by a host that died (pid %d)", path, pid);
-        remove_private_folder(dirfd(d), de->d_name, fd, path);
-        close(fd);
-    }
-    if (d) closedir(d);
-}
-
 host_reloader *host_reloader_new(host_world *w, const char *const *dirs, size_t n,
                                  const host_reload_options *opt)
 {
-    const char *base = getenv("XDG_RUNTIME_DIR");
-    base = base && *base ? base : "/tmp";
-    sweep_stale(base);
-    char tmpl[PATH_MAX];
-    snprintf(tmpl, sizeof tmpl, "%s/ecs-host-%d-XXXXXX", base, (int)getpid());
     host_reloader *r = calloc(1, sizeof *r);
-    char at[64], why[200] = "";
-    int fd = -1;
-    if (!r || !(r->folders = calloc(n + 1, sizeof *r->folders)) || !mkdtemp(tmpl) ||
-        !(w->private_dir = strdup(tmpl)) ||
-        (fd = open(tmpl, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
-        !folder_is_private(fd, why, sizeof why) ||
-        (snprintf(at, sizeof at, "/proc/%d/fd/%d", (int)getpid(), fd),
-         !(w->private_at = strdup(at)))) {
-        host_error("reload", "cannot create the private plugin folder %s: %s", tmpl,
-                   *why ? why : strerror(errno));
-        if (fd >= 0) close(fd);
-        if (r) free(r->folders);
+    if (!r || !(r->folders = calloc(n + 1, sizeof *r->folders))) {
+        host_error("reload", "out of memory");
         free(r);
         return NULL;
     }
-    w->private_fd = fd;
+    if (!host_private_make(w)) {
+        free(r->folders);
+        free(r);
+        return NULL;
+    }
     r->w = w;
     r->opt = *opt;
     for (size_t k = 0; k < n; k++, r->folder_count++) {
@@ -149,7 +77,7 @@ host_reloader *host_reloader_new(host_world *w, const char *const *dirs, size_t 
         snprintf(manifest, sizeof manifest, "%s/%s", dirs[k], MANIFEST_FILE);
         if (stat(manifest, &st) == 0) f->manifest_mtime = st.st_mtim; /* as the loader read it */
         host_info("reload", "watching %s (%s); private copies in %s", dirs[k],
-                  host_watch_inotify(f->watch) ? "inotify" : "polling", tmpl);
+                  host_watch_inotify(f->watch) ? "inotify" : "polling", w->private_dir);
     }
     return r;
 }
@@ -163,27 +91,6 @@ void host_reloader_free(host_reloader *r)
     }
     free(r->folders);
     free(r);
-}
-
-void host_reloader_cleanup(host_world *w)
-{
-    if (!w->private_dir) return;
-    if (w->private_at) {
-        remove_private_folder(AT_FDCWD, w->private_dir, w->private_fd, w->private_dir);
-        close(w->private_fd);
-    }
-    free(w->private_dir);
-    free(w->private_at);
-    w->private_dir = w->private_at = NULL;
-}
-
-bool host_reload_private_ok(const host_world *w, char *why, size_t len)
-{
-    char reason[200];
-    if (folder_is_private(w->private_fd, reason, sizeof reason)) return true;
-    host_format(why, len, "the private folder %s is not private any more (%s)", w->private_dir,
-                reason);
-    return false;
 }
 
 void host_reloader_counts(const host_reloader *r, unsigned *done, unsigned *failed)

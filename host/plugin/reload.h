@@ -29,8 +29,8 @@ typedef struct host_reload_options {
     bool allow_insecure;
 } host_reload_options;
 
-/* Create the private folder (sets w->private_dir: call before loading the plugins) and
- * start watching dir. NULL with an error logged when the folder cannot be made. */
+/* Create the private folder (host_private_make: call before loading the plugins) and
+ * start watching dirs. NULL with an error logged when the folder cannot be made. */
 host_reloader *host_reloader_new(host_world *w, const char *const *dirs, size_t n,
                                  const host_reload_options *opt);
 
@@ -48,15 +48,8 @@ void host_reload_forget_previous(struct host_plugin *p);
 /* Reloads done and refused so far (for --stats). */
 void host_reloader_counts(const host_reloader *r, unsigned *done, unsigned *failed);
 
-/* Stop watching; the private folder is removed by host_reloader_cleanup() after the
- * plugins were freed. */
+/* Stop watching; the private folder is removed by host_private_remove() (private.h)
+ * after the plugins were freed. */
 void host_reloader_free(host_reloader *r);
-
-/* Remove the private folder and whatever is left in it. */
-void host_reloader_cleanup(host_world *w);
-
-/* Is the private folder still this user's own, mode 0700? Checked before every copy; else
- * false with the reason. */
-bool host_reload_private_ok(const host_world *w, char *why, size_t len);
 
 #endif

@@ -11,7 +11,7 @@
 #include "clock.h"
 #include "guard.h"
 #include "log.h"
-#include "reload.h"
+#include "private.h"
 #include "scene.h"
 #include "debug_name_api.h" /* the host names entities through it when loaded */
 
@@ -61,7 +61,7 @@ void host_world_free(host_world *w)
     host_world_trace_close(w);
     for (size_t i = 0; i < w->plugin_count; i++) host_plugin_free(w->plugins[i]);
     free(w->plugins);
-    host_reloader_cleanup(w); /* the private copies are gone with the plugins: the folder */
+    host_private_remove(w); /* the private copies are gone with the plugins: the folder */
     free(w->managers);
     free(w->systems); /* each system went with its plugin */
     free(w->steps);
