@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* debug_name.c: the debug_name plugin: at most one name per entity (the seed's
  * DebugNameComponentManager), as the manager "debug_name" (scene value: a string) and the
- * API "ecs.debug_name" v1 (debug_name_api.h).
+ * API "ecs.debug_name" v1 (debug_name_api.h), and the SDK's "ecs.names" v1 (ecs_describe.h),
+ * through which the host's tools read names without knowing this plugin.
  *
  * Data: one ecs_soa (one allocation) holding, per instance i:
  *   entity[i]  the named entity          name[i]  the handle of its name's slot
@@ -38,6 +39,7 @@
 #include <string.h>
 
 #include "debug_name_api.h"
+#include "ecs_describe.h"
 #include "ecs_json.h"
 #include "ecs_plugin.h"
 #include "ecs_soa.h"
@@ -640,7 +642,8 @@ static void dn_reserve(void *self, uint32_t count)
     (void)ecs_soa_reserve_more(&((dn_state *)self)->soa, count); /* else: grows as it reads */
 }
 
-/* Register the manager and publish the API for state s. */
+/* Register the manager and publish the APIs for state s: its own, and "ecs.names" (the
+ * SDK's, ecs_describe.h) for tools that know no plugin. */
 static ecs_status register_all(const ecs_host *h, dn_state *s)
 {
     ecs_manager_desc m = {.struct_size = sizeof m,
@@ -653,10 +656,13 @@ static ecs_status register_all(const ecs_host *h, dn_state *s)
                           .reserve = dn_reserve};
     ecs_debug_name_api api = {sizeof api, s,       dn_set,    dn_get,
                               dn_clear,   dn_find, dn_format, dn_count};
+    ecs_names_api names = {sizeof names, s, dn_get};
     ecs_status st = h->register_manager(h, &m);
     if (st == ECS_OK)
         st = h->api_publish(h, ECS_DEBUG_NAME_API_NAME, ECS_DEBUG_NAME_API_VERSION, &api,
                             sizeof api);
+    if (st == ECS_OK)
+        st = h->api_publish(h, ECS_NAMES_API_NAME, ECS_NAMES_API_VERSION, &names, sizeof names);
     return st;
 }
 
