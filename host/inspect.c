@@ -1,81 +1,35 @@
 /* SPDX-License-Identifier: MIT */
-/* inspect.c: the inspector's server and JSON API (inspect.h, docs/inspector.md).
+/* inspect.c: the inspector's server (inspect.h, inspect_int.h, docs/inspector.md).
  *
  * libmicrohttpd in its "external select" mode with epoll: the daemon has no thread; the
  * frame loop runs it (MHD_run) at frame boundaries and while it waits for the next frame.
- * A request's body is gathered (up to 1 MiB), then answered in one call that reads or
- * changes the world: every change goes through the paths a scene load takes (validation,
- * references, managers told), so the inspector can do nothing a scene file cannot.
+ * Every request passes the Host and token checks, then is routed to an answer made at once
+ * (inspect_api.c) or to a job: work that walks the world (a search of 4 M names) is done
+ * in slices of at most SLICE_NS, one at each frame boundary and more while the loop waits
+ * for the next frame, its connection suspended meanwhile, so that no request costs a frame
+ * more than a slice. Jobs are served oldest first; one whose client hung up is dropped.
  */
 #include "inspect.h"
 
 #include <arpa/inet.h>
-#include <cjson/cJSON.h>
-#include <ctype.h>
 #include <errno.h>
-#include <microhttpd.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "guard.h"
+#include "inspect_int.h"
 #include "inspect_page.h" /* host_inspect_page: the page, built from inspect_page.html */
-#include "json.h"
 #include "log.h"
-#include "scene.h"
-#include "world.h"
 
-#define BODY_LIMIT   (1u << 20) /* a request body over 1 MiB: 413 */
-#define LOG_RING     1000       /* log lines kept for a page that connects late */
-#define FRAME_RING   600        /* frame times kept for the chart (10 s at 60 fps) */
-#define PAGE_DEFAULT 100
-#define PAGE_MAX     1000
-
-typedef struct log_line {
-    uint64_t seq;
-    double t; /* seconds since the inspector started */
-    int level;
-    char *who, *msg;
-} log_line;
-
-typedef struct step_mark {
-    const void *step; /* the manager or system */
-    uint64_t total_ns, count;
-    double last_us; /* what the previous request said: kept while no timed frame ran */
-} step_mark;
-
-struct host_inspector {
-    host_world *w;
-    struct MHD_Daemon *d;
-    int epoll_fd;
-    char token[33];
-    char addr[INET_ADDRSTRLEN];
-    unsigned port;
-    bool read_only;
-    uint64_t start_ns;
-    /* frames: the measured rate and the last frame times */
-    uint64_t rate_t0, rate_frame0, last_total_ns, last_count;
-    double fps;
-    float frame_us[FRAME_RING];
-    uint32_t frame_at, frame_n;
-    /* the schedule's recent times: the totals at the last /api/schedule */
-    step_mark *marks;
-    size_t mark_count;
-    /* the log */
-    log_line ring[LOG_RING];
-    uint64_t next_seq;
-};
-
-typedef struct request {
-    char *body;
-    size_t len, cap;
-    bool too_big;
-} request;
+#define BODY_LIMIT     (1u << 20) /* a request body over 1 MiB: 413 */
+#define SLICE_NS       1000000u   /* a job's slice: at most this long at a frame boundary */
+#define WAIT_MARGIN_NS 250000u    /* while waiting, a slice ends this long before the frame */
+#define MIN_WAIT_SLICE 100000u    /* a shorter slice than this is not worth starting */
 
 /* ---- the log ring ---- */
 
@@ -91,8 +45,8 @@ static void on_log(void *ctx, int level, const char *who, const char *msg)
 
 /* ---- replies ---- */
 
-static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned status, const char *type,
-                                  char *text, size_t len)
+enum MHD_Result inspect_reply_text(struct MHD_Connection *c, unsigned status, const char *type,
+                                   char *text, size_t len)
 {
     struct MHD_Response *r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
     if (!r) {
@@ -107,19 +61,15 @@ static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned status, con
     return ok;
 }
 
-/* Send v (consumed) as JSON. */
-static enum MHD_Result reply_json(struct MHD_Connection *c, unsigned status, cJSON *v)
+enum MHD_Result inspect_reply_json(struct MHD_Connection *c, unsigned status, cJSON *v)
 {
     char *text = v ? cJSON_PrintUnformatted(v) : NULL;
     cJSON_Delete(v);
     if (!text) return MHD_NO;
-    return reply_text(c, status, "application/json", text, strlen(text));
+    return inspect_reply_text(c, status, "application/json", text, strlen(text));
 }
 
-/* {"error": message, "path": path}. A scene loader's message about the request's entity,
- * "NAME:L:C: entities[0].PATH: what", becomes "PATH: what" with "path": "PATH" (the
- * position is in the scene the request was wrapped in, not in the body). */
-static enum MHD_Result reply_error(struct MHD_Connection *c, unsigned status, const char *msg)
+enum MHD_Result inspect_reply_error(struct MHD_Connection *c, unsigned status, const char *msg)
 {
     cJSON *v = cJSON_CreateObject();
     const char *p = strstr(msg, "entities[0]."), *end = p ? strstr(p, ": ") : NULL;
@@ -132,225 +82,10 @@ static enum MHD_Result reply_error(struct MHD_Connection *c, unsigned status, co
     } else {
         cJSON_AddStringToObject(v, "error", msg);
     }
-    return reply_json(c, status, v);
+    return inspect_reply_json(c, status, v);
 }
 
-/* ---- ids ---- */
-
-static void id_text(ecs_entity e, char *buf, size_t size)
-{
-    snprintf(buf, size, "%u.%u", ecs_entity_index(e), ecs_entity_generation(e));
-}
-
-/* "INDEX.GENERATION" into *e: false when it is not one. */
-static bool parse_id(const char *s, size_t n, ecs_entity *e)
-{
-    char text[32], *end;
-    if (n == 0 || n >= sizeof text) return false;
-    memcpy(text, s, n);
-    text[n] = '\0';
-    if (!isdigit((unsigned char)text[0])) return false;
-    unsigned long idx = strtoul(text, &end, 10);
-    if (*end != '.' || !isdigit((unsigned char)end[1])) return false;
-    unsigned long gen = strtoul(end + 1, &end, 10);
-    if (*end || idx > ECS_ENTITY_MAX_INDEX || gen > ECS_ENTITY_GENERATION_MASK) return false;
-    *e = ecs_entity_make((uint32_t)idx, (uint32_t)gen);
-    return true;
-}
-
-/* ---- the world ---- */
-
-static cJSON *world_json(host_inspector *in)
-{
-    host_world *w = in->w;
-    cJSON *v = cJSON_CreateObject();
-    size_t loaded = 0;
-    for (size_t i = 0; i < w->plugin_count; i++)
-        loaded += w->plugins[i]->status == HOST_PLUGIN_LOADED;
-    cJSON_AddNumberToObject(v, "frame", (double)w->frame.frame);
-    cJSON_AddNumberToObject(v, "dt", w->frame.dt);
-    cJSON_AddNumberToObject(v, "time", w->frame.time);
-    cJSON_AddNumberToObject(v, "fps", in->fps);
-    cJSON_AddNumberToObject(v, "entities", host_entities_live(w->entities));
-    cJSON_AddNumberToObject(v, "plugins", (double)loaded);
-    cJSON_AddNumberToObject(v, "managers", (double)w->manager_count);
-    cJSON_AddNumberToObject(v, "systems", (double)w->system_count);
-    cJSON_AddNumberToObject(v, "uptime_s", (double)(host_now_ns() - in->start_ns) / 1e9);
-    cJSON_AddBoolToObject(v, "read_only", in->read_only);
-    return v;
-}
-
-static const char *status_name(host_plugin_status s)
-{
-    switch (s) {
-    case HOST_PLUGIN_FOUND:
-        return "found";
-    case HOST_PLUGIN_LOADED:
-        return "loaded";
-    case HOST_PLUGIN_SKIPPED:
-        return "skipped";
-    case HOST_PLUGIN_DISABLED:
-        return "disabled";
-    case HOST_PLUGIN_UNLOADED:
-        return "unloaded";
-    case HOST_PLUGIN_PARKED:
-        return "parked";
-    }
-    return "?";
-}
-
-static cJSON *plugins_json(host_inspector *in)
-{
-    host_world *w = in->w;
-    cJSON *list = cJSON_CreateArray();
-    for (size_t i = 0; i < w->plugin_count; i++) {
-        const host_plugin *p = w->plugins[i];
-        cJSON *v = cJSON_CreateObject();
-        char abi[32];
-        snprintf(abi, sizeof abi, "%u.%u", p->abi_major, p->abi_minor);
-        cJSON_AddStringToObject(v, "name", p->name ? p->name : "");
-        cJSON_AddStringToObject(v, "version", p->version ? p->version : "");
-        cJSON_AddStringToObject(v, "file", p->file);
-        cJSON_AddStringToObject(v, "abi", abi);
-        cJSON_AddNumberToObject(v, "state_version", p->state_version);
-        cJSON_AddStringToObject(v, "status", status_name(p->status));
-        cJSON_AddStringToObject(v, "reason", p->reason);
-        cJSON_AddNumberToObject(v, "memory_bytes", (double)p->mem.bytes);
-        cJSON *mgrs = cJSON_AddArrayToObject(v, "managers");
-        for (size_t m = 0; m < w->manager_count; m++)
-            if (w->managers[m]->owner == p)
-                cJSON_AddItemToArray(mgrs, cJSON_CreateString(w->managers[m]->name));
-        cJSON *apis = cJSON_AddArrayToObject(v, "apis");
-        for (size_t a = 0; a < p->api_count; a++)
-            cJSON_AddItemToArray(apis, cJSON_CreateString(p->api_names[a]));
-        cJSON *deps = cJSON_AddArrayToObject(v, "dependencies");
-        for (char **d = p->deps; d && *d; d++) cJSON_AddItemToArray(deps, cJSON_CreateString(*d));
-        for (size_t u = 0; u < p->use_count; u++)
-            cJSON_AddItemToArray(deps, cJSON_CreateString(p->uses[u].name));
-        cJSON *hist = cJSON_AddArrayToObject(v, "reloads"); /* oldest first, the last 8 */
-        uint32_t kept = p->reload_count < 8 ? p->reload_count : 8;
-        for (uint32_t k = p->reload_count - kept; k < p->reload_count; k++) {
-            const struct host_reload_note *rn = &p->reloads[k % 8];
-            cJSON *h = cJSON_CreateObject();
-            cJSON_AddNumberToObject(h, "time", rn->time);
-            cJSON_AddBoolToObject(h, "done", rn->done);
-            cJSON_AddStringToObject(h, "what", rn->what);
-            cJSON_AddItemToArray(hist, h);
-        }
-        cJSON_AddItemToArray(list, v);
-    }
-    return list;
-}
-
-static step_mark *mark_of(host_inspector *in, const void *step)
-{
-    for (size_t i = 0; i < in->mark_count; i++)
-        if (in->marks[i].step == step) return &in->marks[i];
-    step_mark *v = realloc(in->marks, (in->mark_count + 1) * sizeof *v);
-    if (!v) return NULL;
-    in->marks = v;
-    in->marks[in->mark_count] = (step_mark){step, 0, 0, 0};
-    return &in->marks[in->mark_count++];
-}
-
-static cJSON *schedule_json(host_inspector *in)
-{
-    host_world *w = in->w;
-    cJSON *v = cJSON_CreateObject(), *steps = cJSON_AddArrayToObject(v, "steps");
-    host_step *rows = malloc((w->manager_count + w->system_count + 1) * sizeof *rows);
-    size_t n = rows ? host_schedule_all(w, rows) : 0;
-    double frame_total = (double)w->timed_frames_ns; /* the frames the steps were timed in */
-    for (size_t i = 0; i < n; i++) {
-        const host_manager *m = rows[i].m;
-        const host_system *s = rows[i].s;
-        const host_timing *t = m ? &m->timing : &s->timing;
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "name", m ? m->name : s->name);
-        cJSON_AddStringToObject(o, "plugin", m ? m->owner->name : s->owner->name);
-        cJSON_AddStringToObject(o, "kind", m ? "manager" : "system");
-        if (m && m->desc.count)
-            cJSON_AddNumberToObject(o, "components", m->desc.count(m->desc.state));
-        else if (!m) {
-            const host_collection *c = host_collections_get(&w->collections, s->collection);
-            cJSON_AddNumberToObject(o, "components", c ? c->count : 0);
-        }
-        step_mark *mk = mark_of(in, m ? (const void *)m : (const void *)s);
-        double recent = mk ? mk->last_us : 0;
-        if (mk && t->count > mk->count)
-            recent = (double)(t->total_ns - mk->total_ns) / (double)(t->count - mk->count) / 1e3;
-        if (mk) mk->total_ns = t->total_ns, mk->count = t->count, mk->last_us = recent;
-        cJSON_AddNumberToObject(o, "last_us", recent);
-        cJSON_AddNumberToObject(o, "mean_us", host_timing_mean(t) / 1e3);
-        cJSON_AddNumberToObject(o, "p99_us", (double)host_timing_quantile(t, 0.99) / 1e3);
-        cJSON_AddNumberToObject(o, "max_us", (double)t->max_ns / 1e3);
-        cJSON_AddNumberToObject(o, "share",
-                                frame_total > 0 ? (double)t->total_ns / frame_total : 0.0);
-        cJSON_AddItemToArray(steps, o);
-    }
-    free(rows);
-    const host_timing *f = &w->frame_timing;
-    cJSON_AddNumberToObject(v, "frame_mean_us", host_timing_mean(f) / 1e3);
-    cJSON_AddNumberToObject(v, "frame_p99_us", (double)host_timing_quantile(f, 0.99) / 1e3);
-    cJSON *frames = cJSON_AddArrayToObject(v, "frames_us"); /* oldest first */
-    for (uint32_t i = 0; i < in->frame_n; i++) {
-        uint32_t at = (in->frame_at + FRAME_RING - in->frame_n + i) % FRAME_RING;
-        cJSON_AddItemToArray(frames, cJSON_CreateNumber(in->frame_us[at]));
-    }
-    return v;
-}
-
-/* The JSON array of entities list[0..n), as the scene writer writes them. */
-static cJSON *entities_of(host_world *w, const ecs_entity *list, uint32_t n)
-{
-    size_t len = 0;
-    char *text = host_scene_entities_text(w, list, n, &len);
-    cJSON *v = text ? cJSON_ParseWithLength(text, len) : NULL;
-    free(text);
-    return v;
-}
-
-/* One item of the entity list from its scene object (full: with its components as
- * "data"). */
-static cJSON *entity_item(ecs_entity e, const cJSON *obj, bool full)
-{
-    char id[32];
-    id_text(e, id, sizeof id);
-    cJSON *v = cJSON_CreateObject();
-    cJSON_AddStringToObject(v, "id", id);
-    cJSON_AddNumberToObject(v, "raw", e.id);
-    const cJSON *sid = cJSON_GetObjectItemCaseSensitive(obj, "id");
-    cJSON_AddStringToObject(v, "scene_id", cJSON_IsString(sid) ? sid->valuestring : "");
-    const cJSON *name = cJSON_GetObjectItemCaseSensitive(obj, "debug_name");
-    cJSON_AddStringToObject(v, "name", cJSON_IsString(name) ? name->valuestring : "");
-    cJSON *comps = cJSON_AddArrayToObject(v, "components");
-    const cJSON *c;
-    cJSON_ArrayForEach(c, obj)
-    {
-        if (strcmp(c->string, "id")) cJSON_AddItemToArray(comps, cJSON_CreateString(c->string));
-    }
-    const cJSON *tf = cJSON_GetObjectItemCaseSensitive(obj, "transform");
-    const cJSON *parent = cJSON_GetObjectItemCaseSensitive(tf, "parent");
-    if (cJSON_IsString(parent))
-        cJSON_AddStringToObject(v, "parent", parent->valuestring);
-    else
-        cJSON_AddNullToObject(v, "parent");
-    if (full) {
-        cJSON *data = cJSON_Duplicate(obj, 1);
-        cJSON_DeleteItemFromObjectCaseSensitive(data, "id");
-        cJSON_AddItemToObject(v, "data", data);
-    }
-    return v;
-}
-
-static bool contains_folded(const char *hay, const char *needle)
-{
-    size_t n = strlen(needle);
-    for (; *hay; hay++)
-        if (strncasecmp(hay, needle, n) == 0) return true;
-    return n == 0;
-}
-
-static long query_long(struct MHD_Connection *c, const char *key, long fallback, long max)
+long inspect_query_long(struct MHD_Connection *c, const char *key, long fallback, long max)
 {
     const char *s = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, key);
     char *end;
@@ -360,231 +95,116 @@ static long query_long(struct MHD_Connection *c, const char *key, long fallback,
     return v > max ? max : v;
 }
 
-#define CHUNK 1024u
+/* ---- jobs ---- */
 
-static enum MHD_Result entity_page(host_inspector *in, struct MHD_Connection *c)
+enum MHD_Result inspect_job_start(host_inspector *in, struct MHD_Connection *c, request *r,
+                                  inspect_job *j)
 {
-    host_world *w = in->w;
-    long offset = query_long(c, "offset", 0, 1L << 30),
-         limit = query_long(c, "limit", PAGE_DEFAULT, PAGE_MAX);
-    const char *name = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "name");
-    const char *full = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "full");
-    if (offset < 0 || limit < 0)
-        return reply_error(c, 400, "offset and limit are numbers from 0 (limit at most 1000)");
-    cJSON *v = cJSON_CreateObject(), *items = cJSON_AddArrayToObject(v, "items");
-    if (limit == 0 && !(name && *name)) { /* only the count */
-        cJSON_AddNumberToObject(v, "offset", (double)offset);
-        cJSON_AddNumberToObject(v, "total", host_entities_live(w->entities));
-        return reply_json(c, 200, v);
-    }
-    ecs_entity chunk[CHUNK];
-    uint32_t from = 0, n;
-    long matched = 0, skipped = 0;
-    bool filter = name && *name;
-    if (!filter) from = host_entities_skip_live(w->entities, 0, (uint64_t)offset), skipped = offset;
-    do { /* a chunk of live entities at a time; without a filter only the page's */
-        n = 0;
-        ecs_entity e;
-        while (n < CHUNK && host_entities_next_live(w->entities, from, &e)) {
-            from = ecs_entity_index(e) + 1;
-            if (!filter && skipped < offset) {
-                skipped++;
-                continue;
-            }
-            chunk[n++] = e;
-            if (!filter && (long)n >= limit) break;
-        }
-        if (!n) break;
-        cJSON *objs = entities_of(w, chunk, n);
-        if (!objs) {
-            cJSON_Delete(v);
-            return reply_error(c, 500, "a manager could not save its components (see the log)");
-        }
-        const cJSON *obj = objs->child;
-        for (uint32_t i = 0; i < n && obj; i++, obj = obj->next) {
-            if (filter) {
-                const cJSON *sid = cJSON_GetObjectItemCaseSensitive(obj, "id");
-                const cJSON *dn = cJSON_GetObjectItemCaseSensitive(obj, "debug_name");
-                if (!(cJSON_IsString(sid) && contains_folded(sid->valuestring, name)) &&
-                    !(cJSON_IsString(dn) && contains_folded(dn->valuestring, name)))
-                    continue;
-                if (matched++ < offset || cJSON_GetArraySize(items) >= limit) continue;
-            }
-            cJSON_AddItemToArray(items, entity_item(chunk[i], obj, full && !strcmp(full, "1")));
-        }
-        cJSON_Delete(objs);
-    } while (filter || cJSON_GetArraySize(items) < limit);
-    cJSON_AddNumberToObject(v, "offset", (double)offset);
-    cJSON_AddNumberToObject(v, "total", filter ? (double)matched : host_entities_live(w->entities));
-    return reply_json(c, 200, v);
+    j->c = c;
+    j->start_ns = host_now_ns();
+    j->frame0 = in->w->frame.frame;
+    r->job = j;
+    MHD_suspend_connection(c);
+    if (in->jobs_last)
+        in->jobs_last->next = j;
+    else
+        in->jobs = j;
+    in->jobs_last = j;
+    return MHD_YES;
 }
 
-/* {"id", "scene_id", "components": {manager: value}} of a live e. */
-static cJSON *entity_json(host_world *w, ecs_entity e)
+/* Has j's client hung up (the page cancelled a request a newer one made useless)? */
+static bool client_gone(inspect_job *j)
 {
-    cJSON *objs = entities_of(w, &e, 1), *obj = cJSON_DetachItemFromArray(objs, 0);
-    cJSON_Delete(objs);
-    if (!obj) return NULL;
-    char id[32];
-    id_text(e, id, sizeof id);
-    cJSON *v = cJSON_CreateObject();
-    cJSON_AddStringToObject(v, "id", id);
-    cJSON *sid = cJSON_DetachItemFromObjectCaseSensitive(obj, "id");
-    cJSON_AddItemToObject(v, "scene_id", sid ? sid : cJSON_CreateString(""));
-    cJSON_AddItemToObject(v, "components", obj);
-    return v;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(j->c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (!ci) return false;
+    struct pollfd p = {ci->connect_fd, POLLRDHUP, 0};
+    return poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
 }
 
-/* ---- writes ---- */
-
-static enum MHD_Result create_entity(host_inspector *in, struct MHD_Connection *c, request *r)
+/* Take the first job off the list (it is done): its connection goes on. */
+static void job_finish(host_inspector *in, inspect_job *j)
 {
-    char err[800];
-    cJSON *obj = host_json_parse("body", r->body ? r->body : "", r->len, err, sizeof err);
-    if (!obj) return reply_error(c, 400, err);
-    bool is_obj = cJSON_IsObject(obj);
-    cJSON_Delete(obj);
-    if (!is_obj) return reply_error(c, 400, "body: expected an entity object, as in a scene file");
-    obj = host_json_parse("body", r->body, r->len, err, sizeof err);
-    const cJSON *id = cJSON_GetObjectItemCaseSensitive(obj, "id");
-    ecs_entity taken =
-        cJSON_IsString(id) ? host_scene_entity_named(in->w, id->valuestring) : ecs_entity_null();
-    char why[400], tid[32];
-    if (!ecs_entity_is_null(taken)) {
-        id_text(taken, tid, sizeof tid);
-        host_format(why, sizeof why, "id: '%s' is the id of entity %s already", id->valuestring,
-                    tid);
-    }
-    cJSON_Delete(obj);
-    if (!ecs_entity_is_null(taken)) return reply_error(c, 409, why);
-    size_t len = r->len + 64;
-    char *doc = malloc(len);
-    if (!doc) return reply_error(c, 500, "out of memory");
-    int n = snprintf(doc, len, "{\"version\": 1, \"entities\": [\n%.*s\n]}", (int)r->len, r->body);
-    ecs_entity made = ecs_entity_null();
-    ecs_status s = host_scene_load_text(in->w, "body", doc, (size_t)n, &made, err, sizeof err);
-    free(doc);
-    if (s != ECS_OK) return reply_error(c, 400, err);
-    cJSON *v = entity_json(in->w, made);
-    return v ? reply_json(c, 201, v) : reply_error(c, 500, "the new entity could not be read");
+    in->jobs = j->next;
+    if (!in->jobs) in->jobs_last = NULL;
+    j->next = NULL;
+    j->done = true;
+    MHD_resume_connection(j->c);
 }
 
-static enum MHD_Result save_world(host_inspector *in, struct MHD_Connection *c, request *r)
+typedef struct slice_call {
+    host_inspector *in;
+    inspect_job *j;
+    uint64_t until;
+    bool done;
+} slice_call;
+
+static void call_step(void *arg)
 {
-    char err[800], resolved[4096];
-    cJSON *body = host_json_parse("body", r->body ? r->body : "", r->len, err, sizeof err);
-    if (!body) return reply_error(c, 400, err);
-    const cJSON *path = cJSON_GetObjectItemCaseSensitive(body, "path");
-    if (!cJSON_IsString(path) || !*path->valuestring) {
-        cJSON_Delete(body);
-        return reply_error(c, 400, "body: expected {\"path\": \"FILE\"}");
-    }
-    enum MHD_Result ok;
-    if (host_scene_check_target(path->valuestring, resolved, sizeof resolved, err, sizeof err) !=
-        ECS_OK) {
-        ok = reply_error(c, 400, err);
-    } else if (host_scene_save(in->w, path->valuestring) != ECS_OK) {
-        ok = reply_error(c, 500, "the save failed (the log says why); the old file is as it was");
-    } else {
-        cJSON *v = cJSON_CreateObject();
-        cJSON_AddStringToObject(v, "saved", path->valuestring);
-        ok = reply_json(c, 200, v);
-    }
-    cJSON_Delete(body);
-    return ok;
+    slice_call *s = arg;
+    s->done = s->j->kind->step(s->in, s->j, s->until);
 }
 
-/* The world as a scene file: saved to a temporary file, sent, removed. */
-static enum MHD_Result download_scene(host_inspector *in, struct MHD_Connection *c)
+/* One slice of the oldest job, until `until`. */
+static void job_slice(host_inspector *in, uint64_t until)
 {
-    char dir[] = "/tmp/ecs-inspect-XXXXXX", path[64], err[300];
-    if (!mkdtemp(dir)) return reply_error(c, 500, strerror(errno));
-    snprintf(path, sizeof path, "%s/scene.json", dir);
-    size_t len = 0;
-    char *text = host_scene_save(in->w, path) == ECS_OK
-                     ? host_json_read_text(path, &len, err, sizeof err)
-                     : NULL;
-    unlink(path);
-    rmdir(dir);
-    if (!text) return reply_error(c, 500, "the world could not be saved (the log says why)");
-    struct MHD_Response *r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
-    if (!r) return free(text), MHD_NO;
-    MHD_add_response_header(r, "Content-Type", "application/json");
-    MHD_add_response_header(r, "Content-Disposition", "attachment; filename=\"scene.json\"");
-    MHD_add_response_header(r, "Cache-Control", "no-store");
-    enum MHD_Result ok = MHD_queue_response(c, 200, r);
-    MHD_destroy_response(r);
-    return ok;
+    inspect_job *j = in->jobs;
+    if (client_gone(j)) {
+        host_detail("inspect", "a %s dropped after %u slices: its client hung up", j->kind->name,
+                    j->slices);
+        j->gone = true;
+        job_finish(in, j);
+        return;
+    }
+    slice_call s = {in, j, until, false};
+    uint64_t t0 = host_now_ns();
+    int sig = host_guard_run(call_step, &s); /* plugin code runs in it (names, components) */
+    uint64_t t1 = host_now_ns();
+    j->work_ns += t1 - t0;
+    j->slices++;
+    if (t1 - t0 > j->longest_ns) j->longest_ns = t1 - t0;
+    host_world_trace_slice(in->w, j->kind->name, "inspect", t0, t1);
+    if (sig && j->crashed) host_plugin_crashed(in->w, (host_plugin *)j->crashed, sig, j->crash_in);
+    j->crash_sig = sig;
+    if (sig || s.done) job_finish(in, j);
 }
 
-static cJSON *log_json(host_inspector *in, uint64_t since)
+/* Serve the jobs, oldest first, until `until` (host_now_ns) or none is left. */
+static void run_jobs(host_inspector *in, uint64_t until)
 {
-    static const char *const levels[] = {"error", "warn", "info", "debug"};
-    cJSON *v = cJSON_CreateObject(), *lines = cJSON_AddArrayToObject(v, "lines");
-    uint64_t first = in->next_seq > LOG_RING ? in->next_seq - LOG_RING : 0;
-    for (uint64_t s = since > first ? since : first; s < in->next_seq; s++) {
-        const log_line *l = &in->ring[s % LOG_RING];
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddNumberToObject(o, "seq", (double)l->seq);
-        cJSON_AddNumberToObject(o, "t", l->t);
-        cJSON_AddStringToObject(o, "level", levels[l->level & 3]);
-        cJSON_AddStringToObject(o, "who", l->who ? l->who : "");
-        cJSON_AddStringToObject(o, "msg", l->msg ? l->msg : "");
-        cJSON_AddItemToArray(lines, o);
-    }
-    cJSON_AddNumberToObject(v, "next", (double)in->next_seq);
-    return v;
+    while (in->jobs && host_now_ns() < until) job_slice(in, until);
 }
 
-/* Server-Sent Events: what happened since the client's Last-Event-ID (or ?since=): the
- * log lines (a reload's as event "reload"), then one "frame" event; "retry: 100" makes
- * the browser's EventSource ask again 100 ms after the answer ends, so a client gets at
- * most 10 frame events a second and never holds the host: each answer is complete. */
-static enum MHD_Result events(host_inspector *in, struct MHD_Connection *c)
+/* The answer of a job that is done (its connection resumed). */
+static enum MHD_Result job_answer(host_inspector *in, struct MHD_Connection *c, inspect_job *j)
 {
-    const char *last = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Last-Event-ID");
-    uint64_t since = last && *last ? strtoull(last, NULL, 10) + 1 : 0;
-    if (!last || !*last) {
-        long s = query_long(c, "since", 0, 1L << 62);
-        since = s < 0 ? 0 : (uint64_t)s;
+    if (j->gone) return MHD_NO; /* nobody to answer: close */
+    if (j->crash_sig) {
+        char msg[300];
+        host_format(msg, sizeof msg, "a plugin crashed with %s in %s while this was answered",
+                    host_guard_signal_name(j->crash_sig), j->crash_in ? j->crash_in : "its code");
+        return inspect_reply_error(c, 500, msg);
     }
-    cJSON *lines = log_json(in, since), *l;
-    size_t cap = 4096, len = 0;
-    char *out = malloc(cap);
-    if (!out) return cJSON_Delete(lines), MHD_NO;
-    len += (size_t)snprintf(out, cap, "retry: 100\n\n");
-    cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(lines, "lines"))
-    {
-        char *data = cJSON_PrintUnformatted(l);
-        const char *who = cJSON_GetObjectItemCaseSensitive(l, "who")->valuestring;
-        size_t need = len + (data ? strlen(data) : 0) + 96;
-        if (need > cap) {
-            char *bigger = realloc(out, cap = need * 2);
-            if (!bigger) break;
-            out = bigger;
-        }
-        if (data)
-            len += (size_t)snprintf(out + len, cap - len, "id: %.0f\nevent: %s\ndata: %s\n\n",
-                                    cJSON_GetObjectItemCaseSensitive(l, "seq")->valuedouble,
-                                    strcmp(who, "reload") ? "log" : "reload", data);
-        free(data);
+    unsigned status = 200;
+    cJSON *v = j->kind->answer(in, j, &status);
+    if (!v) return inspect_reply_error(c, 500, "out of memory");
+    double ms = (double)(host_now_ns() - j->start_ns) / 1e6;
+    uint64_t frames = in->w->frame.frame - j->frame0;
+    host_detail("inspect",
+                "a %s answered in %.1f ms: %.1f ms of work in %u slices (the longest %.2f ms) over "
+                "%llu frames",
+                j->kind->name, ms, (double)j->work_ns / 1e6, j->slices, (double)j->longest_ns / 1e6,
+                (unsigned long long)frames);
+    if (cJSON_IsObject(v)) { /* what it cost: the page shows it */
+        cJSON *cost = cJSON_AddObjectToObject(v, "cost");
+        cJSON_AddNumberToObject(cost, "ms", ms);
+        cJSON_AddNumberToObject(cost, "work_ms", (double)j->work_ns / 1e6);
+        cJSON_AddNumberToObject(cost, "slices", j->slices);
+        cJSON_AddNumberToObject(cost, "longest_slice_ms", (double)j->longest_ns / 1e6);
+        cJSON_AddNumberToObject(cost, "frames", (double)frames);
     }
-    cJSON_Delete(lines);
-    cJSON *frame = world_json(in);
-    cJSON_AddNumberToObject(frame, "frame_us",
-                            in->frame_n ? in->frame_us[(in->frame_at + FRAME_RING - 1) % FRAME_RING]
-                                        : 0);
-    char *data = cJSON_PrintUnformatted(frame);
-    cJSON_Delete(frame);
-    size_t need = len + (data ? strlen(data) : 0) + 64;
-    if (need > cap) {
-        char *bigger = realloc(out, need);
-        if (bigger) out = bigger, cap = need;
-    }
-    if (data && need <= cap)
-        len += (size_t)snprintf(out + len, cap - len, "event: frame\ndata: %s\n\n", data);
-    free(data);
-    return reply_text(c, 200, "text/event-stream", out, len);
+    return inspect_reply_json(c, status, v);
 }
 
 /* ---- routing ---- */
@@ -610,78 +230,101 @@ static bool token_ok(const host_inspector *in, struct MHD_Connection *c)
     return a && strncmp(a, "Bearer ", 7) == 0 && strcmp(a + 7, in->token) == 0;
 }
 
+/* "INDEX.GENERATION" into *e: false when it is not one. */
+static bool parse_id(const char *s, size_t n, ecs_entity *e)
+{
+    char text[32], *end;
+    if (n == 0 || n >= sizeof text) return false;
+    memcpy(text, s, n);
+    text[n] = '\0';
+    if (text[0] < '0' || text[0] > '9') return false;
+    unsigned long idx = strtoul(text, &end, 10);
+    if (*end != '.' || end[1] < '0' || end[1] > '9') return false;
+    unsigned long gen = strtoul(end + 1, &end, 10);
+    if (*end || idx > ECS_ENTITY_MAX_INDEX || gen > ECS_ENTITY_GENERATION_MASK) return false;
+    *e = ecs_entity_make((uint32_t)idx, (uint32_t)gen);
+    return true;
+}
+
+/* /api/entities/{id}[/...]: the id checked, then inspect_entity. */
+static enum MHD_Result route_entity(host_inspector *in, struct MHD_Connection *c, request *r,
+                                    const char *method, const char *id)
+{
+    const char *slash = strchr(id, '/');
+    ecs_entity e;
+    if (!parse_id(id, slash ? (size_t)(slash - id) : strlen(id), &e))
+        return inspect_reply_error(c, 404,
+                                   "an entity id is INDEX.GENERATION, as the list gives it");
+    if (!host_entity_alive(in->w->entities, e))
+        return inspect_reply_error(c, 404,
+                                   "no such entity: it is not alive (destroyed, or a stale id)");
+    return inspect_entity(in, c, r, method, e, slash ? slash : "");
+}
+
+/* The /api/ paths that only read (GET); *routed false when p is not one of them. */
+static enum MHD_Result route_read(host_inspector *in, struct MHD_Connection *c, const char *p,
+                                  bool get, bool *routed)
+{
+    *routed = true;
+    if (!strcmp(p, "world"))
+        return get ? inspect_reply_json(c, 200, inspect_world_json(in))
+                   : inspect_reply_error(c, 405, "GET only");
+    if (!strcmp(p, "plugins"))
+        return get ? inspect_reply_json(c, 200, inspect_plugins_json(in))
+                   : inspect_reply_error(c, 405, "GET only");
+    if (!strcmp(p, "schedule"))
+        return get ? inspect_reply_json(c, 200, inspect_schedule_json(in))
+                   : inspect_reply_error(c, 405, "GET only");
+    if (!strcmp(p, "log")) {
+        long since = inspect_query_long(c, "since", 0, 1L << 62);
+        return get ? inspect_reply_json(c, 200,
+                                        inspect_log_json(in, since < 0 ? 0 : (uint64_t)since))
+                   : inspect_reply_error(c, 405, "GET only");
+    }
+    if (!strcmp(p, "scene"))
+        return get ? inspect_download_scene(in, c) : inspect_reply_error(c, 405, "GET only");
+    if (!strcmp(p, "events"))
+        return get ? inspect_events(in, c) : inspect_reply_error(c, 405, "GET only");
+    *routed = false;
+    return MHD_NO;
+}
+
 static enum MHD_Result route(host_inspector *in, struct MHD_Connection *c, const char *url,
                              const char *method, request *r)
 {
     bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD"), post = !strcmp(method, "POST"),
          put = !strcmp(method, "PUT"), del = !strcmp(method, "DELETE");
-    if (!host_ok(in, c)) return reply_error(c, 403, "the Host header must name this server");
+    if (!host_ok(in, c))
+        return inspect_reply_error(c, 403, "the Host header must name this server");
     if (!strcmp(url, "/") || !strcmp(url, "/index.html")) {
-        if (!get) return reply_error(c, 405, "the page is read with GET");
+        if (!get) return inspect_reply_error(c, 405, "the page is read with GET");
         char *page = strdup(host_inspect_page);
-        return page ? reply_text(c, 200, "text/html; charset=utf-8", page, strlen(page)) : MHD_NO;
+        return page ? inspect_reply_text(c, 200, "text/html; charset=utf-8", page, strlen(page))
+                    : MHD_NO;
     }
-    if (strncmp(url, "/api/", 5) != 0) return reply_error(c, 404, "no such page");
+    if (strncmp(url, "/api/", 5) != 0) return inspect_reply_error(c, 404, "no such page");
     /* a browser's EventSource cannot send headers: /api/events may carry ?token= */
     const char *qt = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token");
     bool query_token = !strcmp(url, "/api/events") && qt && !strcmp(qt, in->token);
     if (!token_ok(in, c) && !query_token)
-        return reply_error(c, 403, "a request needs the header Authorization: Bearer TOKEN");
-    if (r->too_big) return reply_error(c, 413, "the request body is over 1 MiB");
+        return inspect_reply_error(c, 403,
+                                   "a request needs the header Authorization: Bearer TOKEN");
+    if (r->too_big) return inspect_reply_error(c, 413, "the request body is over 1 MiB");
     const char *p = url + 5;
     if ((post || put || del) && in->read_only)
-        return reply_error(c, 403, "the inspector is read-only (--inspect-read-only)");
-    if (!strcmp(p, "world"))
-        return get ? reply_json(c, 200, world_json(in)) : reply_error(c, 405, "GET only");
-    if (!strcmp(p, "plugins"))
-        return get ? reply_json(c, 200, plugins_json(in)) : reply_error(c, 405, "GET only");
-    if (!strcmp(p, "schedule"))
-        return get ? reply_json(c, 200, schedule_json(in)) : reply_error(c, 405, "GET only");
-    if (!strcmp(p, "log")) {
-        long since = query_long(c, "since", 0, 1L << 62);
-        return get ? reply_json(c, 200, log_json(in, since < 0 ? 0 : (uint64_t)since))
-                   : reply_error(c, 405, "GET only");
-    }
-    if (!strcmp(p, "scene")) return get ? download_scene(in, c) : reply_error(c, 405, "GET only");
-    if (!strcmp(p, "events")) return get ? events(in, c) : reply_error(c, 405, "GET only");
-    if (!strcmp(p, "save")) return post ? save_world(in, c, r) : reply_error(c, 405, "POST only");
+        return inspect_reply_error(c, 403, "the inspector is read-only (--inspect-read-only)");
+    bool routed;
+    enum MHD_Result res = route_read(in, c, p, get, &routed);
+    if (routed) return res;
+    if (!strcmp(p, "save"))
+        return post ? inspect_save_world(in, c, r) : inspect_reply_error(c, 405, "POST only");
     if (!strcmp(p, "entities")) {
-        if (get) return entity_page(in, c);
-        if (post) return create_entity(in, c, r);
-        return reply_error(c, 405, "GET or POST");
+        if (get) return inspect_entity_page(in, c, r);
+        if (post) return inspect_create_entity(in, c, r);
+        return inspect_reply_error(c, 405, "GET or POST");
     }
-    if (strncmp(p, "entities/", 9) != 0) return reply_error(c, 404, "no such API");
-    const char *id = p + 9, *slash = strchr(id, '/');
-    ecs_entity e;
-    if (!parse_id(id, slash ? (size_t)(slash - id) : strlen(id), &e))
-        return reply_error(c, 404, "an entity id is INDEX.GENERATION, as the list gives it");
-    if (!host_entity_alive(in->w->entities, e))
-        return reply_error(c, 404, "no such entity: it is not alive (destroyed, or a stale id)");
-    if (!slash) {
-        if (get) {
-            cJSON *v = entity_json(in->w, e);
-            return v ? reply_json(c, 200, v)
-                     : reply_error(c, 500, "its components could not be read");
-        }
-        if (del) {
-            host_entity_destroy(in->w->entities, e);
-            host_world_announce_destroyed(in->w);
-            cJSON *v = cJSON_CreateObject();
-            cJSON_AddBoolToObject(v, "destroyed", true);
-            return reply_json(c, 200, v);
-        }
-        return reply_error(c, 405, "GET or DELETE");
-    }
-    if (!put) return reply_error(c, 405, "a component is replaced with PUT");
-    char err[800];
-    ecs_status s =
-        host_scene_edit(in->w, e, slash + 1, r->body ? r->body : "", r->len, err, sizeof err);
-    if (s == ECS_ERR_NOT_FOUND && !strncmp(err, "no manager", 10)) return reply_error(c, 404, err);
-    if (s != ECS_OK) return reply_error(c, s == ECS_ERR_UNSUPPORTED ? 405 : 400, err);
-    host_info("inspect", "entity %u.%u: %s replaced", ecs_entity_index(e), ecs_entity_generation(e),
-              slash + 1);
-    cJSON *v = entity_json(in->w, e);
-    return v ? reply_json(c, 200, v) : reply_error(c, 500, "its components could not be read");
+    if (strncmp(p, "entities/", 9) != 0) return inspect_reply_error(c, 404, "no such API");
+    return route_entity(in, c, r, method, p + 9);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -695,6 +338,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         *con_cls = r;
         return MHD_YES;
     }
+    if (r->job) return r->job->done ? job_answer(cls, c, r->job) : MHD_YES;
     if (*upload_size) {
         size_t n = *upload_size;
         *upload_size = 0;
@@ -721,8 +365,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode why)
 {
-    (void)cls, (void)c, (void)why;
+    (void)c, (void)why;
+    host_inspector *in = cls;
     request *r = *con_cls;
+    if (r && r->job) {
+        for (inspect_job **at = &in->jobs; *at; at = &(*at)->next) /* still listed: unlist */
+            if (*at == r->job) {
+                *at = r->job->next;
+                break;
+            }
+        in->jobs_last = in->jobs;
+        while (in->jobs_last && in->jobs_last->next) in->jobs_last = in->jobs_last->next;
+        r->job->kind->free(r->job);
+    }
     if (r) free(r->body);
     free(r);
     *con_cls = NULL;
@@ -740,24 +395,44 @@ static void on_mhd_error(void *cls, const char *fmt, va_list ap)
 
 /* ---- life ---- */
 
-host_inspector *host_inspector_new(host_world *w, const char *spec, bool read_only)
+/* spec ("PORT" or "ADDR:PORT") into *sa and addr; false with the reason logged. */
+static bool parse_spec(const char *spec, struct sockaddr_in *sa, char *addr, size_t size)
 {
-    char addr[INET_ADDRSTRLEN] = "127.0.0.1", *end;
+    char *end;
     const char *colon = strrchr(spec, ':'), *port_text = colon ? colon + 1 : spec;
-    if (colon && (size_t)(colon - spec) >= sizeof addr) {
+    snprintf(addr, size, "127.0.0.1");
+    if (colon && (size_t)(colon - spec) >= size) {
         host_error("inspect", "--inspect %s: the address is too long", spec);
-        return NULL;
+        return false;
     }
-    if (colon) snprintf(addr, sizeof addr, "%.*s", (int)(colon - spec), spec);
+    if (colon) snprintf(addr, size, "%.*s", (int)(colon - spec), spec);
     unsigned long port = strtoul(port_text, &end, 10);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    if (!*port_text || *end || port > 65535 || inet_pton(AF_INET, addr, &sa.sin_addr) != 1) {
+    *sa = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    if (!*port_text || *end || port > 65535 || inet_pton(AF_INET, addr, &sa->sin_addr) != 1) {
         host_error("inspect",
                    "--inspect %s: expected PORT or ADDRESS:PORT (an IPv4 address, port 0 to "
                    "65535)",
                    spec);
-        return NULL;
+        return false;
     }
+    return true;
+}
+
+static struct MHD_Daemon *start_daemon(host_inspector *in, struct sockaddr_in *sa)
+{
+    return MHD_start_daemon(
+        MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, on_request, in,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)sa, MHD_OPTION_CONNECTION_LIMIT, (unsigned)32,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)(64 * 1024), MHD_OPTION_NOTIFY_COMPLETED, on_completed, in,
+        MHD_OPTION_EXTERNAL_LOGGER, on_mhd_error, in, MHD_OPTION_END);
+}
+
+host_inspector *host_inspector_new(host_world *w, const char *spec, bool read_only)
+{
+    char addr[INET_ADDRSTRLEN];
+    struct sockaddr_in sa;
+    if (!parse_spec(spec, &sa, addr, sizeof addr)) return NULL;
     host_inspector *in = calloc(1, sizeof *in);
     unsigned char raw[16];
     if (!in || getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw) {
@@ -770,18 +445,13 @@ host_inspector *host_inspector_new(host_world *w, const char *spec, bool read_on
     in->read_only = read_only;
     in->start_ns = in->rate_t0 = host_now_ns();
     snprintf(in->addr, sizeof in->addr, "%s", addr);
-    in->d = MHD_start_daemon(
-        MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, in, MHD_OPTION_SOCK_ADDR,
-        (struct sockaddr *)&sa, MHD_OPTION_CONNECTION_LIMIT, (unsigned)32,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)(64 * 1024), MHD_OPTION_NOTIFY_COMPLETED, on_completed, in,
-        MHD_OPTION_EXTERNAL_LOGGER, on_mhd_error, in, MHD_OPTION_END);
+    in->d = start_daemon(in, &sa);
     const union MHD_DaemonInfo *fd =
         in->d ? MHD_get_daemon_info(in->d, MHD_DAEMON_INFO_EPOLL_FD) : NULL;
     const union MHD_DaemonInfo *pi =
         in->d ? MHD_get_daemon_info(in->d, MHD_DAEMON_INFO_BIND_PORT) : NULL;
     if (!in->d || !fd || !pi) {
-        host_error("inspect", "cannot serve on %s:%lu: %s", addr, port,
+        host_error("inspect", "cannot serve on %s:%u: %s", addr, ntohs(sa.sin_port),
                    errno ? strerror(errno) : "libmicrohttpd failed");
         if (in->d) MHD_stop_daemon(in->d);
         free(in);
@@ -805,6 +475,11 @@ void host_inspector_free(host_inspector *in)
 {
     if (!in) return;
     host_log_set_listener(NULL, NULL);
+    while (in->jobs) { /* nobody will be answered: their connections go on to close */
+        in->jobs->gone = true;
+        job_finish(in, in->jobs);
+    }
+    MHD_run(in->d);
     MHD_stop_daemon(in->d);
     for (size_t i = 0; i < LOG_RING; i++) free(in->ring[i].who), free(in->ring[i].msg);
     free(in->marks);
@@ -840,6 +515,7 @@ void host_inspector_poll(host_inspector *in, bool answer)
         in->rate_t0 = now;
         in->rate_frame0 = w->frame.frame;
     }
+    if (in->jobs) run_jobs(in, now + SLICE_NS); /* one slice a boundary, idle time or not */
     if (answer) MHD_run(in->d);
 }
 
@@ -849,6 +525,12 @@ void host_inspector_wait(host_inspector *in, uint64_t deadline_ns, volatile int 
     for (;;) {
         uint64_t now = host_now_ns();
         if (now >= deadline_ns || (stop && *stop)) return;
+        if (in->jobs && deadline_ns - now > WAIT_MARGIN_NS + MIN_WAIT_SLICE) {
+            uint64_t until = deadline_ns - WAIT_MARGIN_NS; /* the idle time goes to the jobs */
+            run_jobs(in, until < now + SLICE_NS ? until : now + SLICE_NS);
+            MHD_run(in->d); /* answers and new requests between slices */
+            continue;
+        }
         uint64_t wait = deadline_ns - now;
         MHD_UNSIGNED_LONG_LONG mhd_ms;
         if (MHD_get_timeout(in->d, &mhd_ms) == MHD_YES && mhd_ms * 1000000ull < wait)

@@ -676,6 +676,98 @@ static void Inspect_bad_address_is_one_line_and_exit_1(void **state)
     stop(f);
 }
 
+/* A scene of n entities from gen-scene (trees of 1000 named "tree T node K", scene ids
+ * "n<i>") in f->dir; the path (malloc'd). */
+static char *big_scene(fixture *f, unsigned n)
+{
+    char *path = harness_join(f->dir, "big.json"), cmd[8400];
+    snprintf(cmd, sizeof cmd, "'%s' %u > '%s'", GEN_SCENE_PATH, n, path);
+    harness_output out;
+    const char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+    assert_int_equal(harness_run(&out, 120, argv), 0);
+    assert_int_equal(out.exit_code, 0);
+    harness_output_free(&out);
+    return path;
+}
+
+/* Start on a scene of n entities (more options in extra) and wait for its load. */
+static void start_big(fixture *f, unsigned n, const char *fps, char **scene)
+{
+    *scene = big_scene(f, n);
+    start(f, (const char *const[]){"--scene", *scene, "--fps", fps, "-v", NULL});
+    if (!harness_wait_output(&f->proc, "scene: loaded", 200))
+        fail_msg("the scene did not load:\n%s", f->proc.result.err);
+}
+
+/* Issue 33 item 1: a search walks the world a slice per frame boundary (--fps 0: frames
+ * back to back, one slice between two), so the world runs on meanwhile; the answer says
+ * what it cost. Before, the whole walk held one frame (9.3 s at 1 M entities). */
+static void Inspect_a_search_of_300000_entities_runs_between_frames(void **state)
+{
+    fixture *f = *state;
+    reply r;
+    char *scene;
+    start_big(f, 300000, "0", &scene);
+    get(f, "/api/entities?name=node%20567&limit=5", &r);
+    expect_status(&r, 200, "search");
+    assert_int_equal((int)number_at(r.json, "total"), 300); /* one in each tree of 1000 */
+    const cJSON *items = cJSON_GetObjectItemCaseSensitive(r.json, "items"), *it;
+    assert_int_equal(cJSON_GetArraySize(items), 5);
+    cJSON_ArrayForEach(it, items)
+    {
+        if (!strstr(string_at(it, "name"), "node 567")) fail_msg("%s", r.body);
+    }
+    const cJSON *cost = cJSON_GetObjectItemCaseSensitive(r.json, "cost");
+    if (number_at(cost, "slices") < 2 || number_at(cost, "frames") < 2)
+        fail_msg("the search was not sliced across frames: %s", r.body);
+    reply_free(&r);
+    get(f, "/api/entities?name=NODE%20567&offset=298&limit=5", &r); /* any case; the last page */
+    assert_int_equal((int)number_at(r.json, "total"), 300);
+    items = cJSON_GetObjectItemCaseSensitive(r.json, "items");
+    assert_int_equal(cJSON_GetArraySize(items), 2);
+    assert_string_equal(string_at(cJSON_GetArrayItem(items, 1), "name"), "tree 299 node 567");
+    reply_free(&r);
+    get(f, "/api/entities?name=n299999&limit=5", &r); /* a scene id */
+    assert_int_equal((int)number_at(r.json, "total"), 1);
+    assert_string_equal(
+        string_at(cJSON_GetObjectItemCaseSensitive(r.json, "items")->child, "scene_id"), "n299999");
+    reply_free(&r);
+    stop(f);
+    free(scene);
+}
+
+/* A search whose client hung up (the page aborts one a newer query made useless) is
+ * dropped at its next slice, unanswered; the others go on. */
+static void Inspect_a_search_whose_client_hung_up_is_dropped(void **state)
+{
+    fixture *f = *state;
+    reply r;
+    char *scene, head[512];
+    start_big(f, 300000, "0", &scene);
+    kill(f->proc.pid, SIGSTOP); /* the requests all arrive before the host looks at them */
+    int n = snprintf(head, sizeof head,
+                     "GET /api/entities?name=node HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n"
+                     "Authorization: Bearer %s\r\nConnection: close\r\n\r\n",
+                     f->port, f->token);
+    for (int i = 0; i < 3; i++) { /* asked, then the page moved on */
+        int s = connect_to(f);
+        send_all(s, head, (size_t)n);
+        close(s);
+    }
+    kill(f->proc.pid, SIGCONT);
+    get(f, "/api/entities?name=node%20567&limit=1", &r); /* answered after them */
+    expect_status(&r, 200, "the search after the dropped ones");
+    assert_int_equal((int)number_at(r.json, "total"), 300);
+    reply_free(&r);
+    stop(f);
+    const char *line = f->proc.result.err; /* -v: one line each, before any work was done */
+    int dropped = 0;
+    while ((line = strstr(line, "a search dropped after 0 slices: its client hung up")))
+        dropped++, line++;
+    if (dropped != 3) fail_msg("%d searches dropped, not 3:\n%s", dropped, f->proc.result.err);
+    free(scene);
+}
+
 #define TEST(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
 
 int main(void)
@@ -692,6 +784,8 @@ int main(void)
         TEST(Inspect_edits_racing_reloads_of_their_manager_all_land),
         TEST(Inspect_saves_and_downloads_the_world),
         TEST(Inspect_bad_address_is_one_line_and_exit_1),
+        TEST(Inspect_a_search_of_300000_entities_runs_between_frames),
+        TEST(Inspect_a_search_whose_client_hung_up_is_dropped),
     };
     return cmocka_run_group_tests_name("inspect", tests, NULL, NULL);
 }

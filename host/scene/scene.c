@@ -2541,6 +2541,12 @@ ecs_entity host_scene_entity_named(host_world *w, const char *id)
     return live_entity_named(w, id);
 }
 
+const char *host_scene_stored_id(const host_world *w, ecs_entity e)
+{
+    const store_entry *se = entry_of(w->scene, e);
+    return se ? se->id : NULL;
+}
+
 /* ---- a plugin removed and added back: its components wait in the store ---- */
 
 /* Keep the components of the captured document doc (a tree), see host_scene_keep. */

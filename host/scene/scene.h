@@ -105,6 +105,10 @@ ecs_status host_scene_edit(host_world *w, ecs_entity e, const char *manager, con
 /* The live entity with scene id `id`, or named e<index>; null when there is none. */
 ecs_entity host_scene_entity_named(host_world *w, const char *id);
 
+/* The scene id e was loaded (or created) under, or NULL when it has none (a save then
+ * names it e<index>). Valid until e is destroyed. Cheap: for a walk over every entity. */
+const char *host_scene_stored_id(const host_world *w, ecs_entity e);
+
 /* For hostapi.c: the calls of the ecs_host table, valid during a load or save only. */
 ecs_status host_scene_resolve(host_world *w, const char *scene_id, ecs_entity *out);
 const char *host_scene_id_of(host_world *w, ecs_entity e);

@@ -33,11 +33,12 @@ def check(fn):
 
 
 class Host:
-    def __init__(self, folder):
+    def __init__(self, folder, args=None):
         env = os.environ
+        if args is None:
+            args = ["--watch", "--scene", env["DEMO_SCENE"]]
         self.proc = subprocess.Popen(
-            [env["ECS_HOST"], "--watch", "--inspect", "0", "--fps", "60", "--scene",
-             env["DEMO_SCENE"], folder],
+            [env["ECS_HOST"], "--inspect", "0", "--fps", "60"] + args + [folder],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.lines = []
         threading.Thread(target=self._read, daemon=True).start()
@@ -247,6 +248,53 @@ def a_rebuilt_spin_plugin_shows_up_in_the_plugins_panel(s):
     wait_until(lambda: any("1.0.0 -> 1.0.1" in r.text for r in by_css(s, "#plugins tbody tr")),
                "the reload in the plugins panel's history")
     s.shot("after-reload")
+
+
+def trace_events(path):
+    with open(path) as f:
+        return json.load(f)["traceEvents"]
+
+
+@check
+def a_search_of_a_million_entities_never_holds_a_frame(s):
+    """Issue 33 item 1: typing a name at 1 M entities: one search (the page waits for a pause
+    in the typing), done by the host in slices between frames; the frame intervals around it
+    read from --trace are printed."""
+    big = os.path.join(s.tmp, "big.json")
+    with open(big, "w") as f:
+        subprocess.run([os.environ["GEN_SCENE"], "1000000"], stdout=f, check=True)
+    trace = os.path.join(s.tmp, "trace.json")
+    host = Host(s.plugins, ["--trace", trace, "-v", "--scene", big])
+    try:
+        host.wait_for(r"scene: loaded 1000000 entities", timeout=150)
+        s.driver.get(host.url)
+        wait_until(lambda: s.driver.find_element("id", "w-entities").text == "1000000",
+                   "the entity count 1000000 in the header", timeout=30)
+        s.driver.find_element("id", "search").send_keys("node 567")
+        found = s.driver.find_element("id", "found")
+        wait_until(lambda: re.match(r"1[,.]?000 found", found.text), "1,000 found", timeout=60)
+        rows = wait_until(lambda: [r.text for r in by_css(s, "#list .row")] or None, "rows")
+        assert rows[0].startswith("tree 0 node 567"), rows
+        assert all("node 567" in r for r in rows), rows
+        s.shot("search-1m")
+    finally:
+        host.stop()
+        os.unlink(big)
+    searches = [l for l in host.lines if "inspect: a search answered" in l]
+    assert len(searches) == 1, "%d searches for 8 keys typed: %s" % (len(searches), searches)
+    ev = trace_events(trace)
+    slices = [e for e in ev if e.get("cat") == "inspect" and e["name"] == "search"]
+    assert len(slices) >= 2, "the search was not sliced: %s" % slices
+    ends = [e["ts"] + e["dur"] for e in ev if e["name"] == "destroyed"]  # a frame's last step
+    t0, t1 = slices[0]["ts"], slices[-1]["ts"] + slices[-1]["dur"]
+    during = [b - a for a, b in zip(ends, ends[1:]) if b >= t0 and a <= t1]
+    before = [b - a for a, b in zip(ends, ends[1:]) if b < t0][-300:]
+    print("# %s; %d slices, longest %.2f ms; frame intervals during it: longest %.2f ms (%d), "
+          "the 300 before: longest %.2f ms" % (searches[0].split("inspect: ")[1], len(slices),
+                                                 max(e["dur"] for e in slices) / 1e3,
+                                                 max(during) / 1e3, len(during),
+                                                 max(before) / 1e3))
+    s.driver.get(s.host.url)  # back to the demo
 
 
 def main():

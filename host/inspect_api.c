@@ -1,0 +1,496 @@
+/* SPDX-License-Identifier: MIT */
+/* inspect_api.c: the inspector's answers made at once (inspect_int.h, docs/inspector.md):
+ * the world line, plugins, schedule, log and events, one entity, edits, saves.
+ *
+ * Every change goes through the paths a scene load takes (validation, references, managers
+ * told), so the inspector can do nothing a scene file cannot. Whatever walks the whole
+ * world is a job (inspect_search.c), never an answer made here.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "inspect_int.h"
+#include "json.h"
+#include "log.h"
+#include "scene.h"
+
+#define PAGE_DEFAULT 100
+#define PAGE_MAX     1000
+
+/* ---- ids ---- */
+
+void inspect_id_text(ecs_entity e, char *buf, size_t size)
+{
+    snprintf(buf, size, "%u.%u", ecs_entity_index(e), ecs_entity_generation(e));
+}
+
+/* ---- the world ---- */
+
+cJSON *inspect_world_json(host_inspector *in)
+{
+    host_world *w = in->w;
+    cJSON *v = cJSON_CreateObject();
+    size_t loaded = 0;
+    for (size_t i = 0; i < w->plugin_count; i++)
+        loaded += w->plugins[i]->status == HOST_PLUGIN_LOADED;
+    cJSON_AddNumberToObject(v, "frame", (double)w->frame.frame);
+    cJSON_AddNumberToObject(v, "dt", w->frame.dt);
+    cJSON_AddNumberToObject(v, "time", w->frame.time);
+    cJSON_AddNumberToObject(v, "fps", in->fps);
+    cJSON_AddNumberToObject(v, "entities", host_entities_live(w->entities));
+    cJSON_AddNumberToObject(v, "plugins", (double)loaded);
+    cJSON_AddNumberToObject(v, "managers", (double)w->manager_count);
+    cJSON_AddNumberToObject(v, "systems", (double)w->system_count);
+    cJSON_AddNumberToObject(v, "uptime_s", (double)(host_now_ns() - in->start_ns) / 1e9);
+    cJSON_AddBoolToObject(v, "read_only", in->read_only);
+    return v;
+}
+
+static const char *status_name(host_plugin_status s)
+{
+    switch (s) {
+    case HOST_PLUGIN_FOUND:
+        return "found";
+    case HOST_PLUGIN_LOADED:
+        return "loaded";
+    case HOST_PLUGIN_SKIPPED:
+        return "skipped";
+    case HOST_PLUGIN_DISABLED:
+        return "disabled";
+    case HOST_PLUGIN_UNLOADED:
+        return "unloaded";
+    case HOST_PLUGIN_PARKED:
+        return "parked";
+    }
+    return "?";
+}
+
+/* p's last reloads (up to 8), oldest first. */
+static cJSON *reloads_json(const host_plugin *p)
+{
+    cJSON *hist = cJSON_CreateArray();
+    uint32_t kept = p->reload_count < 8 ? p->reload_count : 8;
+    for (uint32_t k = p->reload_count - kept; k < p->reload_count; k++) {
+        const struct host_reload_note *rn = &p->reloads[k % 8];
+        cJSON *h = cJSON_CreateObject();
+        cJSON_AddNumberToObject(h, "time", rn->time);
+        cJSON_AddBoolToObject(h, "done", rn->done);
+        cJSON_AddStringToObject(h, "what", rn->what);
+        cJSON_AddItemToArray(hist, h);
+    }
+    return hist;
+}
+
+cJSON *inspect_plugins_json(host_inspector *in)
+{
+    host_world *w = in->w;
+    cJSON *list = cJSON_CreateArray();
+    for (size_t i = 0; i < w->plugin_count; i++) {
+        const host_plugin *p = w->plugins[i];
+        cJSON *v = cJSON_CreateObject();
+        char abi[32];
+        snprintf(abi, sizeof abi, "%u.%u", p->abi_major, p->abi_minor);
+        cJSON_AddStringToObject(v, "name", p->name ? p->name : "");
+        cJSON_AddStringToObject(v, "version", p->version ? p->version : "");
+        cJSON_AddStringToObject(v, "file", p->file);
+        cJSON_AddStringToObject(v, "abi", abi);
+        cJSON_AddNumberToObject(v, "state_version", p->state_version);
+        cJSON_AddStringToObject(v, "status", status_name(p->status));
+        cJSON_AddStringToObject(v, "reason", p->reason);
+        cJSON_AddNumberToObject(v, "memory_bytes", (double)p->mem.bytes);
+        cJSON *mgrs = cJSON_AddArrayToObject(v, "managers");
+        for (size_t m = 0; m < w->manager_count; m++)
+            if (w->managers[m]->owner == p)
+                cJSON_AddItemToArray(mgrs, cJSON_CreateString(w->managers[m]->name));
+        cJSON *apis = cJSON_AddArrayToObject(v, "apis");
+        for (size_t a = 0; a < p->api_count; a++)
+            cJSON_AddItemToArray(apis, cJSON_CreateString(p->api_names[a]));
+        cJSON *deps = cJSON_AddArrayToObject(v, "dependencies");
+        for (char **d = p->deps; d && *d; d++) cJSON_AddItemToArray(deps, cJSON_CreateString(*d));
+        for (size_t u = 0; u < p->use_count; u++)
+            cJSON_AddItemToArray(deps, cJSON_CreateString(p->uses[u].name));
+        cJSON_AddItemToObject(v, "reloads", reloads_json(p));
+        cJSON_AddItemToArray(list, v);
+    }
+    return list;
+}
+
+static step_mark *mark_of(host_inspector *in, const void *step)
+{
+    for (size_t i = 0; i < in->mark_count; i++)
+        if (in->marks[i].step == step) return &in->marks[i];
+    step_mark *v = realloc(in->marks, (in->mark_count + 1) * sizeof *v);
+    if (!v) return NULL;
+    in->marks = v;
+    in->marks[in->mark_count] = (step_mark){step, 0, 0, 0};
+    return &in->marks[in->mark_count++];
+}
+
+/* One row of the schedule: step st's timings. */
+static cJSON *step_json(host_inspector *in, const host_step *st)
+{
+    host_world *w = in->w;
+    const host_manager *m = st->m;
+    const host_system *s = st->s;
+    const host_timing *t = m ? &m->timing : &s->timing;
+    double frame_total = (double)w->timed_frames_ns; /* the frames the steps were timed in */
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", m ? m->name : s->name);
+    cJSON_AddStringToObject(o, "plugin", m ? m->owner->name : s->owner->name);
+    cJSON_AddStringToObject(o, "kind", m ? "manager" : "system");
+    if (m && m->desc.count)
+        cJSON_AddNumberToObject(o, "components", m->desc.count(m->desc.state));
+    else if (!m) {
+        const host_collection *c = host_collections_get(&w->collections, s->collection);
+        cJSON_AddNumberToObject(o, "components", c ? c->count : 0);
+    }
+    step_mark *mk = mark_of(in, m ? (const void *)m : (const void *)s);
+    double recent = mk ? mk->last_us : 0;
+    if (mk && t->count > mk->count)
+        recent = (double)(t->total_ns - mk->total_ns) / (double)(t->count - mk->count) / 1e3;
+    if (mk) mk->total_ns = t->total_ns, mk->count = t->count, mk->last_us = recent;
+    cJSON_AddNumberToObject(o, "last_us", recent);
+    cJSON_AddNumberToObject(o, "mean_us", host_timing_mean(t) / 1e3);
+    cJSON_AddNumberToObject(o, "p99_us", (double)host_timing_quantile(t, 0.99) / 1e3);
+    cJSON_AddNumberToObject(o, "max_us", (double)t->max_ns / 1e3);
+    cJSON_AddNumberToObject(o, "share", frame_total > 0 ? (double)t->total_ns / frame_total : 0.0);
+    return o;
+}
+
+cJSON *inspect_schedule_json(host_inspector *in)
+{
+    host_world *w = in->w;
+    cJSON *v = cJSON_CreateObject(), *steps = cJSON_AddArrayToObject(v, "steps");
+    host_step *rows = malloc((w->manager_count + w->system_count + 1) * sizeof *rows);
+    size_t n = rows ? host_schedule_all(w, rows) : 0;
+    for (size_t i = 0; i < n; i++) cJSON_AddItemToArray(steps, step_json(in, &rows[i]));
+    free(rows);
+    const host_timing *f = &w->frame_timing;
+    cJSON_AddNumberToObject(v, "frame_mean_us", host_timing_mean(f) / 1e3);
+    cJSON_AddNumberToObject(v, "frame_p99_us", (double)host_timing_quantile(f, 0.99) / 1e3);
+    cJSON *frames = cJSON_AddArrayToObject(v, "frames_us"); /* oldest first */
+    for (uint32_t i = 0; i < in->frame_n; i++) {
+        uint32_t at = (in->frame_at + FRAME_RING - in->frame_n + i) % FRAME_RING;
+        cJSON_AddItemToArray(frames, cJSON_CreateNumber(in->frame_us[at]));
+    }
+    return v;
+}
+
+/* ---- entities ---- */
+
+/* The JSON array of entities list[0..n), as the scene writer writes them (dead ones left
+ * out). */
+static cJSON *entities_of(host_world *w, const ecs_entity *list, uint32_t n)
+{
+    size_t len = 0;
+    char *text = host_scene_entities_text(w, list, n, &len);
+    cJSON *v = text ? cJSON_ParseWithLength(text, len) : NULL;
+    free(text);
+    return v;
+}
+
+/* One item of the entity list from its scene object (full: with its components as
+ * "data"). */
+static cJSON *entity_item(ecs_entity e, const cJSON *obj, bool full)
+{
+    char id[32];
+    inspect_id_text(e, id, sizeof id);
+    cJSON *v = cJSON_CreateObject();
+    cJSON_AddStringToObject(v, "id", id);
+    cJSON_AddNumberToObject(v, "raw", e.id);
+    const cJSON *sid = cJSON_GetObjectItemCaseSensitive(obj, "id");
+    cJSON_AddStringToObject(v, "scene_id", cJSON_IsString(sid) ? sid->valuestring : "");
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(obj, "debug_name");
+    cJSON_AddStringToObject(v, "name", cJSON_IsString(name) ? name->valuestring : "");
+    cJSON *comps = cJSON_AddArrayToObject(v, "components");
+    const cJSON *c;
+    cJSON_ArrayForEach(c, obj)
+    {
+        if (strcmp(c->string, "id")) cJSON_AddItemToArray(comps, cJSON_CreateString(c->string));
+    }
+    const cJSON *tf = cJSON_GetObjectItemCaseSensitive(obj, "transform");
+    const cJSON *parent = cJSON_GetObjectItemCaseSensitive(tf, "parent");
+    if (cJSON_IsString(parent))
+        cJSON_AddStringToObject(v, "parent", parent->valuestring);
+    else
+        cJSON_AddNullToObject(v, "parent");
+    if (full) {
+        cJSON *data = cJSON_Duplicate(obj, 1);
+        cJSON_DeleteItemFromObjectCaseSensitive(data, "id");
+        cJSON_AddItemToObject(v, "data", data);
+    }
+    return v;
+}
+
+bool inspect_entity_items(host_world *w, const ecs_entity *list, uint32_t n, bool full,
+                          cJSON *items)
+{
+    ecs_entity *live = malloc((n ? n : 1) * sizeof *live);
+    uint32_t k = 0;
+    for (uint32_t i = 0; live && i < n; i++) /* the writer leaves dead ones out: so do we */
+        if (host_entity_alive(w->entities, list[i])) live[k++] = list[i];
+    cJSON *objs = live && k ? entities_of(w, live, k) : NULL;
+    bool ok = live && (!k || objs);
+    const cJSON *obj = objs ? objs->child : NULL;
+    for (uint32_t i = 0; i < k && obj; i++, obj = obj->next)
+        cJSON_AddItemToArray(items, entity_item(live[i], obj, full));
+    cJSON_Delete(objs);
+    free(live);
+    return ok;
+}
+
+#define CHUNK 1024u
+
+/* A page of the list: `limit` live entities from the offset-th, in index order. */
+static enum MHD_Result list_page(host_inspector *in, struct MHD_Connection *c, long offset,
+                                 long limit, bool full)
+{
+    host_world *w = in->w;
+    cJSON *v = cJSON_CreateObject(), *items = cJSON_AddArrayToObject(v, "items");
+    ecs_entity chunk[CHUNK];
+    uint32_t from = host_entities_skip_live(w->entities, 0, (uint64_t)offset), n = 0;
+    ecs_entity e;
+    while (n < (uint32_t)limit && host_entities_next_live(w->entities, from, &e)) {
+        from = ecs_entity_index(e) + 1;
+        chunk[n++] = e;
+    }
+    if (!inspect_entity_items(w, chunk, n, full, items)) {
+        cJSON_Delete(v);
+        return inspect_reply_error(c, 500, "a manager could not save its components (see the log)");
+    }
+    cJSON_AddNumberToObject(v, "offset", (double)offset);
+    cJSON_AddNumberToObject(v, "total", host_entities_live(w->entities));
+    return inspect_reply_json(c, 200, v);
+}
+
+enum MHD_Result inspect_entity_page(host_inspector *in, struct MHD_Connection *c, request *r)
+{
+    long offset = inspect_query_long(c, "offset", 0, 1L << 30),
+         limit = inspect_query_long(c, "limit", PAGE_DEFAULT, PAGE_MAX);
+    const char *name = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "name");
+    const char *full = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "full");
+    if (offset < 0 || limit < 0)
+        return inspect_reply_error(c, 400,
+                                   "offset and limit are numbers from 0 (limit at most 1000)");
+    bool want_full = full && !strcmp(full, "1");
+    if (name && *name) return inspect_search_start(in, c, r, name, offset, limit, want_full);
+    return list_page(in, c, offset, limit, want_full);
+}
+
+/* {"id", "scene_id", "components": {manager: value}} of a live e. */
+static cJSON *entity_json(host_world *w, ecs_entity e)
+{
+    cJSON *objs = entities_of(w, &e, 1), *obj = cJSON_DetachItemFromArray(objs, 0);
+    cJSON_Delete(objs);
+    if (!obj) return NULL;
+    char id[32];
+    inspect_id_text(e, id, sizeof id);
+    cJSON *v = cJSON_CreateObject();
+    cJSON_AddStringToObject(v, "id", id);
+    cJSON *sid = cJSON_DetachItemFromObjectCaseSensitive(obj, "id");
+    cJSON_AddItemToObject(v, "scene_id", sid ? sid : cJSON_CreateString(""));
+    cJSON_AddItemToObject(v, "components", obj);
+    return v;
+}
+
+static enum MHD_Result reply_entity(struct MHD_Connection *c, host_world *w, ecs_entity e,
+                                    unsigned status)
+{
+    cJSON *v = entity_json(w, e);
+    return v ? inspect_reply_json(c, status, v)
+             : inspect_reply_error(c, 500, "its components could not be read");
+}
+
+/* ---- writes ---- */
+
+/* PUT /api/entities/{id}/{manager}: the component replaced by the body. */
+static enum MHD_Result edit_component(host_inspector *in, struct MHD_Connection *c, request *r,
+                                      ecs_entity e, const char *manager)
+{
+    char err[800];
+    ecs_status s =
+        host_scene_edit(in->w, e, manager, r->body ? r->body : "", r->len, err, sizeof err);
+    if (s == ECS_ERR_NOT_FOUND && !strncmp(err, "no manager", 10))
+        return inspect_reply_error(c, 404, err);
+    if (s != ECS_OK) return inspect_reply_error(c, s == ECS_ERR_UNSUPPORTED ? 405 : 400, err);
+    host_info("inspect", "entity %u.%u: %s replaced", ecs_entity_index(e), ecs_entity_generation(e),
+              manager);
+    return reply_entity(c, in->w, e, 200);
+}
+
+enum MHD_Result inspect_entity(host_inspector *in, struct MHD_Connection *c, request *r,
+                               const char *method, ecs_entity e, const char *rest)
+{
+    bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
+    if (!*rest) {
+        if (get) return reply_entity(c, in->w, e, 200);
+        if (!strcmp(method, "DELETE")) {
+            host_entity_destroy(in->w->entities, e);
+            host_world_announce_destroyed(in->w);
+            cJSON *v = cJSON_CreateObject();
+            cJSON_AddBoolToObject(v, "destroyed", true);
+            return inspect_reply_json(c, 200, v);
+        }
+        return inspect_reply_error(c, 405, "GET or DELETE");
+    }
+    if (strcmp(method, "PUT"))
+        return inspect_reply_error(c, 405, "a component is replaced with PUT");
+    return edit_component(in, c, r, e, rest + 1);
+}
+
+enum MHD_Result inspect_create_entity(host_inspector *in, struct MHD_Connection *c, request *r)
+{
+    char err[800];
+    cJSON *obj = host_json_parse("body", r->body ? r->body : "", r->len, err, sizeof err);
+    if (!obj) return inspect_reply_error(c, 400, err);
+    if (!cJSON_IsObject(obj)) {
+        cJSON_Delete(obj);
+        return inspect_reply_error(c, 400, "body: expected an entity object, as in a scene file");
+    }
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(obj, "id");
+    ecs_entity taken =
+        cJSON_IsString(id) ? host_scene_entity_named(in->w, id->valuestring) : ecs_entity_null();
+    char why[400], tid[32];
+    if (!ecs_entity_is_null(taken)) {
+        inspect_id_text(taken, tid, sizeof tid);
+        host_format(why, sizeof why, "id: '%s' is the id of entity %s already", id->valuestring,
+                    tid);
+    }
+    cJSON_Delete(obj);
+    if (!ecs_entity_is_null(taken)) return inspect_reply_error(c, 409, why);
+    size_t len = r->len + 64;
+    char *doc = malloc(len);
+    if (!doc) return inspect_reply_error(c, 500, "out of memory");
+    int n = snprintf(doc, len, "{\"version\": 1, \"entities\": [\n%.*s\n]}", (int)r->len, r->body);
+    ecs_entity made = ecs_entity_null();
+    ecs_status s = host_scene_load_text(in->w, "body", doc, (size_t)n, &made, err, sizeof err);
+    free(doc);
+    if (s != ECS_OK) return inspect_reply_error(c, 400, err);
+    return reply_entity(c, in->w, made, 201);
+}
+
+enum MHD_Result inspect_save_world(host_inspector *in, struct MHD_Connection *c, request *r)
+{
+    char err[800], resolved[4096];
+    cJSON *body = host_json_parse("body", r->body ? r->body : "", r->len, err, sizeof err);
+    if (!body) return inspect_reply_error(c, 400, err);
+    const cJSON *path = cJSON_GetObjectItemCaseSensitive(body, "path");
+    if (!cJSON_IsString(path) || !*path->valuestring) {
+        cJSON_Delete(body);
+        return inspect_reply_error(c, 400, "body: expected {\"path\": \"FILE\"}");
+    }
+    enum MHD_Result ok;
+    if (host_scene_check_target(path->valuestring, resolved, sizeof resolved, err, sizeof err) !=
+        ECS_OK) {
+        ok = inspect_reply_error(c, 400, err);
+    } else if (host_scene_save(in->w, path->valuestring) != ECS_OK) {
+        ok = inspect_reply_error(c, 500,
+                                 "the save failed (the log says why); the old file is as it was");
+    } else {
+        cJSON *v = cJSON_CreateObject();
+        cJSON_AddStringToObject(v, "saved", path->valuestring);
+        ok = inspect_reply_json(c, 200, v);
+    }
+    cJSON_Delete(body);
+    return ok;
+}
+
+/* The world as a scene file: saved to a temporary file, sent, removed. */
+enum MHD_Result inspect_download_scene(host_inspector *in, struct MHD_Connection *c)
+{
+    char dir[] = "/tmp/ecs-inspect-XXXXXX", path[64], err[300];
+    if (!mkdtemp(dir)) return inspect_reply_error(c, 500, strerror(errno));
+    snprintf(path, sizeof path, "%s/scene.json", dir);
+    size_t len = 0;
+    char *text = host_scene_save(in->w, path) == ECS_OK
+                     ? host_json_read_text(path, &len, err, sizeof err)
+                     : NULL;
+    unlink(path);
+    rmdir(dir);
+    if (!text)
+        return inspect_reply_error(c, 500, "the world could not be saved (the log says why)");
+    struct MHD_Response *r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+    if (!r) return free(text), MHD_NO;
+    MHD_add_response_header(r, "Content-Type", "application/json");
+    MHD_add_response_header(r, "Content-Disposition", "attachment; filename=\"scene.json\"");
+    MHD_add_response_header(r, "Cache-Control", "no-store");
+    enum MHD_Result ok = MHD_queue_response(c, 200, r);
+    MHD_destroy_response(r);
+    return ok;
+}
+
+/* ---- the log ---- */
+
+cJSON *inspect_log_json(host_inspector *in, uint64_t since)
+{
+    static const char *const levels[] = {"error", "warn", "info", "debug"};
+    cJSON *v = cJSON_CreateObject(), *lines = cJSON_AddArrayToObject(v, "lines");
+    uint64_t first = in->next_seq > LOG_RING ? in->next_seq - LOG_RING : 0;
+    for (uint64_t s = since > first ? since : first; s < in->next_seq; s++) {
+        const log_line *l = &in->ring[s % LOG_RING];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "seq", (double)l->seq);
+        cJSON_AddNumberToObject(o, "t", l->t);
+        cJSON_AddStringToObject(o, "level", levels[l->level & 3]);
+        cJSON_AddStringToObject(o, "who", l->who ? l->who : "");
+        cJSON_AddStringToObject(o, "msg", l->msg ? l->msg : "");
+        cJSON_AddItemToArray(lines, o);
+    }
+    cJSON_AddNumberToObject(v, "next", (double)in->next_seq);
+    return v;
+}
+
+/* Server-Sent Events: what happened since the client's Last-Event-ID (or ?since=): the
+ * log lines (a reload's as event "reload"), then one "frame" event; "retry: 100" makes
+ * the browser's EventSource ask again 100 ms after the answer ends, so a client gets at
+ * most 10 frame events a second and never holds the host: each answer is complete. */
+enum MHD_Result inspect_events(host_inspector *in, struct MHD_Connection *c)
+{
+    const char *last = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Last-Event-ID");
+    uint64_t since = last && *last ? strtoull(last, NULL, 10) + 1 : 0;
+    if (!last || !*last) {
+        long s = inspect_query_long(c, "since", 0, 1L << 62);
+        since = s < 0 ? 0 : (uint64_t)s;
+    }
+    cJSON *lines = inspect_log_json(in, since), *l;
+    size_t cap = 4096, len = 0;
+    char *out = malloc(cap);
+    if (!out) return cJSON_Delete(lines), MHD_NO;
+    len += (size_t)snprintf(out, cap, "retry: 100\n\n");
+    cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(lines, "lines"))
+    {
+        char *data = cJSON_PrintUnformatted(l);
+        const char *who = cJSON_GetObjectItemCaseSensitive(l, "who")->valuestring;
+        size_t need = len + (data ? strlen(data) : 0) + 96;
+        if (need > cap) {
+            char *bigger = realloc(out, need * 2);
+            if (!bigger) break;
+            out = bigger, cap = need * 2;
+        }
+        if (data)
+            len += (size_t)snprintf(out + len, cap - len, "id: %.0f\nevent: %s\ndata: %s\n\n",
+                                    cJSON_GetObjectItemCaseSensitive(l, "seq")->valuedouble,
+                                    strcmp(who, "reload") ? "log" : "reload", data);
+        free(data);
+    }
+    cJSON_Delete(lines);
+    cJSON *frame = inspect_world_json(in);
+    cJSON_AddNumberToObject(frame, "frame_us",
+                            in->frame_n ? in->frame_us[(in->frame_at + FRAME_RING - 1) % FRAME_RING]
+                                        : 0);
+    char *data = cJSON_PrintUnformatted(frame);
+    cJSON_Delete(frame);
+    size_t need = len + (data ? strlen(data) : 0) + 64;
+    if (need > cap) {
+        char *bigger = realloc(out, need);
+        if (bigger) out = bigger, cap = need;
+    }
+    if (data && need <= cap)
+        len += (size_t)snprintf(out + len, cap - len, "event: frame\ndata: %s\n\n", data);
+    free(data);
+    return inspect_reply_text(c, 200, "text/event-stream", out, len);
+}

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+/* inspect_int.h: what the inspector's files share, and only they (inspect.h is the
+ * public side).
+ *
+ *   inspect.c         the server: libmicrohttpd, the checks every request passes, routing,
+ *                     the frame loop's calls, the jobs' runner;
+ *   inspect_api.c     the JSON answers that are made at once (world, plugins, schedule, log,
+ *                     an entity, edits, saves);
+ *   inspect_search.c  the answers that walk the world (a name search), made as jobs.
+ *
+ * A job is an answer too long for one frame boundary: its connection is suspended, the
+ * runner gives it slices of time (at each boundary and while the loop waits for the next
+ * frame), and when it is done its connection is resumed and answered. Invariant: a job is
+ * on the runner's list from its start until it is done (or its client is gone), and it is
+ * freed with its request, when libmicrohttpd says the request is over.
+ */
+#ifndef HOST_INSPECT_INT_H
+#define HOST_INSPECT_INT_H
+
+#include <cjson/cJSON.h>
+#include <microhttpd.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "inspect.h"
+#include "world.h"
+
+#define LOG_RING   1000 /* log lines kept for a page that connects late */
+#define FRAME_RING 600  /* frame times kept for the chart (10 s at 60 fps) */
+
+typedef struct log_line {
+    uint64_t seq;
+    double t; /* seconds since the inspector started */
+    int level;
+    char *who, *msg;
+} log_line;
+
+typedef struct step_mark {
+    const void *step; /* the manager or system */
+    uint64_t total_ns, count;
+    double last_us; /* what the previous request said: kept while no timed frame ran */
+} step_mark;
+
+typedef struct inspect_job inspect_job;
+
+struct host_inspector {
+    host_world *w;
+    struct MHD_Daemon *d;
+    int epoll_fd;
+    char token[33];
+    char addr[46];
+    unsigned port;
+    bool read_only;
+    uint64_t start_ns;
+    /* frames: the measured rate and the last frame times */
+    uint64_t rate_t0, rate_frame0, last_total_ns, last_count;
+    double fps;
+    float frame_us[FRAME_RING];
+    uint32_t frame_at, frame_n;
+    /* the schedule's recent times: the totals at the last /api/schedule */
+    step_mark *marks;
+    size_t mark_count;
+    /* the log */
+    log_line ring[LOG_RING];
+    uint64_t next_seq;
+    /* jobs under way, oldest first (the runner serves them in that order) */
+    inspect_job *jobs, *jobs_last;
+};
+
+/* A request's own record (libmicrohttpd's con_cls): its body, and its job if it has one. */
+typedef struct request {
+    char *body;
+    size_t len, cap;
+    bool too_big;
+    inspect_job *job;
+} request;
+
+/* What a kind of job does. */
+typedef struct inspect_job_kind {
+    const char *name; /* "search": the trace's and the schedule's name for its slices */
+    /* Work until host_now_ns() reaches until_ns, or to the end: true when done. Runs under
+     * the crash guard (--safe): before it calls plugin code it sets j->crashed and
+     * j->crash_in to the plugin and the call, which a crash is then blamed on. */
+    bool (*step)(host_inspector *in, inspect_job *j, uint64_t until_ns);
+    /* The answer (consumed) once done, with its HTTP status; NULL: out of memory. */
+    cJSON *(*answer)(host_inspector *in, inspect_job *j, unsigned *status);
+    void (*free)(inspect_job *j);
+} inspect_job_kind;
+
+/* The part every job starts with. */
+struct inspect_job {
+    const inspect_job_kind *kind;
+    struct MHD_Connection *c;
+    inspect_job *next;
+    uint64_t start_ns, work_ns; /* when it began; the time its slices took */
+    uint64_t longest_ns;        /* its longest slice */
+    uint64_t frame0;            /* the world's frame when it began */
+    uint32_t slices;
+    bool done;
+    bool gone;            /* its client hung up: dropped unanswered */
+    const void *crashed;  /* the plugin whose code its step calls now (a host_plugin), or NULL */
+    const char *crash_in; /* and which call: what a crash is blamed on */
+    int crash_sig;        /* the signal that stopped it (--safe), or 0 */
+};
+
+/* Start job j (its fields past the common part filled) for connection c of request r:
+ * the connection waits, suspended, until the runner has done it. MHD_YES, or the error
+ * answered (j freed). */
+enum MHD_Result inspect_job_start(host_inspector *in, struct MHD_Connection *c, request *r,
+                                  inspect_job *j);
+
+/* ---- replies (inspect.c) ---- */
+
+/* Send text (malloc'd, consumed) with status and content type. MHD_NO when it could not
+ * be queued (the connection is then closed). */
+enum MHD_Result inspect_reply_text(struct MHD_Connection *c, unsigned status, const char *type,
+                                   char *text, size_t len);
+/* Send v (consumed) as JSON. */
+enum MHD_Result inspect_reply_json(struct MHD_Connection *c, unsigned status, cJSON *v);
+/* {"error": msg, "path": ...} with status (a scene loader's "NAME:L:C: entities[0].PATH:
+ * what" becomes "PATH: what" with its path). */
+enum MHD_Result inspect_reply_error(struct MHD_Connection *c, unsigned status, const char *msg);
+
+/* A query argument as a number in [0, max] (larger: max); fallback when absent, -1 when it
+ * is not a number. */
+long inspect_query_long(struct MHD_Connection *c, const char *key, long fallback, long max);
+
+/* ---- answers (inspect_api.c) ---- */
+
+cJSON *inspect_world_json(host_inspector *in);
+cJSON *inspect_plugins_json(host_inspector *in);
+cJSON *inspect_schedule_json(host_inspector *in);
+cJSON *inspect_log_json(host_inspector *in, uint64_t since);
+enum MHD_Result inspect_events(host_inspector *in, struct MHD_Connection *c);
+/* GET /api/entities: a page of the list, or (with name=) a search job. */
+enum MHD_Result inspect_entity_page(host_inspector *in, struct MHD_Connection *c, request *r);
+/* Every request about one live entity e: /api/entities/{id}[/{manager}]; rest is what
+ * follows the id ("" or "/manager"). */
+enum MHD_Result inspect_entity(host_inspector *in, struct MHD_Connection *c, request *r,
+                               const char *method, ecs_entity e, const char *rest);
+enum MHD_Result inspect_create_entity(host_inspector *in, struct MHD_Connection *c, request *r);
+enum MHD_Result inspect_save_world(host_inspector *in, struct MHD_Connection *c, request *r);
+enum MHD_Result inspect_download_scene(host_inspector *in, struct MHD_Connection *c);
+
+/* "INDEX.GENERATION" of e. */
+void inspect_id_text(ecs_entity e, char *buf, size_t size);
+/* The list items of the live entities list[0..n) (full: with their components as "data")
+ * appended to items. False when a manager could not write its components. */
+bool inspect_entity_items(host_world *w, const ecs_entity *list, uint32_t n, bool full,
+                          cJSON *items);
+
+/* GET /api/entities with a name: a search job (inspect_search.c). */
+enum MHD_Result inspect_search_start(host_inspector *in, struct MHD_Connection *c, request *r,
+                                     const char *needle, long offset, long limit, bool full);
+
+#endif
