@@ -293,7 +293,7 @@ static enum MHD_Result route(host_inspector *in, struct MHD_Connection *c, const
                              const char *method, request *r)
 {
     bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD"), post = !strcmp(method, "POST"),
-         put = !strcmp(method, "PUT"), del = !strcmp(method, "DELETE");
+         put = !strcmp(method, "PUT") || !strcmp(method, "PATCH"), del = !strcmp(method, "DELETE");
     if (!host_ok(in, c))
         return inspect_reply_error(c, 403, "the Host header must name this server");
     if (!strcmp(url, "/") || !strcmp(url, "/index.html")) {

@@ -307,18 +307,73 @@ static enum MHD_Result reply_entity(struct MHD_Connection *c, host_world *w, ecs
 
 /* ---- writes ---- */
 
-/* PUT /api/entities/{id}/{manager}: the component replaced by the body. */
-static enum MHD_Result edit_component(host_inspector *in, struct MHD_Connection *c, request *r,
-                                      ecs_entity e, const char *manager)
+/* RFC 7386, JSON merge patch: patch (consumed) merged into target (consumed, may be NULL);
+ * the result. An object patch changes only the members it names (null removes one), any
+ * other patch replaces the whole value. */
+static cJSON *merge_patch(cJSON *target, cJSON *patch)
+{
+    if (!cJSON_IsObject(patch)) {
+        cJSON_Delete(target);
+        return patch;
+    }
+    if (!cJSON_IsObject(target)) {
+        cJSON_Delete(target);
+        target = cJSON_CreateObject();
+    }
+    while (patch->child) {
+        cJSON *member = cJSON_DetachItemViaPointer(patch, patch->child);
+        cJSON *old = cJSON_DetachItemFromObjectCaseSensitive(target, member->string);
+        if (cJSON_IsNull(member)) {
+            cJSON_Delete(old);
+            cJSON_Delete(member);
+            continue;
+        }
+        char *key = member->string;
+        member->string = NULL;
+        cJSON_AddItemToObject(target, key, merge_patch(old, member));
+        free(key);
+    }
+    cJSON_Delete(patch);
+    return target;
+}
+
+/* The PATCH body merged into e's value of manager (its JSON as GET shows it), as text
+ * (malloc'd); NULL with the reply made in *res when the body is not JSON. */
+static char *patched(host_inspector *in, struct MHD_Connection *c, request *r, ecs_entity e,
+                     const char *manager, enum MHD_Result *res)
 {
     char err[800];
+    cJSON *patch = host_json_parse("body", r->body ? r->body : "", r->len, err, sizeof err);
+    if (!patch) return *res = inspect_reply_error(c, 400, err), NULL;
+    cJSON *now = entity_json(in->w, e);
+    cJSON *value = cJSON_DetachItemFromObjectCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(now, "components"), manager);
+    cJSON_Delete(now);
+    cJSON *merged = merge_patch(value, patch);
+    char *text = merged ? cJSON_PrintUnformatted(merged) : NULL;
+    cJSON_Delete(merged);
+    if (!text) *res = inspect_reply_error(c, 500, "out of memory");
+    return text;
+}
+
+/* PUT /api/entities/{id}/{manager}: the component replaced by the body; PATCH: the body
+ * merged into it (only the members it names change). */
+static enum MHD_Result edit_component(host_inspector *in, struct MHD_Connection *c, request *r,
+                                      ecs_entity e, const char *manager, bool patch)
+{
+    char err[800];
+    enum MHD_Result res = MHD_NO;
+    char *text = patch ? patched(in, c, r, e, manager, &res) : NULL;
+    if (patch && !text) return res;
+    const char *body = patch ? text : r->body ? r->body : "";
     ecs_status s =
-        host_scene_edit(in->w, e, manager, r->body ? r->body : "", r->len, err, sizeof err);
+        host_scene_edit(in->w, e, manager, body, patch ? strlen(text) : r->len, err, sizeof err);
+    free(text);
     if (s == ECS_ERR_NOT_FOUND && !strncmp(err, "no manager", 10))
         return inspect_reply_error(c, 404, err);
     if (s != ECS_OK) return inspect_reply_error(c, s == ECS_ERR_UNSUPPORTED ? 405 : 400, err);
-    host_info("inspect", "entity %u.%u: %s replaced", ecs_entity_index(e), ecs_entity_generation(e),
-              manager);
+    host_info("inspect", "entity %u.%u: %s %s", ecs_entity_index(e), ecs_entity_generation(e),
+              manager, patch ? "changed" : "replaced");
     return reply_entity(c, in->w, e, 200);
 }
 
@@ -337,9 +392,10 @@ enum MHD_Result inspect_entity(host_inspector *in, struct MHD_Connection *c, req
         }
         return inspect_reply_error(c, 405, "GET or DELETE");
     }
-    if (strcmp(method, "PUT"))
-        return inspect_reply_error(c, 405, "a component is replaced with PUT");
-    return edit_component(in, c, r, e, rest + 1);
+    bool put = !strcmp(method, "PUT"), patch = !strcmp(method, "PATCH");
+    if (!put && !patch)
+        return inspect_reply_error(c, 405, "a component is changed with PATCH, replaced with PUT");
+    return edit_component(in, c, r, e, rest + 1, patch);
 }
 
 enum MHD_Result inspect_create_entity(host_inspector *in, struct MHD_Connection *c, request *r)

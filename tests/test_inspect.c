@@ -166,6 +166,15 @@ static void request(const fixture *f, const char *method, const char *path, cons
     close(s);
 }
 
+/* Send text as it is (a request with its headers exactly as given) and read the answer. */
+static void raw_request(const fixture *f, const char *text, reply *r)
+{
+    int s = connect_to(f);
+    send_all(s, text, strlen(text));
+    read_reply(s, r);
+    close(s);
+}
+
 static void get(const fixture *f, const char *path, reply *r)
 {
     request(f, "GET", path, NULL, NULL, NULL, r);
@@ -405,6 +414,121 @@ static void Inspect_edit_is_checked_like_a_scene_and_reaches_the_save(void **sta
     assert_true(seen);
 }
 
+/* The entity's component of manager as JSON text (malloc'd), from GET. */
+static char *component_text(const fixture *f, const char *id, const char *manager)
+{
+    reply r;
+    char path[96];
+    snprintf(path, sizeof path, "/api/entities/%s", id);
+    get(f, path, &r);
+    expect_status(&r, 200, path);
+    cJSON *v = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(r.json, "components"), manager);
+    char *text = v ? cJSON_PrintUnformatted(v) : strdup("(none)");
+    reply_free(&r);
+    return text;
+}
+
+/* Issue 33 item 2: PATCH changes only the members it names; an unknown key (a typo) is
+ * refused with its path by PATCH and PUT alike, the component left as it was. Before, PUT
+ * {"position": [9, 9, 9]} reset the scale and dropped the parent, and {"positon": ...}
+ * answered 200 and reset the transform to identity; PATCH was 405. */
+static void Inspect_patch_changes_only_what_it_names_and_unknown_keys_are_refused(void **state)
+{
+    fixture *f = *state;
+    reply r;
+    char id[32], path[96];
+    start(f, NULL);
+    id_of(f, "house1", id, sizeof id);
+    snprintf(path, sizeof path, "/api/entities/%s/transform", id);
+    request(f, "PUT", path,
+            "{\"position\": [1, 2, 3], \"scale\": [2, 2, 2], \"parent\": \"street\"}", NULL, NULL,
+            &r);
+    expect_status(&r, 200, "PUT");
+    reply_free(&r);
+    request(f, "PATCH", path, "{\"position\": [9, 9, 9]}", NULL, NULL, &r);
+    expect_status(&r, 200, "PATCH position");
+    reply_free(&r);
+    char *now = component_text(f, id, "transform");
+    assert_string_equal(now, "{\"position\":[9,9,9],\"rotation\":[0,0,0,1],\"scale\":[2,2,2],"
+                             "\"parent\":\"street\"}");
+    static const char *const typos[][2] = {{"PATCH", "{\"positon\": [5, 5, 5]}"},
+                                           {"PUT", "{\"positon\": [5, 5, 5]}"},
+                                           {"PATCH", "{\"scale\": [3, 3, 3], \"sclae\": 1}"},
+                                           {"PUT", "{\"position\": [5, 5, 5], \"x\": null}"}};
+    for (size_t i = 0; i < 4; i++) {
+        request(f, typos[i][0], path, typos[i][1], NULL, NULL, &r);
+        if (r.status != 400 || !strstr(string_at(r.json, "error"), "unknown key"))
+            fail_msg("%s %s: %d %s", typos[i][0], typos[i][1], r.status, r.body);
+        const char *want = i == 2   ? "transform.sclae"
+                           : i == 3 ? "transform.x"
+                                    : "transform.positon";
+        assert_string_equal(string_at(r.json, "path"), want);
+        reply_free(&r);
+        char *after = component_text(f, id, "transform");
+        assert_string_equal(after, now); /* as it was */
+        free(after);
+    }
+    free(now);
+    request(f, "PATCH", path, "{\"parent\": null}", NULL, NULL, &r); /* null removes a member */
+    expect_status(&r, 200, "PATCH parent null");
+    reply_free(&r);
+    now = component_text(f, id, "transform");
+    assert_string_equal(now, "{\"position\":[9,9,9],\"rotation\":[0,0,0,1],\"scale\":[2,2,2]}");
+    free(now);
+    request(f, "PATCH", path, "{\"position\": [1, 2", NULL, NULL, &r); /* the body's own error */
+    expect_status(&r, 400, "PATCH bad JSON");
+    assert_string_equal(string_at(r.json, "error"), "body:1:19: unexpected end of the file");
+    reply_free(&r);
+    snprintf(path, sizeof path, "/api/entities/%s/debug_name", id); /* not an object: replaced */
+    request(f, "PATCH", path, "\"House one\"", NULL, NULL, &r);
+    expect_status(&r, 200, "PATCH a string");
+    reply_free(&r);
+    now = component_text(f, id, "debug_name");
+    assert_string_equal(now, "\"House one\"");
+    free(now);
+    stop(f);
+}
+
+/* Issue 31 item 12: a mesh edit that fails (a bad value in the second mesh, an unknown key)
+ * leaves every mesh of the entity as it was. */
+static void Inspect_a_failed_mesh_edit_leaves_the_meshes_as_they_were(void **state)
+{
+    fixture *f = *state;
+    reply r;
+    char id[32], path[96];
+    start(f, NULL);
+    id_of(f, "house1", id, sizeof id);
+    snprintf(path, sizeof path, "/api/entities/%s/mesh", id);
+    request(f, "PUT", path,
+            "[{\"mesh\": \"a.mesh\", \"bounds\": {\"min\": [0, 0, 0], \"max\": [1, 1, 1]}},"
+            " {\"mesh\": \"b.mesh\", \"bounds\": {\"min\": [0, 0, 0], \"max\": [2, 2, 2]}}]",
+            NULL, NULL, &r);
+    expect_status(&r, 200, "two meshes");
+    reply_free(&r);
+    char *before = component_text(f, id, "mesh");
+    assert_non_null(strstr(before, "b.mesh"));
+#define GOOD_MESH "{\"mesh\": \"c.mesh\", \"bounds\": {\"min\": [0, 0, 0], \"max\": [3, 3, 3]}}"
+#define BOUNDS    "\"bounds\": {\"min\": [0, 0, 0], \"max\": [1, 1, 1]}"
+    static const char *const bad[] = {
+        "[" GOOD_MESH ", {\"mesh\": \"d.mesh\", \"bounds\": {\"min\": [1, 1, 1], \"max\": [0, 0, "
+        "0]}}]",
+        "[" GOOD_MESH ", {\"mesh\": 7, " BOUNDS "}]",
+        "[" GOOD_MESH ", {\"mesh\": \"d.mesh\", \"materal\": \"x\", " BOUNDS "}]",
+    };
+    for (size_t i = 0; i < 3; i++) {
+        request(f, "PUT", path, bad[i], NULL, NULL, &r);
+        if (r.status != 400 || strncmp(string_at(r.json, "path"), "mesh[1]", 7))
+            fail_msg("%s: %d %s", bad[i], r.status, r.body);
+        reply_free(&r);
+        char *after = component_text(f, id, "mesh");
+        if (strcmp(after, before)) fail_msg("after %s:\n%s\nbefore:\n%s", bad[i], after, before);
+        free(after);
+    }
+    free(before);
+    stop(f);
+}
+
 static void Inspect_create_and_destroy_entities(void **state)
 {
     fixture *f = *state;
@@ -465,8 +589,11 @@ static void Inspect_token_host_size_and_read_only_are_enforced(void **state)
     expect_status(&r, 200, "localhost");
     assert_null(strstr(r.body, "Access-Control"));
     reply_free(&r);
-    request(f, "PATCH", "/api/world", NULL, NULL, NULL, &r);
-    expect_status(&r, 405, "PATCH");
+    request(f, "OPTIONS", "/api/world", NULL, NULL, NULL, &r);
+    expect_status(&r, 405, "OPTIONS");
+    reply_free(&r);
+    request(f, "PATCH", "/api/entities/1.0/transform", "{\"position\": [0, 0, 0]}", NULL, NULL, &r);
+    expect_status(&r, 403, "read-only PATCH");
     reply_free(&r);
     char *big = malloc((1u << 20) + 100);
     memset(big, ' ', (1u << 20) + 99);
@@ -484,6 +611,65 @@ static void Inspect_token_host_size_and_read_only_are_enforced(void **state)
     reply_free(&r);
     get(f, "/api/world", &r);
     assert_int_equal((int)number_at(r.json, "entities"), 39);
+    reply_free(&r);
+    stop(f);
+}
+
+/* Issue 31 item 12: tokens and Host headers that nearly pass: an empty token, the first
+ * half of the token, the token and more, Host names that start like a good one, an empty
+ * Host and none at all: each 403, the page too. */
+static void Inspect_near_miss_tokens_and_hosts_are_refused(void **state)
+{
+    fixture *f = *state;
+    reply r;
+    char half[32], longer[80], basic[80], head[1024];
+    start(f, NULL);
+    snprintf(half, sizeof half, "Bearer %.16s", f->token); /* the first half of it */
+    snprintf(longer, sizeof longer, "Bearer %s0", f->token);
+    snprintf(basic, sizeof basic, "Basic %s", f->token);
+    const char *auths[] = {"Bearer ", "Bearer", half, longer, basic};
+    for (size_t i = 0; i < sizeof auths / sizeof *auths; i++) {
+        snprintf(head, sizeof head,
+                 "GET /api/world HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nAuthorization: %s\r\n"
+                 "Connection: close\r\n\r\n",
+                 f->port, auths[i]);
+        raw_request(f, head, &r);
+        if (r.status != 403) fail_msg("Authorization: %s: %d %s", auths[i], r.status, r.body);
+        reply_free(&r);
+    }
+    char hosts[6][96];
+    snprintf(hosts[0], 96, "localhost.evil.example");
+    snprintf(hosts[1], 96, "localhost.evil.example:%u", f->port);
+    snprintf(hosts[2], 96, "127.0.0.1.evil");
+    snprintf(hosts[3], 96, "127.0.0.1.evil:%u", f->port);
+    snprintf(hosts[4], 96, "127.0.0.1:%u0", f->port);
+    snprintf(hosts[5], 96, "evil.localhost");
+    for (size_t i = 0; i < 6; i++) {
+        for (int page = 0; page < 2; page++) {
+            snprintf(head, sizeof head,
+                     "GET %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nConnection: "
+                     "close\r\n\r\n",
+                     page ? "/" : "/api/world", hosts[i], f->token);
+            raw_request(f, head, &r);
+            if (r.status != 403) fail_msg("Host %s: %d %s", hosts[i], r.status, r.body);
+            reply_free(&r);
+        }
+    }
+    snprintf(head, sizeof head,
+             "GET /api/world HTTP/1.0\r\nAuthorization: Bearer %s\r\n\r\n", /* no Host */
+             f->token);
+    raw_request(f, head, &r);
+    if (r.status != 403) fail_msg("no Host: %d %s", r.status, r.body);
+    reply_free(&r);
+    snprintf(head, sizeof head,
+             "GET /api/world HTTP/1.1\r\nHost: \r\nAuthorization: Bearer %s\r\nConnection: "
+             "close\r\n\r\n",
+             f->token);
+    raw_request(f, head, &r);
+    if (r.status != 403 && r.status != 400) fail_msg("empty Host: %d %s", r.status, r.body);
+    reply_free(&r);
+    get(f, "/api/world", &r); /* and the real thing still works */
+    expect_status(&r, 200, "the right token and Host");
     reply_free(&r);
     stop(f);
 }
@@ -777,8 +963,11 @@ int main(void)
         TEST(Inspect_world_plugins_and_schedule_describe_the_demo),
         TEST(Inspect_entities_come_in_pages_with_a_name_filter),
         TEST(Inspect_edit_is_checked_like_a_scene_and_reaches_the_save),
+        TEST(Inspect_patch_changes_only_what_it_names_and_unknown_keys_are_refused),
+        TEST(Inspect_a_failed_mesh_edit_leaves_the_meshes_as_they_were),
         TEST(Inspect_create_and_destroy_entities),
         TEST(Inspect_token_host_size_and_read_only_are_enforced),
+        TEST(Inspect_near_miss_tokens_and_hosts_are_refused),
         TEST(Inspect_slow_and_vanishing_clients_never_stop_the_frames),
         TEST(Inspect_events_stream_the_log_and_the_frame),
         TEST(Inspect_edits_racing_reloads_of_their_manager_all_land),

@@ -958,6 +958,7 @@ struct host_jreader {
     bool peeked;     /* due: peek() read the ',' before this array element */
     bool checked;    /* no duplicate key checks: the text was checked */
     bool skim;       /* skip() matches brackets and strings only */
+    bool keys_read;  /* key() refuses to pass over the value of the key before it unread */
     jr_level *level; /* the open arrays and objects: inline_level, or on the heap */
     int cap;
     jr_level inline_level[JR_INLINE_LEVELS];
@@ -1352,6 +1353,16 @@ static bool jr_close(host_jreader *r)
 
 /* Inside an array or object: past the ',' before the next element or member, or the
  * closing bracket (closed: false). A value left unread is passed over first. */
+/* The manager asked for the next key without reading the value of the last (at r->last):
+ * a key it does not know, refused (host_jr_refuse_unread_keys). */
+static bool unread_key(host_jreader *r)
+{
+    const char *at = r->last, *end = at + 1;
+    while (end < r->p.end && *end != '"' && end - at < 80) end += 1 + (*end == '\\');
+    return jr_message(r, at, "unknown key %.*s\": the manager reads no such key", (int)(end - at),
+                      at);
+}
+
 static bool jr_next(host_jreader *r, bool object)
 {
     if (r->failed) return false;
@@ -1362,6 +1373,7 @@ static bool jr_next(host_jreader *r, bool object)
         r->peeked = false;
         return true;
     }
+    if (r->due && object && r->keys_read) return unread_key(r);
     if (r->due && !jr_skip(&r->api)) return false;
     uint8_t *level = &r->level[r->depth - 1].flags;
     char close = object ? '}' : ']';
@@ -1894,6 +1906,7 @@ void host_jr_start(host_jreader *r, const char *text, size_t len, size_t at, hos
     r->done = r->failed = r->peeked = false;
     r->checked = checked;
     r->skim = mode != HOST_JR_STRICT;
+    r->keys_read = false;
     r->fail_at = NULL;
     r->message[0] = '\0';
     r->rec = NULL;
@@ -1902,6 +1915,11 @@ void host_jr_start(host_jreader *r, const char *text, size_t len, size_t at, hos
         fail(&r->p, HOST_JPARSE_EMPTY, r->p.p);
         jr_syntax(r);
     }
+}
+
+void host_jr_refuse_unread_keys(host_jreader *r)
+{
+    r->keys_read = true;
 }
 
 void host_jr_record(host_jreader *r, host_jr_tape *tape)

@@ -142,6 +142,11 @@ void host_jr_free(host_jreader *r);
 /* Read one value of text[0..len) starting at offset `at` (a BOM skipped at 0). */
 void host_jr_start(host_jreader *r, const char *text, size_t len, size_t at, host_jr_mode mode);
 void host_jr_on_entity(host_jreader *r, host_jr_resolve_fn resolve, void *ctx);
+/* For the value being read (until the next host_jr_start): a key whose value the manager
+ * leaves unread (it asks for the next key, or closes the object) fails the reader there
+ * with "unknown key "K": the manager reads no such key" (an edit names only what it means;
+ * a scene file's unknown keys are the manager's to warn about). skip() is a read. */
+void host_jr_refuse_unread_keys(host_jreader *r);
 ecs_json_reader *host_jr_api(host_jreader *r);
 /* Has the value been read whole, without an error? */
 bool host_jr_complete(const host_jreader *r);

@@ -1008,6 +1008,7 @@ static ecs_status read_one(scene_load *l, host_manager *mgr, uint32_t i, size_t 
     host_jr_start(r, l->text, l->len, at, l->captured || ahead ? HOST_JR_TRUSTED : HOST_JR_STRICT);
     host_jr_use(r, tok, ntok);
     host_jr_on_entity(r, resolve_for_reader, l);
+    if (l->edit) host_jr_refuse_unread_keys(r); /* an edit's unknown key is a typo */
     l->reads += l->text[at] == '{' || l->text[at] == '[';
     host_jreader *saved = l->reader;
     l->reader = r;
