@@ -156,54 +156,112 @@ def stale(element):
         return True
 
 
-def select_house1(s):
-    before = by_css(s, "#entity textarea[data-manager=transform]")
+def select_row(s, prefix, exclude=()):
+    """Click the list row of the entity whose name starts with prefix; its panel's fields."""
+    before = by_css(s, "#entity .field input")
     def click():  # the list is drawn again every 2 s: a row may go stale, then try again
-        rows = [r for r in by_css(s, "#list .row") if r.text.startswith("House 1")
-                and "door" not in r.text and "window" not in r.text]
+        rows = [r for r in by_css(s, "#list .row") if r.text.startswith(prefix)
+                and not any(x in r.text for x in exclude)]
         rows[0].click()
         return True
-    wait_until(click, "a click on the row of House 1")
+    wait_until(click, "a click on the row of %s" % prefix)
     if before:  # the panel is drawn again for the selection: wait for the new one
         wait_until(lambda: stale(before[0]), "the panel drawn again")
-    return wait_until(lambda: by_css(s, "#entity textarea[data-manager=transform]"),
-                      "the transform of House 1")[0]
+    return wait_until(lambda: by_css(s, "#entity .comp[data-manager=transform]"),
+                      "the transform of %s" % prefix)[0]
+
+
+def select_house1(s):
+    return select_row(s, "House 1", ("door", "window"))
+
+
+def field(comp, key):
+    return comp.find_element("css selector", ".field[data-key='%s'] input" % key)
 
 
 @check
 def selecting_an_entity_shows_its_transform(s):
-    ta = select_house1(s)
-    value = json.loads(ta.get_attribute("value"))
-    assert value["position"] == [-18, 0, 14], value
-    assert value["parent"] == "street", value
+    tf = select_house1(s)
+    wait_until(lambda: field(tf, "position").get_attribute("value") == "[-18, 0, 14]",
+               "the position of House 1")
+    assert field(tf, "parent").get_attribute("value") == '"street"'
+    assert field(tf, "scale").get_attribute("value") == "[1, 1, 1]"
     s.shot("selected")
 
 
-def set_text(s, ta, text):
-    s.driver.execute_script("arguments[0].value = arguments[1];", ta, text)
+def set_text(s, el, text):
+    """Type text into a field as a person does (select all, type)."""
+    from selenium.webdriver.common.keys import Keys
+    el.click()
+    el.send_keys(Keys.CONTROL, "a")
+    el.send_keys(text)
+
+
+def apply_button(comp):
+    return comp.find_element("css selector", ".apply")
 
 
 @check
-def an_edit_in_the_page_reaches_the_world(s):
-    ta = select_house1(s)
-    set_text(s, ta, '{"position": [3, 4, 5], "parent": "street"}')
-    ta.find_element("xpath", "preceding-sibling::button").click()
+def an_edit_in_the_page_changes_only_that_field_and_shows_the_world_after(s):
+    """Issue 33 item 2: the field typed in is marked while the others stay live; apply sends
+    that field only (PATCH), the parent and scale stay; the panel then shows the world."""
+    tf = select_house1(s)
+    pos = field(tf, "position")
+    wait_until(lambda: pos.get_attribute("value") == "[-18, 0, 14]", "the position shown")
+    set_text(s, pos, "[3, 4, 5]")
+    row = tf.find_element("css selector", ".field[data-key='position']")
+    assert "editing" in row.get_attribute("class")
+    time.sleep(1.2)  # two rounds of live values: the field being edited is not overwritten
+    assert pos.get_attribute("value") == "[3, 4, 5]"
+    s.shot("editing")
+    apply_button(tf).click()
     house = [i for i in s.host.api("entities?name=house1&limit=50")["items"]
              if i["scene_id"] == "house1"][0]
-    wait_until(lambda: s.host.api("entities/" + house["id"])["components"]["transform"]
-               ["position"] == [3, 4, 5], "the edited position in the API")
+    world = wait_until(lambda: (lambda t: t if t["position"] == [3, 4, 5] else None)(
+        s.host.api("entities/" + house["id"])["components"]["transform"]),
+        "the edited position in the API")
+    assert world["parent"] == "street" and world["scale"] == [1, 1, 1], world
+    wait_until(lambda: "editing" not in row.get_attribute("class"), "the mark gone after apply")
+    assert tf.find_element("css selector", ".state").text == "applied"
 
 
 @check
 def a_bad_edit_is_shown_at_its_field(s):
-    ta = select_house1(s)
-    set_text(s, ta, '{"position": [3, "x", 5]}')
-    ta.find_element("xpath", "preceding-sibling::button").click()
-    err = ta.find_element("xpath", "following-sibling::div[@class='error']")
+    tf = select_house1(s)
+    pos = field(tf, "position")
+    set_text(s, pos, '[3, "x", 5]')
+    apply_button(tf).click()
+    err = tf.find_element("css selector", ".field[data-key='position'] .error")
     wait_until(lambda: "transform.position[1]" in err.text, "the error under the field")
     assert "expected a finite number" in err.text, err.text
-    assert "bad" in ta.get_attribute("class")
+    assert "bad" in tf.find_element("css selector", ".field[data-key='position']").get_attribute(
+        "class")
     s.shot("bad-edit")
+    from selenium.webdriver.common.keys import Keys
+    pos.send_keys(Keys.ESCAPE)  # the world's value back
+    wait_until(lambda: pos.get_attribute("value") == "[3, 4, 5]", "the world's value back")
+
+
+@check
+def live_values_change_while_another_field_is_edited(s):
+    """The carousel spins: its rotation changes on the page by itself, also while its position
+    is being edited (and the edited field stays as typed)."""
+    search = s.driver.find_element("id", "search")
+    search.send_keys("carousel")
+    wait_until(lambda: all("arousel" in r.text for r in by_css(s, "#list .row"))
+               and by_css(s, "#list .row"), "the search to keep the carousel")
+    tf = select_row(s, "Carousel hub")
+    rot = field(tf, "rotation")
+    first = wait_until(lambda: rot.get_attribute("value") or None, "a rotation")
+    wait_until(lambda: rot.get_attribute("value") != first, "the rotation to change by itself")
+    set_text(s, field(tf, "position"), "[1, 1, 1]")
+    seen = rot.get_attribute("value")
+    wait_until(lambda: rot.get_attribute("value") != seen, "the rotation to change while editing")
+    assert field(tf, "position").get_attribute("value") == "[1, 1, 1]"
+    from selenium.webdriver.common.keys import Keys
+    field(tf, "position").send_keys(Keys.ESCAPE)
+    search.clear()
+    search.send_keys(" ")  # back to the whole list
 
 
 @check
