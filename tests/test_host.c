@@ -745,6 +745,41 @@ static void Host_list_shows_abi_of_plugin_skipped_for_its_dependencies(void **st
                   "  status: does not load: missing dependency 'ghost'");
 }
 
+/* Does any line of text start with prefix? */
+static bool line_starts(const char *text, const char *prefix)
+{
+    for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+        if (strncmp(l, prefix, strlen(prefix)) == 0) return true;
+    return false;
+}
+
+/* What a plugin and the file system give (a version, a dependency's name, a file name, a
+ * folder name) may hold a newline or a terminal's escape: --list escapes each as the log
+ * does (\n, \xNN), so every line it prints is its own and nothing forges a log line. */
+static void Host_list_escapes_plugin_text_file_and_folder_names(void **state)
+{
+    fixture *f = *state;
+    char dir[4096], src[4096], dst[4200];
+    snprintf(dir, sizeof dir, "%s/odd\n[error] forged by a folder", f->root);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    snprintf(src, sizeof src, "%s/oddtext.so", TEST_PLUGIN_DIR);
+    snprintf(dst, sizeof dst, "%s/odd\n[error] forged by a file.so", dir);
+    assert_int_equal(harness_copy_file(src, dst, 0755), 0);
+    HOST_RAW(f, "--list", dir);
+    EXPECT_EXIT(f, 0);
+    EXPECT_OUT(f, "odd\\n[error] forged by a file.so\n"
+                  "  name: oddtext  version: 1.0\\n[error] forged by the version\\x1B[31m  abi: ");
+    EXPECT_OUT(f, "  depends on: ghost\\n[error] forged by a dependency\n");
+    EXPECT_OUT(f, "  status: does not load: missing dependency 'ghost\\n[error] forged by a "
+                  "dependency'");
+    EXPECT_OUT(f, "/odd\\n[error] forged by a folder\n");
+    if (line_starts(f->run.out, "[error] forged") || line_starts(f->run.err, "[error] forged") ||
+        strchr(f->run.out, '\x1b') || strchr(f->run.err, '\x1b')) {
+        dump(f);
+        fail_msg("a line forged, or an escape byte printed");
+    }
+}
+
 static void Host_stats_prints_a_row_per_manager(void **state)
 {
     fixture *f = *state;
@@ -1320,6 +1355,7 @@ int main(void)
         TEST(Host_manifest_with_wrong_shape_exits_1),
         TEST(Host_list_shows_each_plugin_and_whether_it_loads),
         TEST(Host_list_shows_abi_of_plugin_skipped_for_its_dependencies),
+        TEST(Host_list_escapes_plugin_text_file_and_folder_names),
         TEST(Host_stats_prints_a_row_per_manager),
         TEST(Host_stats_with_no_timing_still_counts_frames),
         TEST(Host_trace_writes_one_slice_per_manager_update_per_frame),

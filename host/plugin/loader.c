@@ -445,6 +445,18 @@ ecs_status host_world_load_dirs(host_world *w, const char *const *dirs, size_t n
     return ECS_OK;
 }
 
+/* ---- --list ---- */
+
+/* s escaped as the log escapes it (\n, \xNN) into buf (ESCAPED bytes): a version, a
+ * dependency's name, a reason, a file or folder name may hold a newline or a terminal's
+ * escape, and --list prints one line per field, whoever gave it. */
+#define ESCAPED (4 * PATH_MAX + 1)
+static const char *escaped(char *buf, const char *s)
+{
+    host_log_escape(buf, ESCAPED, s ? s : "");
+    return buf;
+}
+
 /* The systems line of --list: "  systems: name (weight w) ...", none without systems. */
 static void print_systems(const host_world *w, const host_plugin *p, FILE *out)
 {
@@ -456,30 +468,42 @@ static void print_systems(const host_world *w, const host_plugin *p, FILE *out)
     fprintf(out, "\n");
 }
 
+/* The lines of p's description: name, version, ABI, dependencies, managers, APIs. Names
+ * of plugins, managers and APIs were checked when they were given: printable. */
+static void print_description(const host_world *w, const host_plugin *p, FILE *out, char *buf)
+{
+    fprintf(out, "  name: %s  version: %s  abi: %u.%u  state: %u\n", p->name,
+            escaped(buf, p->version), p->abi_major, p->abi_minor, p->state_version);
+    fprintf(out, "  depends on:");
+    for (char **d = p->deps; d && *d; d++) fprintf(out, " %s", escaped(buf, *d));
+    fprintf(out, "%s\n  managers:", p->deps && *p->deps ? "" : " -");
+    size_t shown = 0;
+    for (size_t j = 0; j < w->manager_count; j++)
+        if (w->managers[j]->owner == p) fprintf(out, " %s", w->managers[j]->name), shown++;
+    fprintf(out, "%s\n  apis:", shown ? "" : " -");
+    for (size_t j = 0; j < p->api_count; j++) fprintf(out, " %s", p->api_names[j]);
+    fprintf(out, "%s\n", p->api_count ? "" : " -");
+    print_systems(w, p, out);
+}
+
 void host_world_print_list(const host_world *w, FILE *out)
 {
+    char *buf = malloc(ESCAPED), folder[PATH_MAX];
+    if (!buf) {
+        host_error("loader", "--list: out of memory");
+        return;
+    }
     for (size_t i = 0; i < w->plugin_count; i++) {
         const host_plugin *p = w->plugins[i];
-        fprintf(out, "%s\n", p->file);
-        if (p->name) {
-            fprintf(out, "  name: %s  version: %s  abi: %u.%u  state: %u\n", p->name, p->version,
-                    p->abi_major, p->abi_minor, p->state_version);
-            fprintf(out, "  depends on:");
-            for (char **d = p->deps; d && *d; d++) fprintf(out, " %s", *d);
-            fprintf(out, "%s\n  managers:", p->deps && *p->deps ? "" : " -");
-            size_t shown = 0;
-            for (size_t j = 0; j < w->manager_count; j++)
-                if (w->managers[j]->owner == p) fprintf(out, " %s", w->managers[j]->name), shown++;
-            fprintf(out, "%s\n  apis:", shown ? "" : " -");
-            for (size_t j = 0; j < p->api_count; j++) fprintf(out, " %s", p->api_names[j]);
-            fprintf(out, "%s\n", p->api_count ? "" : " -");
-            print_systems(w, p, out);
-        }
+        fprintf(out, "%s\n", escaped(buf, p->file));
+        if (p->name) print_description(w, p, out, buf);
         const char *st = p->status == HOST_PLUGIN_LOADED     ? "loads"
                          : p->status == HOST_PLUGIN_DISABLED ? "disabled"
                                                              : "does not load";
-        fprintf(out, "  status: %s%s%s\n", st, *p->reason ? ": " : "", p->reason);
+        fprintf(out, "  status: %s%s%s\n", st, *p->reason ? ": " : "", escaped(buf, p->reason));
         size_t dir_len = strlen(p->path) > strlen(p->file) ? strlen(p->path) - strlen(p->file) : 1;
-        fprintf(out, "  folder: %.*s\n", (int)(dir_len - 1), p->path);
+        snprintf(folder, sizeof folder, "%.*s", (int)(dir_len - 1), p->path);
+        fprintf(out, "  folder: %s\n", escaped(buf, folder));
     }
+    free(buf);
 }

@@ -17,11 +17,19 @@
  *                           a collection), when the host offers systems
  *   PROBE_FIND="a.b"        in its first update, log "found a.b" or "no a.b" (api_find)
  *   PROBE_CREATE=n          create n entities in load(), before anything else
+ *   PROBE_ODD_TEXT          a version and a dependency holding a newline and a terminal
+ *                           escape, as a careless or hostile plugin may give
  *
  * Log lines, at info level: "load NAME (plugin_name P)", "config of NAME: JSON|none" in
  * load(); "first update of MANAGER" in each manager's update of frame 0; "unload NAME". */
 #ifndef PROBE_NAME
 #error "define PROBE_NAME"
+#endif
+#ifdef PROBE_ODD_TEXT
+#define PROBE_VERSION "1.0\n[error] forged by the version\x1b[31m"
+#define PROBE_DEP     "ghost\n[error] forged by a dependency"
+#else
+#define PROBE_VERSION "0.1.0"
 #endif
 
 typedef struct probe_api {
@@ -128,7 +136,7 @@ static const char *const probe_deps[] = {NULL};
 #endif
 
 static const ecs_plugin_desc probe_plugin = {
-    ECS_PLUGIN_DESC_HEADER, PROBE_NAME,     "0.1.0", 1, probe_deps, probe_load,
+    ECS_PLUGIN_DESC_HEADER, PROBE_NAME,     PROBE_VERSION, 1, probe_deps, probe_load,
     probe_unload,           ECS_STATE_NONE,
 };
 
