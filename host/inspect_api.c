@@ -143,7 +143,7 @@ static cJSON *step_json(host_inspector *in, const host_step *st)
     cJSON_AddStringToObject(o, "plugin", m ? m->owner->name : s->owner->name);
     cJSON_AddStringToObject(o, "kind", m ? "manager" : "system");
     if (m && m->desc.count)
-        cJSON_AddNumberToObject(o, "components", m->desc.count(m->desc.state));
+        cJSON_AddNumberToObject(o, "components", host_manager_count(m));
     else if (!m) {
         const host_collection *c = host_collections_get(&w->collections, s->collection);
         cJSON_AddNumberToObject(o, "components", c ? c->count : 0);

@@ -1150,6 +1150,57 @@ static void Reload_safe_crash_in_load_or_migration_keeps_the_old_version(void **
     EXPECT_UPDATE_ORDER(f, "peer_a", "rl", "peer_z");
 }
 
+/* With --safe, a plugin whose unload() crashes at exit (as one did with an ELF file whose
+ * relocations were never applied) costs one line: the world was saved before any unload,
+ * the other plugins are unloaded, and the host exits 0. */
+static void Reload_safe_crash_in_unload_at_exit_keeps_the_save(void **state)
+{
+    fixture *f = *state;
+    put_rl_with_peers(f, "rl_unloadcrash");
+    START(f, "rl 1 first update", "--safe");
+    let_run(f, 100);
+    STOP(f);
+    EXPECT_ONCE(f, "[error] guard: plugin 'rl' (rl.so) crashed with SIGSEGV in unload()");
+    EXPECT_ONCE(f, "peer_z 1 unload (shutdown)");
+    EXPECT_ONCE(f, "peer_a 1 unload (shutdown)");
+    assert_true(strstr(f->run.err, "saved 8 entities") < strstr(f->run.err, "unload (shutdown)"));
+    EXPECT_SAVED(f);
+}
+
+/* With --safe, a crash in write_component while the world is saved at exit fails that save
+ * cleanly (the old file untouched, one line naming the manager, exit 1); a crash in
+ * count() (--stats) costs its row's count and one line. Neither ends the host by a signal. */
+static void Reload_safe_crash_in_the_save_or_count_at_exit_is_caught(void **state)
+{
+    fixture *f = *state;
+    static const struct {
+        const char *variant, *said;
+        int code;
+    } cases[] = {
+        {"rl_savecrash", "manager 'rl' crashed with SIGSEGV in write_component, writing entity", 1},
+        {"rl_countcrash", "plugin 'rl' (rl.so) crashed with SIGSEGV in count()", 0},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        put_rl_with_peers(f, cases[k].variant);
+        assert_int_equal(harness_write_file(f->out, "{\"old\": 1}\n", 0600), 0);
+        const char *const argv[] = {ECS_HOST_PATH, "--safe",  "--frames", "3",      "--fps",
+                                    "0",           "--stats", "--scene",  f->scene, "--save",
+                                    f->out,        f->dir,    NULL};
+        harness_output r = {0};
+        assert_int_equal(harness_run(&r, 60.0, argv), 0);
+        char *saved = harness_read_file(f->out, NULL);
+        bool kept_old = saved && !strcmp(saved, "{\"old\": 1}\n");
+        free(saved);
+        if (r.exit_code != cases[k].code || r.term_signal || !strstr(r.err, cases[k].said) ||
+            kept_old != (cases[k].code != 0))
+            fail_msg("%s: exit %d (signal %d), expected %d with '%s'; old file %s:\n%s",
+                     cases[k].variant, r.exit_code, r.term_signal, cases[k].code, cases[k].said,
+                     kept_old ? "kept" : "replaced", r.err);
+        harness_check_sanitizers(&r);
+        harness_output_free(&r);
+    }
+}
+
 /* With --safe, a plugin that crashes in its reserve() hint or in load_component while a
  * large scene loads (over 1 MiB: pass one shared by two threads, the read-ahead thread
  * started before the hint, for the transforms) fails that load cleanly: the error names
@@ -2140,6 +2191,8 @@ int main(void)
         TEST(Reload_safe_crash_after_reload_rolls_back_to_the_last_good_version),
         TEST(Reload_safe_crash_without_earlier_version_unloads_and_the_next_restores),
         TEST(Reload_safe_crash_in_load_or_migration_keeps_the_old_version),
+        TEST(Reload_safe_crash_in_unload_at_exit_keeps_the_save),
+        TEST(Reload_safe_crash_in_the_save_or_count_at_exit_is_caught),
         TEST(Reload_safe_crash_while_a_large_scene_loads_fails_it_cleanly),
         TEST(Reload_provider_build_withdrawing_a_used_api_is_refused),
         TEST(Reload_safe_provider_crash_parks_its_users_until_it_is_back),

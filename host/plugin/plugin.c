@@ -40,9 +40,20 @@ static void call_dlclose(void *dl)
     dlclose(dl);
 }
 
+int host_plugin_dlclose(void *dl, const char *name)
+{
+    int sig = dl ? host_guard_run(call_dlclose, dl) : 0;
+    if (sig)
+        host_error("guard",
+                   "plugin '%s': its destructors crashed with %s at dlclose(): it stays "
+                   "mapped",
+                   name ? name : "?", host_guard_signal_name(sig));
+    return sig;
+}
+
 void host_plugin_release(host_plugin *p)
 {
-    if (p->dl) host_guard_run(call_dlclose, p->dl);
+    host_plugin_dlclose(p->dl, p->name);
     p->dl = NULL;
     p->desc = NULL;
     if (p->copy_path) unlink(p->copy_path);
@@ -89,7 +100,7 @@ void host_plugin_free(host_plugin *p)
 {
     if (!p) return;
     host_reload_forget_previous(p);
-    if (p->dl) dlclose(p->dl);
+    host_plugin_dlclose(p->dl, p->name);
     if (p->copy_path) unlink(p->copy_path);
     free(p->copy_path);
     for (char **d = p->deps; d && *d; d++) free(*d);
@@ -321,14 +332,32 @@ void host_plugin_discard_pending(host_plugin *p)
     p->pending_system_count = p->pending_collection_count = 0;
 }
 
-void host_plugin_call_unload(host_plugin *p, const ecs_plugin_desc *desc, void *state,
-                             ecs_unload_reason why)
+typedef struct unload_call {
+    host_plugin *p;
+    const ecs_plugin_desc *desc;
+    void *state;
+    ecs_unload_reason why;
+} unload_call;
+
+static void call_unload(void *arg)
 {
-    if (!desc || !desc->unload) return;
+    unload_call *c = arg;
+    c->desc->unload(&c->p->table, c->state, c->why);
+}
+
+int host_plugin_call_unload(host_plugin *p, const ecs_plugin_desc *desc, void *state,
+                            ecs_unload_reason why)
+{
+    if (!desc || !desc->unload) return 0;
     bool was = p->in_unload;
     p->in_unload = true;
-    desc->unload(&p->table, state, why);
+    unload_call c = {p, desc, state, why};
+    int sig = host_guard_run(call_unload, &c);
     p->in_unload = was;
+    if (sig)
+        host_error("guard", "plugin '%s' (%s) crashed with %s in unload()", p->name, p->file,
+                   host_guard_signal_name(sig));
+    return sig;
 }
 
 /* Room in w for p's pending managers and systems, and their steps. ECS_ERR_NO_MEMORY
@@ -485,7 +514,8 @@ ecs_status host_plugin_load(host_world *w, host_plugin *p)
 void host_plugin_unload(host_world *w, host_plugin *p, ecs_unload_reason why)
 {
     if (p->status != HOST_PLUGIN_LOADED) return;
-    if (!p->crashed) host_plugin_call_unload(p, p->desc, p->state, why);
+    if (!p->crashed && host_plugin_call_unload(p, p->desc, p->state, why) != 0)
+        p->crashed = true; /* its memory is the host's to free, as after any crash */
     size_t kept = 0;
     for (size_t i = 0; i < w->manager_count; i++) {
         host_manager *m = w->managers[i];

@@ -84,7 +84,7 @@ struct host_plugin {
     uint16_t abi_major, abi_minor; /* copies: --list shows them after a skip */
     uint32_t state_version;
     uint32_t state_size, state_hash; /* the layout its description records (0: none) */
-    char **deps; /* copy of desc->dependencies, NULL-terminated */
+    char **deps;                     /* copy of desc->dependencies, NULL-terminated */
     void *state;
     host_mem_account mem;
     struct cJSON *config; /* owned: from the manifest */
@@ -164,9 +164,15 @@ void host_plugin_discard_pending(host_plugin *p);
 
 /* Call unload() of desc (p's code, or a new build of it) with p's table, its signature
  * reports ignored meanwhile: a state being freed must not clear bits another version
- * holds. Nothing when desc has no unload(). */
-void host_plugin_call_unload(host_plugin *p, const ecs_plugin_desc *desc, void *state,
-                             ecs_unload_reason why);
+ * holds. Under the crash guard (--safe): returns 0, or the signal that stopped it (one
+ * error line said so). Nothing when desc has no unload(). */
+int host_plugin_call_unload(host_plugin *p, const ecs_plugin_desc *desc, void *state,
+                            ecs_unload_reason why);
+
+/* dlclose(dl) under the crash guard (--safe: a destructor that crashes leaves it mapped,
+ * with one error line naming the plugin). Returns 0 or the signal. Nothing when dl is
+ * NULL. */
+int host_plugin_dlclose(void *dl, const char *name);
 
 /* Append p to w->plugins. -1 when memory ran out. */
 int host_world_push_plugin(host_world *w, host_plugin *p);

@@ -116,7 +116,7 @@ static uint32_t components_of(host_world *w, const host_plugin *p)
     uint32_t n = 0;
     for (size_t i = 0; i < w->manager_count; i++) {
         const host_manager *m = w->managers[i];
-        if (m->owner == p && m->desc.count) n += m->desc.count(m->desc.state);
+        if (m->owner == p) n += host_manager_count(m);
     }
     return n;
 }
@@ -181,17 +181,6 @@ static bool layout_changed(const host_plugin *p, const host_plugin *n, char *why
 
 #define COUNT_LIMIT (ECS_ENTITY_MAX_INDEX + 1u) /* 2^22: entity indices there can be */
 
-typedef struct count_call {
-    const host_manager *m;
-    uint32_t n;
-} count_call;
-
-static void call_count(void *arg)
-{
-    count_call *c = arg;
-    c->n = c->m->desc.count(c->m->desc.state);
-}
-
 /* After n's load() adopted p's state: a pending manager whose count() reports more than
  * 2^22 components where p's manager of that name did not (a state read through another
  * layout), or crashes. Its name, with the count in *count (0 after a crash, the signal in
@@ -201,15 +190,14 @@ static const char *untrusted_count(host_world *w, host_plugin *p, uint32_t *coun
     for (size_t i = 0; i < p->pending_manager_count; i++) {
         const host_manager *nm = p->pending_managers[i];
         if (!nm->desc.count) continue;
-        count_call c = {nm, 0};
-        if ((*sig = host_guard_run(call_count, &c)) != 0) return *count = 0, nm->name;
-        if (c.n <= COUNT_LIMIT) continue;
+        uint32_t n = 0, old = 0;
+        if ((*sig = host_manager_count_guarded(nm, &n)) != 0) return *count = 0, nm->name;
+        if (n <= COUNT_LIMIT) continue;
         long at = -1;
         for (size_t k = 0; k < w->manager_count && at < 0; k++)
             if (w->managers[k]->owner == p && !strcmp(w->managers[k]->name, nm->name)) at = (long)k;
-        count_call old = {at >= 0 ? w->managers[at] : NULL, 0};
-        if (old.m && old.m->desc.count) call_count(&old); /* the running code: trusted */
-        if (old.n != c.n) return *count = c.n, nm->name;
+        if (at >= 0) old = host_manager_count(w->managers[at]); /* the running code: trusted */
+        if (old != n) return *count = n, nm->name;
     }
     return NULL;
 }
@@ -379,7 +367,7 @@ static ecs_status commit_replace(host_world *w, host_plugin *p)
  * its private copy. */
 static void close_version(host_plugin *p, void *dl, char *copy)
 {
-    if (dl) dlclose(dl);
+    host_plugin_dlclose(dl, p->name); /* --safe: its destructors run under the guard */
     void *still = copy ? dlopen(copy, RTLD_NOW | RTLD_NOLOAD) : NULL;
     if (still) { /* something pins it: C++ unique symbols, TLS destructors, ... */
         host_warn("reload",
@@ -449,11 +437,6 @@ static void call_prev_load(void *arg)
     c->status = c->p->prev_desc->load(&c->p->table, c->args, &c->state);
 }
 
-static void call_dlclose(void *dl)
-{
-    dlclose(dl);
-}
-
 bool host_reload_rollback(host_world *w, host_plugin *p)
 {
     if (!p->prev_dl) return false;
@@ -491,7 +474,7 @@ bool host_reload_rollback(host_world *w, host_plugin *p)
     p->prev_desc = NULL;
     p->prev_copy = p->prev_version = NULL;
     p->crashed = false;
-    host_guard_run(call_dlclose, bad_dl); /* its destructors may crash too */
+    host_plugin_dlclose(bad_dl, p->name); /* its destructors may crash too */
     if (bad_copy) unlink(bad_copy);
     free(bad_copy);
     host_warn("guard", "%s: rolled back from the crashed version %s to version %s, state kept",
@@ -549,19 +532,6 @@ static void call_restore(void *arg)
     c->status = host_scene_restore(p->world, c->doc, p->pending_managers, p->pending_manager_count,
                                    p->name, &c->crashed);
     c->restore_ns = host_now_ns() - t0;
-}
-
-typedef struct old_unload {
-    host_plugin *p;
-    const ecs_plugin_desc *desc;
-    void *state;
-    ecs_unload_reason why;
-} old_unload;
-
-static void call_old_unload(void *arg)
-{
-    old_unload *u = arg;
-    host_plugin_call_unload(u->p, u->desc, u->state, u->why);
 }
 
 /* Load n's code beside p's and, if that works, swap it in. */
@@ -657,15 +627,14 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
         const ecs_plugin_desc *old_desc = p->desc;
         void *old_state = p->state;
         char *old_version = strdup(p->version);
-        old_unload u = {p, old_desc, old_state,
-                        same ? ECS_UNLOAD_RELOAD_KEEP_STATE : ECS_UNLOAD_RELOAD_MIGRATED};
-        sig = old_desc->unload ? host_guard_run(call_old_unload, &u) : 0;
-        p->in_unload = false; /* also after a crash in it */
+        sig = host_plugin_call_unload(p, old_desc, old_state,
+                                      same ? ECS_UNLOAD_RELOAD_KEEP_STATE
+                                           : ECS_UNLOAD_RELOAD_MIGRATED);
         if (sig != 0)
             host_warn("reload",
-                      "%s: the old version crashed with %s in unload(): ignored, the "
-                      "new one runs",
-                      p->name, host_guard_signal_name(sig));
+                      "%s: the old version's crash in unload() is ignored: the new one "
+                      "runs",
+                      p->name);
         adopt(p, n, state, same);
         swapped = true;
         r->done++;

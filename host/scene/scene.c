@@ -1493,6 +1493,9 @@ typedef struct scene_save {
      * be checked against the table. Else they cannot collide (one per index), and a million
      * entities without scene ids skip two million table lookups. */
     bool index_ids_taken;
+    host_manager *current;  /* the manager writing now: named when its code crashes */
+    struct order_key *keys; /* capture's order and positions, freed with the rest, */
+    uint32_t *pos_of;       /* also after a crash left capture mid-way */
 } scene_save;
 
 /* Does id look like an id the save makes from an index: e<digits>, or e<digits>_<digits>? */
@@ -1778,7 +1781,7 @@ static bool save_entity(scene_save *v, capture *c, host_manager *const *mgrs, si
         c->wrote[m] = 0;
         bool wrote = false;
         size_t value_at = 0;
-        if (host_manager_saves(mgrs[m]))
+        if (host_manager_saves(mgrs[m]) && (v->current = mgrs[m]))
             ok = save_member(jw, mgrs[m], e, id, &wrote, &value_at) && ok;
         c->wrote[m] = wrote;
         if (c->record) c->row[m] = wrote ? value_at + 1 : 0;
@@ -2094,12 +2097,12 @@ static void stream_out(capture *c)
 
 /* Capture every live entity with a component of mgrs (with_kept: or kept JSON, or a scene
  * id) as text into c. False when a manager failed or memory ran out. */
-static bool capture_run(scene_save *v, host_manager *const *mgrs, size_t count, bool with_kept,
-                        size_t lead, capture *c)
+static bool capture_walk(scene_save *v, host_manager *const *mgrs, size_t count, bool with_kept,
+                         size_t lead, capture *c)
 {
     host_world *w = v->w;
     uint32_t n = 0;
-    order_key *keys = base_order(w, &n);
+    order_key *keys = v->keys = base_order(w, &n);
     uint32_t *pos_of = NULL;
     host_jw_init(&c->jw);
     if (lead && host_jw_reserve(&c->jw, lead)) { /* room for the caller before the objects */
@@ -2138,7 +2141,7 @@ static bool capture_run(scene_save *v, host_manager *const *mgrs, size_t count, 
         if (c->stream && !v->forward && c->jw.len >= STREAM_CHUNK) stream_out(c);
     }
     if (!error && v->edge_count) { /* referenced entities before the ones referring to them */
-        pos_of = calloc((size_t)v->cap + 1, sizeof *pos_of);
+        pos_of = v->pos_of = calloc((size_t)v->cap + 1, sizeof *pos_of);
         for (uint32_t i = 0; pos_of && i < c->n; i++) pos_of[ecs_entity_index(c->ents[i])] = i + 1;
         bool ordered = pos_of != NULL; /* often: every reference points back already */
         for (uint32_t i = 0; ordered && i < v->edge_count; i++) {
@@ -2163,13 +2166,46 @@ static bool capture_run(scene_save *v, host_manager *const *mgrs, size_t count, 
         saved_mark(v, ref);
     }
     w->scene_save = NULL;
-    free(keys);
-    free(pos_of);
     return !error && !v->failed && !c->jw.no_memory;
+}
+
+typedef struct capture_call {
+    scene_save *v;
+    host_manager *const *mgrs;
+    size_t count, lead;
+    bool with_kept, ok;
+    capture *c;
+} capture_call;
+
+static void call_capture(void *arg)
+{
+    capture_call *k = arg;
+    k->ok = capture_walk(k->v, k->mgrs, k->count, k->with_kept, k->lead, k->c);
+}
+
+/* capture_walk under the crash guard (--safe): a manager whose write_component or
+ * save_component crashes fails the capture with one line naming it and the entity, and
+ * its plugin is marked crashed (dropped at the end of the frame). */
+static bool capture_run(scene_save *v, host_manager *const *mgrs, size_t count, bool with_kept,
+                        size_t lead, capture *c)
+{
+    capture_call k = {v, mgrs, count, lead, with_kept, false, c};
+    int sig = host_guard_run(call_capture, &k);
+    if (!sig) return k.ok;
+    v->w->scene_save = NULL;
+    host_manager *m = v->current;
+    const char *in = m && m->desc.write_component ? "write_component" : "save_component";
+    host_error("scene", "manager '%s' crashed with %s in %s, writing entity #%u.%u",
+               m ? m->name : "?", host_guard_signal_name(sig), in,
+               ecs_entity_index(v->saving_entity), ecs_entity_generation(v->saving_entity));
+    if (m) host_plugin_crashed(v->w, m->owner, sig, in);
+    return false;
 }
 
 static void save_free(scene_save *v, capture *c)
 {
+    free(v->keys);
+    free(v->pos_of);
     for (str_block *b = v->strings, *next; b; b = next) next = b->next, free(b);
     free(v->made);
     free(v->written);

@@ -302,6 +302,34 @@ const char *host_world_entity_text(const host_world *w, ecs_entity e, char *buf,
     return buf;
 }
 
+typedef struct count_call {
+    const host_manager *m;
+    uint32_t n;
+} count_call;
+
+static void call_count(void *arg)
+{
+    count_call *c = arg;
+    c->n = c->m->desc.count(c->m->desc.state);
+}
+
+int host_manager_count_guarded(const host_manager *m, uint32_t *n)
+{
+    count_call c = {m, 0};
+    int sig = m->desc.count ? host_guard_run(call_count, &c) : 0;
+    *n = sig ? 0 : c.n;
+    return sig;
+}
+
+uint32_t host_manager_count(const host_manager *m)
+{
+    uint32_t n = 0;
+    if (m->owner->crashed) return 0;
+    int sig = host_manager_count_guarded(m, &n);
+    if (sig) host_plugin_crashed(m->owner->world, m->owner, sig, "count()");
+    return n;
+}
+
 /* One --stats row: a manager (count: its components) or a system (count: the entities of
  * its collection). */
 static void print_row(const host_world *w, FILE *out, const host_step *st)
@@ -313,7 +341,7 @@ static void print_row(const host_world *w, FILE *out, const host_step *st)
     const host_collection *c = s ? host_collections_get(&w->collections, s->collection) : NULL;
     char count[16] = "-"; /* a manager without count() says nothing about its size */
     if (!m || m->desc.count)
-        snprintf(count, sizeof count, "%u", m ? m->desc.count(m->desc.state) : (c ? c->count : 0));
+        snprintf(count, sizeof count, "%u", m ? host_manager_count(m) : (c ? c->count : 0));
     fprintf(out, "%-20s %-16s %10s %10.2f %10.2f %10.2f %6.1f%%  %s\n", m ? m->name : s->name,
             m ? m->owner->name : s->owner->name, count, host_timing_mean(t) / 1e3,
             (double)host_timing_quantile(t, 0.99) / 1e3, (double)t->max_ns / 1e3,

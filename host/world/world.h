@@ -50,6 +50,14 @@ static inline bool host_manager_saves(const host_manager *m)
     return m->desc.write_component || m->desc.save_component;
 }
 
+/* m's count() of its components into *n, under the crash guard (--safe): 0, or the signal
+ * that stopped it (*n = 0). *n = 0 when it offers no count(). */
+int host_manager_count_guarded(const host_manager *m, uint32_t *n);
+
+/* m's count() of its components, under the crash guard: 0 when it offers none, or its
+ * plugin crashed (then, or before: it is marked crashed, dropped at the end of the frame). */
+uint32_t host_manager_count(const host_manager *m);
+
 /* Can m load components from JSON (read_component or load_component)? */
 static inline bool host_manager_loads(const host_manager *m)
 {

@@ -27,6 +27,10 @@
  *   RL_CRASH_IN_LOAD       load() calls abort() (SIGABRT) before touching anything
  *   RL_CRASH_IN_MIGRATION  load_component raises SIGFPE (a migration that crashes)
  *   RL_CRASH_IN_RESERVE    reserve raises SIGSEGV (the hint before a load crashes)
+ *   RL_CRASH_IN_UNLOAD     unload() raises SIGSEGV at exit (ECS_UNLOAD_SHUTDOWN), after its
+ *                          log line and before freeing its state
+ *   RL_CRASH_IN_SAVE       save_component / write_component raise SIGSEGV
+ *   RL_CRASH_IN_COUNT      count() raises SIGSEGV
  *   RL_MIGRATION_LIMIT=n   load_component refuses a value over n (a migration that fails)
  *   RL_API_NAME="x" the name of the API it publishes (default "test.reloadee")
  *   RL_NEEDS="x"    declares a dependency on plugin x
@@ -245,6 +249,9 @@ static void mgr_destroyed(void *state, const ecs_entity *list, uint32_t n)
 
 static uint32_t mgr_count(void *state)
 {
+#ifdef RL_CRASH_IN_COUNT
+    raise(SIGSEGV);
+#endif
     return ((rl_state *)state)->count;
 }
 
@@ -267,6 +274,9 @@ static void mgr_reserve(void *state, uint32_t count)
 #ifndef RL_NO_JSON
 static ecs_status mgr_save(void *state, ecs_entity e, cJSON **out)
 {
+#ifdef RL_CRASH_IN_SAVE
+    raise(SIGSEGV);
+#endif
     rl_state *s = state;
     long i = find(s, e);
     *out = NULL;
@@ -278,6 +288,9 @@ static ecs_status mgr_save(void *state, ecs_entity e, cJSON **out)
 #ifdef RL_STREAM
 static ecs_status mgr_write(void *state, ecs_entity e, ecs_json_writer *w)
 {
+#ifdef RL_CRASH_IN_SAVE
+    raise(SIGSEGV);
+#endif
     rl_state *s = state;
     long i = find(s, e);
     if (i >= 0) w->number(w, (double)VALUE(s, i));
@@ -476,6 +489,9 @@ static void rl_unload(const ecs_host *h, void *state, ecs_unload_reason reason)
     if (used && USED_THERE) /* a provider never goes before its dependents: still there */
         h->log(h, ECS_LOG_INFO, WHO " unload: its provider has %u components",
                used->count(used->self));
+#endif
+#ifdef RL_CRASH_IN_UNLOAD
+    if (reason == ECS_UNLOAD_SHUTDOWN) raise(SIGSEGV);
 #endif
     if (s && reason != ECS_UNLOAD_RELOAD_KEEP_STATE) state_free(s);
 }
