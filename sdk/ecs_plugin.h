@@ -587,7 +587,38 @@ struct ecs_host {
      * 0 at the end. The same entities as view_next, one call per batch: the fast way to
      * walk a view (no call per entity). */
     uint32_t (*view_next_many)(const ecs_host *h, ecs_view *v, ecs_entity *out, uint32_t max);
+
+    /* -- ABI 1.1: read struct_size first (or call ecs_on_commit below, which does) -- */
+
+    /* [load] Two-phase adoption. A load() runs beside the running build, and the host may
+     * still refuse the new build after it returned ECS_OK (a registration refused, an API
+     * a running plugin uses withdrawn, a failed migration, a state it cannot trust): then
+     * the old build keeps running with its state, so a load() that adopts a state
+     * (previous_state) must leave it exactly as the old build uses it. What adopting
+     * changes in it (a counter, a pointer to this build's functions or static data, a
+     * buffer swapped in) goes into fn: the host calls fn(h, arg, true) once it has
+     * accepted this load (registrations committed, components migrated, at the frame
+     * boundary, before any of this build's callbacks run, after the old build's
+     * unload()), or fn(h, arg, false) once it refused it: free what you prepared and
+     * leave the state alone; unload() follows (ECS_UNLOAD_RELOAD_KEEP_STATE for an
+     * adopted state). Exactly one call for each load() that returned ECS_OK and
+     * registered fn; none after a load() that failed or crashed. One fn per load: a
+     * second call replaces the first. A fresh load (no previous state) may use it too. */
+    ecs_status (*on_commit)(const ecs_host *h,
+                            void (*fn)(const ecs_host *h, void *arg, bool accepted), void *arg);
 };
+
+/* Register fn for the outcome of this load() (ecs_host.on_commit). On a host built before
+ * ABI 1.1, which has no on_commit, fn(h, arg, true) runs at once: such a host adopts as
+ * it always did. Returns on_commit's status, or ECS_OK. */
+static inline ecs_status
+ecs_on_commit(const ecs_host *h, void (*fn)(const ecs_host *h, void *arg, bool accepted), void *arg)
+{
+    size_t need = offsetof(ecs_host, on_commit) + sizeof h->on_commit;
+    if (h->struct_size >= need && h->on_commit) return h->on_commit(h, fn, arg);
+    fn(h, arg, true);
+    return ECS_OK;
+}
 
 /* Does h offer views, collections and systems (the entries from manager_index to
  * register_system)? A host built for an older minor, or a test host, may not. */
@@ -690,8 +721,9 @@ static inline bool ecs_view_cursor_next(const ecs_host *h, ecs_view_cursor *c, e
 /* Why unload() is called. */
 typedef enum ecs_unload_reason {
     ECS_UNLOAD_SHUTDOWN = 0,          /* the host is exiting or the plugin is removed: free all */
-    ECS_UNLOAD_RELOAD_KEEP_STATE = 1, /* a new version with the same state_version takes
-                                         over `state`: do not free it */
+    ECS_UNLOAD_RELOAD_KEEP_STATE = 1, /* `state` stays with another build: a new version
+                                         with the same state_version took it over, or this
+                                         build adopted it and was refused. Do not free it */
     ECS_UNLOAD_RELOAD_MIGRATED = 2    /* the new version loaded the data from JSON: free all */
 } ecs_unload_reason;
 
@@ -701,7 +733,9 @@ typedef struct ecs_load_args {
     /* Non-NULL when this load replaces an older version of the same plugin whose
      * state_version equals this one's: the plugin must adopt this state (the value the
      * old version's load() stored in *state) instead of making a new one, and register
-     * its managers again with the same names. */
+     * its managers again with the same names. Until the host accepts the new build the
+     * old one still runs on this state: change it only in the function given to
+     * ecs_on_commit() (two-phase adoption, above). */
     void *previous_state;
 } ecs_load_args;
 
@@ -730,7 +764,10 @@ typedef struct ecs_plugin_desc {
     const char *const *dependencies;
 
     /* [main-thread] Set up: register managers, publish APIs, find the APIs of
-     * dependencies. Store the plugin's state pointer (may be NULL) in *state. On error,
+     * dependencies. Store the plugin's state pointer (may be NULL) in *state. A load() that
+     * adopts a state handed over (ecs_load_args.previous_state) changes it only once the
+     * host accepted the build (ecs_on_commit: the host can still refuse it after load()
+     * returned ECS_OK, and then the old build runs on that state). On error,
      * free what was allocated and return the status: the host then drops every
      * registration the plugin made, destroys the entities it created, frees what is still
      * counted to it, and skips it; unload() is not called. A refused registration

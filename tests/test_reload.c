@@ -1294,6 +1294,31 @@ static void Reload_provider_build_withdrawing_a_used_api_is_refused(void **state
     EXPECT_SAVED(f);
 }
 
+/* A build refused after its load() adopted the state (here: it withdraws an API rluser
+ * uses) must leave that state as the running build has it: rl counts the reloads its state
+ * went through, and the refused build's adoption is not one of them. The next good build
+ * is reload 1 of that state. (Two-phase adoption: rl changes the state only when the host
+ * accepted it, ecs_on_commit.) */
+static void Reload_refused_build_leaves_the_running_state_as_it_was(void **state)
+{
+    fixture *f = *state;
+    put_rl_with_peers(f, "rl_v1");
+    put_copy(f, "rluser", "rluser.so");
+    START(f, "rluser first update: 8 rl components", NULL);
+    put_rename(f, "rl_noapi", "rl.so");
+    WAIT_LINE(f, "rl: new build refused, version 1 keeps running: it no longer publishes API");
+    put_rename(f, "rl_v2", "rl.so");
+    WAIT_LINE(f, "reload: rl 1 -> 2: same state layout, 8 components kept");
+    WAIT_LINE(f, "rl 2 first update");
+    STOP(f);
+    EXPECT_ONCE(f, "rl 2 load: adopted the previous state (reload 1), 8 components");
+    EXPECT_ONCE(f, "rl noapi commit: refused, the state left as it was");
+    EXPECT_ONCE(f, "rl noapi unload (keep state)"); /* and not freed */
+    EXPECT_OUT(f, "reloads: 1 done, 1 refused");
+    EXPECT_CONTINUOUS(f);
+    EXPECT_SAVED(f);
+}
+
 /* --safe: rl crashes in its first update with no earlier build to roll back to. rluser,
  * which uses rl's API, is parked first (components kept, unload() called), rl is
  * unloaded; the next rl build brings rl back and then rluser. */
@@ -2195,6 +2220,7 @@ int main(void)
         TEST(Reload_safe_crash_in_the_save_or_count_at_exit_is_caught),
         TEST(Reload_safe_crash_while_a_large_scene_loads_fails_it_cleanly),
         TEST(Reload_provider_build_withdrawing_a_used_api_is_refused),
+        TEST(Reload_refused_build_leaves_the_running_state_as_it_was),
         TEST(Reload_safe_provider_crash_parks_its_users_until_it_is_back),
         TEST(Reload_manifest_disabling_a_provider_parks_its_users),
         TEST(Reload_build_closing_a_dependency_cycle_is_refused_naming_it),

@@ -244,6 +244,19 @@ static void state_free(bob_state *b)
 }
 
 /* [load] Find the transform API, adopt or make the state, register the manager. */
+/* Two-phase adoption (ecs_on_commit): a state handed over by a reload becomes this build's
+ * only once the host accepted it. Until then the old build runs on it, so a build the host
+ * refuses after its load() returned (a failed migration, an API a user needs withdrawn)
+ * must not have changed it. */
+static void plugin_commit(const ecs_host *h, void *arg, bool accepted)
+{
+    bob_state *b = (bob_state *)arg;
+    if (!accepted) return; /* nothing was prepared: nothing to free */
+    bind(b, h);
+    b->tf = (const ecs_transform_api *)h->api_find(h, ECS_TRANSFORM_API_NAME,
+                                                   ECS_TRANSFORM_API_VERSION, NULL);
+}
+
 static ecs_status plugin_load(const ecs_host *h, const ecs_load_args *args, void **state)
 {
     const ecs_transform_api *tf = (const ecs_transform_api *)h->api_find(
@@ -253,11 +266,9 @@ static ecs_status plugin_load(const ecs_host *h, const ecs_load_args *args, void
                           ? (bob_state *)args->previous_state
                           : NULL;
     if (prev && prev->layout != BOB_STATE_VERSION) return ECS_ERR_ABI;
-    const ecs_host *old_host = prev ? prev->host : NULL;
     bob_state *b = prev ? prev : state_new(h);
     if (!b) return ECS_ERR_NO_MEMORY;
-    bind(b, h);
-    b->tf = tf;
+    if (!prev) b->tf = tf; /* an adopted state changes in plugin_commit, once accepted */
     ecs_manager_desc m = {.struct_size = sizeof m,
                           .name = "bob",
                           .state = b,
@@ -268,14 +279,11 @@ static ecs_status plugin_load(const ecs_host *h, const ecs_load_args *args, void
                           .read_component = bob_read};
     ecs_status s = h->register_manager(h, &m);
     if (s != ECS_OK) {
-        if (prev)
-            bind(b, old_host); /* the old version keeps it */
-        else
-            state_free(b);
+        if (!prev) state_free(b); /* an adopted state is the old version's, untouched */
         return s;
     }
     *state = b;
-    return ECS_OK;
+    return prev ? ecs_on_commit(h, plugin_commit, b) : ECS_OK;
 }
 
 /* [main-thread] Free everything, unless the next version takes the state over. */

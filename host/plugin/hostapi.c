@@ -330,6 +330,19 @@ static void scene_error(const ecs_host *h, const struct cJSON *at, const char *f
         host_error(p->name, "%s", msg);
 }
 
+/* Two-phase adoption: fn hears whether the host accepts this load (plugin.h). */
+static ecs_status on_commit(const ecs_host *h, void (*fn)(const ecs_host *h, void *arg, bool),
+                            void *arg)
+{
+    HOST_MAIN_THREAD_OR(h, "on_commit", ECS_ERR_WRONG_TIME);
+    host_plugin *p = plugin_of(h);
+    if (!p->in_load)
+        return refuse(p, ECS_ERR_WRONG_TIME, "on_commit", "only allowed inside load()");
+    p->commit_fn = fn; /* NULL: none */
+    p->commit_arg = arg;
+    return ECS_OK;
+}
+
 void host_api_init(host_plugin *p)
 {
     ecs_host *t = &p->table;
@@ -359,4 +372,5 @@ void host_api_init(host_plugin *p)
     t->plugin_name = p->name;
     t->config = p->config;
     host_api_init_query(t);
+    t->on_commit = on_commit;
 }

@@ -360,6 +360,39 @@ int host_plugin_call_unload(host_plugin *p, const ecs_plugin_desc *desc, void *s
     return sig;
 }
 
+typedef struct outcome_call {
+    host_plugin *p;
+    void (*fn)(const ecs_host *h, void *arg, bool accepted);
+    void *arg;
+    bool accepted;
+} outcome_call;
+
+static void call_outcome(void *arg)
+{
+    outcome_call *c = arg;
+    c->fn(&c->p->table, c->arg, c->accepted);
+}
+
+int host_plugin_outcome(host_plugin *p, bool accepted)
+{
+    outcome_call c = {p, p->commit_fn, p->commit_arg, accepted};
+    p->commit_fn = NULL;
+    p->commit_arg = NULL;
+    int sig = c.fn ? host_guard_run(call_outcome, &c) : 0;
+    if (sig && accepted)
+        host_plugin_crashed(p->world, p, sig, "the function it gave on_commit");
+    else if (sig)
+        host_warn("loader", "%s: its on_commit function crashed with %s hearing of its refusal",
+                  p->name ? p->name : p->file, host_guard_signal_name(sig));
+    return sig;
+}
+
+void host_plugin_undo_load(host_plugin *p, const ecs_plugin_desc *desc, void *state,
+                           ecs_unload_reason why)
+{
+    if (host_plugin_outcome(p, false) == 0) host_plugin_call_unload(p, desc, state, why);
+}
+
 /* Room in w for p's pending managers and systems, and their steps. ECS_ERR_NO_MEMORY
  * changes nothing the frame reads. */
 ecs_status host_world_reserve_for(host_world *w, const host_plugin *p)
@@ -475,6 +508,7 @@ ecs_status host_plugin_load(host_world *w, host_plugin *p)
     if (sig) { /* its state is unknown: do not call it again, take back what it holds */
         host_format(p->reason, sizeof p->reason, "load() crashed with %s",
                     host_guard_signal_name(sig));
+        p->commit_fn = NULL;
         host_plugin_discard_pending(p);
         host_mem_release_all(&p->mem);
         return s;
@@ -482,18 +516,19 @@ ecs_status host_plugin_load(host_world *w, host_plugin *p)
     char refusal[sizeof p->reason];
     snprintf(refusal, sizeof refusal, "%s", p->registration_failed ? p->reason : "");
     if (s == ECS_OK && p->registration_failed) {
-        host_plugin_call_unload(p, p->desc, p->state, ECS_UNLOAD_SHUTDOWN);
+        host_plugin_undo_load(p, p->desc, p->state, ECS_UNLOAD_SHUTDOWN);
         s = ECS_ERR_PLUGIN;
         host_format(p->reason, sizeof p->reason, "load() went on after a refused registration: %s",
                     refusal);
     } else if (s == ECS_OK && (s = commit(w, p)) != ECS_OK) {
-        host_plugin_call_unload(p, p->desc, p->state, ECS_UNLOAD_SHUTDOWN);
+        host_plugin_undo_load(p, p->desc, p->state, ECS_UNLOAD_SHUTDOWN);
         snprintf(p->reason, sizeof p->reason, "registering failed: %s", ecs_status_text(s));
     } else if (s != ECS_OK) {
         host_format(p->reason, sizeof p->reason, "load() failed: %s%s%s", ecs_status_text(s),
                     *refusal ? " after " : "", refusal);
     }
     if (s != ECS_OK) {
+        p->commit_fn = NULL; /* a load() that failed hears nothing: it cleaned up itself */
         host_plugin_discard_pending(p);
         release_memory(p, "after its failed load");
         return s;
@@ -508,6 +543,7 @@ ecs_status host_plugin_load(host_world *w, host_plugin *p)
     if (p->system_count) snprintf(systems, sizeof systems, ", %zu systems", p->system_count);
     host_info("loader", "loaded %s %s from %s (%zu managers, %zu APIs%s)", p->name, p->version,
               p->file, p->manager_count, p->api_count, systems);
+    host_plugin_outcome(p, true); /* a crash in it: dropped at the end of the frame */
     return ECS_OK;
 }
 

@@ -127,6 +127,10 @@ struct host_plugin {
     ecs_collection *pending_collections, *collections;
     size_t pending_collection_count, collection_count;
     bool in_unload; /* inside its unload(): its signature reports are ignored */
+    /* two-phase adoption: the function the running load() gave ecs_host.on_commit, called
+     * once the host accepted or refused that load (host_plugin_outcome); NULL: none */
+    void (*commit_fn)(const ecs_host *h, void *arg, bool accepted);
+    void *commit_arg;
 };
 
 /* Load p: call its load(), commit its registrations. Returns ECS_OK or the error (with
@@ -173,6 +177,17 @@ int host_plugin_call_unload(host_plugin *p, const ecs_plugin_desc *desc, void *s
  * with one error line naming the plugin). Returns 0 or the signal. Nothing when dl is
  * NULL. */
 int host_plugin_dlclose(void *dl, const char *name);
+
+/* Tell the load() that just ran (p's table, its code in desc's build) that the host
+ * accepted (true) or refused (false) it: the function it gave on_commit, if any, under the
+ * crash guard; then none is pending. A crash while accepted marks p crashed (dropped at the
+ * end of the frame); while refused it is only said. Returns the signal, or 0. */
+int host_plugin_outcome(host_plugin *p, bool accepted);
+
+/* A load() of desc's build that returned ECS_OK is refused after all: its on_commit
+ * function hears so, then its unload(why) runs (state: what that load() stored). */
+void host_plugin_undo_load(host_plugin *p, const ecs_plugin_desc *desc, void *state,
+                           ecs_unload_reason why);
 
 /* Append p to w->plugins. -1 when memory ran out. */
 int host_world_push_plugin(host_world *w, host_plugin *p);

@@ -454,7 +454,9 @@ bool host_reload_rollback(host_world *w, host_plugin *p)
     p->reloading = false;
     host_plugin_discard_pending(p);
     host_plugin_keep_uses(p, ok, crashed_uses, crashed_use_count);
+    if (!ok && !sig && c.status == ECS_OK) host_plugin_outcome(p, false);
     if (!ok) {
+        p->commit_fn = NULL; /* its load() failed or crashed: it hears nothing */
         host_error("guard", "%s: version %s could not take over again: the plugin is unloaded",
                    p->name, p->prev_version);
         host_reload_forget_previous(p);
@@ -474,6 +476,7 @@ bool host_reload_rollback(host_world *w, host_plugin *p)
     p->prev_desc = NULL;
     p->prev_copy = p->prev_version = NULL;
     p->crashed = false;
+    host_plugin_outcome(p, true);         /* the state is that build's again */
     host_plugin_dlclose(bad_dl, p->name); /* its destructors may crash too */
     if (bad_copy) unlink(bad_copy);
     free(bad_copy);
@@ -587,25 +590,25 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
     if (sig) { /* never call that build again; what it allocated is lost to the leak count */
         refuse(r, p, "its load() crashed with %s", host_guard_signal_name(sig));
     } else if (s == ECS_OK && p->registration_failed) {
-        host_plugin_call_unload(p, n->desc, state, undo);
+        host_plugin_undo_load(p, n->desc, state, undo);
         refuse(r, p, "its load() went on after a refused registration: %s", p->reason);
     } else if (s != ECS_OK) {
         refuse(r, p, "its load() failed: %s", ecs_status_text(s));
     } else if (host_plugin_closes_cycle(w, p, NULL, p->uses, p->use_count, cycle, sizeof cycle)) {
-        host_plugin_call_unload(p, n->desc, state, undo);
+        host_plugin_undo_load(p, n->desc, state, undo);
         refuse(r, p, "dependency cycle: %s (an API its load() found)", cycle);
     } else if (!same &&
                (why = cannot_migrate(p->pending_managers, p->pending_manager_count, false))) {
-        host_plugin_call_unload(p, n->desc, state, undo);
+        host_plugin_undo_load(p, n->desc, state, undo);
         refuse(r, p, "manager '%s' of the new version cannot load components", why);
     } else if (!same && (call_restore(&c), sig = c.crashed) != 0) { /* guarded inside */
         refuse(r, p, "the new version crashed with %s loading the components",
                host_guard_signal_name(sig));
     } else if (!same && c.status != ECS_OK) {
-        host_plugin_call_unload(p, n->desc, state, undo);
+        host_plugin_undo_load(p, n->desc, state, undo);
         refuse(r, p, "the new version could not load the components (see above)");
     } else if (same && (why = untrusted_count(w, p, &bad_count, &sig)) != NULL) {
-        if (!sig) host_plugin_call_unload(p, n->desc, state, undo);
+        if (!sig) host_plugin_undo_load(p, n->desc, state, undo);
         if (sig)
             refuse(r, p, "manager '%s' crashed with %s counting the components it was handed", why,
                    host_guard_signal_name(sig));
@@ -616,12 +619,12 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
                    "bump state_version so the components migrate through JSON",
                    why, bad_count);
     } else if ((user = user_of_withdrawn(w, p, &api, &api_version)) != NULL) {
-        host_plugin_call_unload(p, n->desc, state, undo);
+        host_plugin_undo_load(p, n->desc, state, undo);
         refuse(r, p,
                "it no longer publishes API '%s' (version %u or later), which plugin '%s' uses", api,
                api_version, user->name);
     } else if (commit_replace(w, p) != ECS_OK) {
-        host_plugin_call_unload(p, n->desc, state, undo);
+        host_plugin_undo_load(p, n->desc, state, undo);
         refuse(r, p, "out of memory");
     } else {
         const ecs_plugin_desc *old_desc = p->desc;
@@ -636,6 +639,7 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
                       "runs",
                       p->name);
         adopt(p, n, state, same);
+        host_plugin_outcome(p, true); /* two-phase adoption: the state is the new build's */
         swapped = true;
         r->done++;
         char what[160];
@@ -655,6 +659,7 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
         free(old_version);
     }
     p->reloading = false;
+    p->commit_fn = NULL;            /* a load() that failed or crashed hears nothing */
     host_plugin_discard_pending(p); /* nothing left after a commit; the attempt otherwise */
     host_plugin_keep_uses(p, swapped, old_uses, old_use_count);
 done:

@@ -668,6 +668,19 @@ static ecs_status register_all(const ecs_host *h, dn_state *s)
 
 /* [main-thread] Make (or adopt) the state, register "debug_name", publish the API. On
  * error a new state is freed; an adopted one is left untouched for the old version. */
+/* Two-phase adoption (ecs_on_commit): a state handed over by a reload becomes this build's
+ * only once the host accepted it; a build refused after its load() leaves the running
+ * build's pointers in it. */
+static void dn_commit(const ecs_host *h, void *arg, bool accepted)
+{
+    dn_state *s = (dn_state *)arg;
+    uint32_t bit = NO_BIT;
+    if (!accepted) return;
+    if (ecs_host_has_queries(h) && h->signature_bit(h, MANAGER_NAME, &bit) != ECS_OK) bit = NO_BIT;
+    bind_host(s, h);
+    s->bit = bit;
+}
+
 static ecs_status dn_load(const ecs_host *h, const ecs_load_args *args, void **state)
 {
     dn_state *s = (dn_state *)ecs_load_args_previous_state(args);
@@ -685,9 +698,9 @@ static ecs_status dn_load(const ecs_host *h, const ecs_load_args *args, void **s
         if (!adopted) state_free(s, h);
         return st;
     }
-    bind_host(s, h); /* only now: a failed reload leaves the old version's pointers */
-    s->bit = bit;
     *state = s;
+    if (adopted) return ecs_on_commit(h, dn_commit, s); /* not before the host accepts */
+    s->bit = bit;
     return ECS_OK;
 }
 

@@ -375,6 +375,19 @@ static ecs_status register_all(const ecs_host *h, spin_state *s, uint32_t *bit)
 
 /* [main-thread] Find the transform API, make (or adopt) the state, register. On error a
  * new state is freed; an adopted one is left untouched for the old version. */
+/* Two-phase adoption (ecs_on_commit): a state handed over by a reload becomes this build's
+ * only once the host accepted it; a build refused after its load() leaves the running
+ * build's pointers in it. */
+static void spin_commit(const ecs_host *h, void *arg, bool accepted)
+{
+    spin_state *s = (spin_state *)arg;
+    uint32_t bit = NO_BIT;
+    if (!accepted) return;
+    if (ecs_host_has_queries(h) && h->signature_bit(h, MANAGER_NAME, &bit) != ECS_OK) bit = NO_BIT;
+    bind_host(s, h, find_transform(h)); /* the host's copy of the API: the same one */
+    s->bit = bit;
+}
+
 static ecs_status spin_plugin_load(const ecs_host *h, const ecs_load_args *args, void **state)
 {
     const ecs_transform_api *tf = find_transform(h);
@@ -393,11 +406,11 @@ static ecs_status spin_plugin_load(const ecs_host *h, const ecs_load_args *args,
         if (!adopted) state_free(s, h);
         return st;
     }
-    bind_host(s, h, tf); /* only now: a failed reload leaves the old version's pointers */
-    s->bit = bit;
     *state = s;
     h->log(h, ECS_LOG_DEBUG, "%s state (layout %u)", adopted ? "adopted the previous" : "a new",
-           STATE_LAYOUT); /* shown with ecs-host -vv */
+           STATE_LAYOUT);                                 /* shown with ecs-host -vv */
+    if (adopted) return ecs_on_commit(h, spin_commit, s); /* not before the host accepts */
+    s->bit = bit;
     return ECS_OK;
 }
 

@@ -1067,6 +1067,19 @@ static ecs_status offer_index(const ecs_host *h, tf_state *t, uint32_t *bit)
 
 /* [main-thread] A new state, or the previous version's (same state_version) adopted: its
  * host pointers are rebound to this table, restored if the load fails. */
+/* Two-phase adoption (ecs_on_commit): a state handed over by a reload becomes this build's
+ * only once the host accepted it; a build refused after its load() leaves the running
+ * build's pointers in it. */
+static void transform_commit(const ecs_host *h, void *arg, bool accepted)
+{
+    tf_state *t = (tf_state *)arg;
+    uint32_t bit = NO_BIT;
+    if (!accepted) return;
+    if (ecs_host_has_queries(h) && h->signature_bit(h, MANAGER_NAME, &bit) != ECS_OK) bit = NO_BIT;
+    state_bind(t, h);
+    t->bit = bit;
+}
+
 static ecs_status transform_load(const ecs_host *h, const ecs_load_args *args, void **state)
 {
     tf_state *prev =
@@ -1076,22 +1089,18 @@ static ecs_status transform_load(const ecs_host *h, const ecs_load_args *args, v
                STATE_LAYOUT);
         return ECS_ERR_ABI;
     }
-    const ecs_host *old_host = prev ? prev->host : NULL;
     tf_state *t = prev ? prev : state_new(h);
     if (!t) return ECS_ERR_NO_MEMORY;
-    state_bind(t, h);
     uint32_t bit = NO_BIT;
     ecs_status s = register_all(h, t);
     if (s == ECS_OK) s = offer_index(h, t, &bit);
     if (s != ECS_OK) {
-        if (prev)
-            state_bind(t, old_host);
-        else
-            state_free(t);
+        if (!prev) state_free(t);
         return s;
     }
-    t->bit = bit;
     *state = t;
+    if (prev) return ecs_on_commit(h, transform_commit, t); /* not before the host accepts */
+    t->bit = bit;
     return ECS_OK;
 }
 

@@ -42,6 +42,7 @@
  *
  * Log lines (info), "rl 1" standing for RL_NAME RL_VERSION:
  *   "rl 1 load: new state" | "rl 1 load: adopted the previous state (reload K), N components"
+ *   "rl 1 commit: refused, the state left as it was" (a build refused after adopting)
  *   "rl 1 first update: frame F, step S"
  *   "rl 1 reserve: N coming, H held; scene_resolve: STATUS" (before a load's reads)
  *   "rl 1 unload (shutdown|keep state|migrated): U updates run, N components"
@@ -434,6 +435,17 @@ static rl_state *state_new(const ecs_host *h)
     return s;
 }
 
+/* Two-phase adoption (ecs_on_commit): the state handed over counts this reload only once
+ * the host accepted the build; a refused build leaves it as the running one has it. */
+static void rl_commit(const ecs_host *h, void *arg, bool accepted)
+{
+    rl_state *s = arg;
+    if (accepted)
+        s->reloads++;
+    else
+        h->log(h, ECS_LOG_INFO, WHO " commit: refused, the state left as it was");
+}
+
 static ecs_status rl_load(const ecs_host *h, const ecs_load_args *args, void **state)
 {
 #ifdef RL_CRASH_IN_LOAD
@@ -471,13 +483,15 @@ static ecs_status rl_load(const ecs_host *h, const ecs_load_args *args, void **s
             state_free(s);
         return st;
     }
-    if (prev)
+    if (prev) { /* the reload count changes once the host accepted this build */
         h->log(h, ECS_LOG_INFO, WHO " load: adopted the previous state (reload %u), %u components",
-               ++s->reloads, s->count);
-    else
+               s->reloads + 1, s->count);
+        st = ecs_on_commit(h, rl_commit, s);
+    } else {
         h->log(h, ECS_LOG_INFO, WHO " load: new state");
+    }
     *state = s;
-    return ECS_OK;
+    return st;
 }
 
 static void rl_unload(const ecs_host *h, void *state, ecs_unload_reason reason)

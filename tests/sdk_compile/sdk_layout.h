@@ -36,6 +36,7 @@
     X("offsetof ecs_host.alloc", offsetof(ecs_host, alloc))                                        \
     X("offsetof ecs_host.plugin_name", offsetof(ecs_host, plugin_name))                            \
     X("offsetof ecs_host.config", offsetof(ecs_host, config))                                      \
+    X("offsetof ecs_host.on_commit", offsetof(ecs_host, on_commit))                                \
     X("sizeof ecs_load_args", sizeof(ecs_load_args))                                               \
     X("offsetof ecs_load_args.previous_state", offsetof(ecs_load_args, previous_state))            \
     X("sizeof ecs_plugin_desc", sizeof(ecs_plugin_desc))                                           \
