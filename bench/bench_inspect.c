@@ -107,7 +107,7 @@ static void *page_client(void *arg)
 static host_inspector *open_inspector(host_world *w, client *c)
 {
     host_log_set_level(ECS_LOG_WARN);
-    host_inspector *in = host_inspector_new(w, "0", false);
+    host_inspector *in = host_inspector_new(w, &(host_inspect_config){.spec = "0"});
     host_log_set_level(ECS_LOG_INFO);
     if (!in) return NULL;
     c->port = host_inspector_port(in);

@@ -50,6 +50,8 @@ static const char usage[] =
     "                             http://127.0.0.1:PORT/ (0: a free port); the log names\n"
     "                             the URL with its access token (docs/inspector.md)\n"
     "  --inspect-read-only        the inspector shows, never changes, the world\n"
+    "  --inspect-save-dir DIR     the page may save the world into DIR, under a name it\n"
+    "                             gives (else only to the --save FILE)\n"
     "  --stats                    print each manager's update time at exit\n"
     "  --trace FILE               write a Chrome trace-event JSON file (Perfetto opens it)\n"
     "  --timing-every N           time each manager's update on one frame in N (8; 1:\n"
@@ -94,6 +96,7 @@ enum {
     OPT_COLOR,
     OPT_INSPECT,
     OPT_INSPECT_RO,
+    OPT_INSPECT_SAVE_DIR,
     OPT_NO_INSTALLED
 };
 
@@ -120,6 +123,7 @@ static const struct option long_options[] = {
     {"quiet", no_argument, NULL, 'q'},
     {"inspect", required_argument, NULL, OPT_INSPECT},
     {"inspect-read-only", no_argument, NULL, OPT_INSPECT_RO},
+    {"inspect-save-dir", required_argument, NULL, OPT_INSPECT_SAVE_DIR},
     {"no-installed-plugins", no_argument, NULL, OPT_NO_INSTALLED},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
@@ -201,6 +205,9 @@ int host_cli_parse(int argc, char **argv, host_options *opt, FILE *out, FILE *er
             break;
         case OPT_INSPECT_RO:
             opt->inspect_read_only = true;
+            break;
+        case OPT_INSPECT_SAVE_DIR:
+            opt->inspect_save_dir = optarg;
             break;
         case OPT_NO_INSTALLED:
             opt->no_installed = true;

@@ -38,6 +38,7 @@ typedef struct host_options {
     double probe_timeout_s; /* limit of the child-process probe of new code; 0: no probe */
     const char *inspect;    /* --inspect [ADDR:]PORT: serve the inspector page and API */
     bool inspect_read_only; /* --inspect-read-only: every write answers 403 */
+    const char *inspect_save_dir; /* --inspect-save-dir: the page's saves by name go here */
     bool help, version;
 } host_options;
 

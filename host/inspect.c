@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -428,16 +429,45 @@ static struct MHD_Daemon *start_daemon(host_inspector *in, struct sockaddr_in *s
         MHD_OPTION_EXTERNAL_LOGGER, on_mhd_error, in, MHD_OPTION_END);
 }
 
-host_inspector *host_inspector_new(host_world *w, const char *spec, bool read_only)
+bool host_inspector_save_dir_ok(const char *dir, char *why, size_t len)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0) return host_format(why, len, "%s", strerror(errno)), false;
+    if (!S_ISDIR(st.st_mode)) return host_format(why, len, "not a folder"), false;
+    if (access(dir, W_OK | X_OK) != 0)
+        return host_format(why, len, "this user cannot write it (%s)", strerror(errno)), false;
+    if (!host_plugin_insecure("folder", dir, false, why, len)) return true;
+    char *plugins_only = strstr(why, ", or pass --allow-insecure-plugins"); /* not for this */
+    if (plugins_only) *plugins_only = '\0';
+    return false;
+}
+
+/* The copies of cfg's paths into in; false when memory ran out. */
+static bool keep_paths(host_inspector *in, const host_inspect_config *cfg)
+{
+    in->save_file = cfg->save_file ? strdup(cfg->save_file) : NULL;
+    in->save_dir = cfg->save_dir ? strdup(cfg->save_dir) : NULL;
+    return (!cfg->save_file || in->save_file) && (!cfg->save_dir || in->save_dir);
+}
+
+static void free_inspector(host_inspector *in)
+{
+    free(in->save_file);
+    free(in->save_dir);
+    free(in);
+}
+
+host_inspector *host_inspector_new(host_world *w, const host_inspect_config *cfg)
 {
     char addr[INET_ADDRSTRLEN];
     struct sockaddr_in sa;
-    if (!parse_spec(spec, &sa, addr, sizeof addr)) return NULL;
+    bool read_only = cfg->read_only;
+    if (!parse_spec(cfg->spec, &sa, addr, sizeof addr)) return NULL;
     host_inspector *in = calloc(1, sizeof *in);
     unsigned char raw[16];
-    if (!in || getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw) {
+    if (!in || !keep_paths(in, cfg) || getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw) {
         host_error("inspect", "cannot make a token: %s", in ? strerror(errno) : "no memory");
-        free(in);
+        if (in) free_inspector(in);
         return NULL;
     }
     for (size_t i = 0; i < sizeof raw; i++) snprintf(in->token + 2 * i, 3, "%02x", raw[i]);
@@ -454,7 +484,7 @@ host_inspector *host_inspector_new(host_world *w, const char *spec, bool read_on
         host_error("inspect", "cannot serve on %s:%u: %s", addr, ntohs(sa.sin_port),
                    errno ? strerror(errno) : "libmicrohttpd failed");
         if (in->d) MHD_stop_daemon(in->d);
-        free(in);
+        free_inspector(in);
         return NULL;
     }
     in->epoll_fd = fd->epoll_fd;
@@ -483,7 +513,7 @@ void host_inspector_free(host_inspector *in)
     MHD_stop_daemon(in->d);
     for (size_t i = 0; i < LOG_RING; i++) free(in->ring[i].who), free(in->ring[i].msg);
     free(in->marks);
-    free(in);
+    free_inspector(in);
 }
 
 unsigned host_inspector_port(const host_inspector *in)

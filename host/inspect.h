@@ -12,15 +12,28 @@
 #define HOST_INSPECT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct host_world host_world;
 typedef struct host_inspector host_inspector;
 
-/* Serve the world at spec ("PORT" or "ADDR:PORT"; port 0: a free one). Logs the URL to
- * open (with the token). read_only: every write answers 403. NULL with the reason logged
- * when the address cannot be used. */
-host_inspector *host_inspector_new(host_world *w, const char *spec, bool read_only);
+/* What --inspect and its options say. The strings are copied. */
+typedef struct host_inspect_config {
+    const char *spec;      /* "PORT" or "ADDR:PORT"; port 0: a free one */
+    bool read_only;        /* every write answers 403 */
+    const char *save_file; /* --save FILE: where the page's save goes, or NULL */
+    const char *save_dir;  /* --inspect-save-dir: where a save by name goes, or NULL */
+} host_inspect_config;
+
+/* Serve the world as cfg says. Logs the URL to open (with the token). NULL with the
+ * reason logged when the address cannot be used. */
+host_inspector *host_inspector_new(host_world *w, const host_inspect_config *cfg);
+
+/* Can dir take the page's saves: an existing folder this user may write and nobody else
+ * may (else another user could put a symlink where the next save goes)? False with the
+ * reason in why. */
+bool host_inspector_save_dir_ok(const char *dir, char *why, size_t len);
 void host_inspector_free(host_inspector *in);
 
 /* At a frame boundary: note the frame (timings for the page); with answer, also answer

@@ -6,6 +6,7 @@
  * told), so the inspector can do nothing a scene file cannot. Whatever walks the whole
  * world is a job (inspect_search.c), never an answer made here.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +48,9 @@ cJSON *inspect_world_json(host_inspector *in)
     cJSON_AddNumberToObject(v, "systems", (double)w->system_count);
     cJSON_AddNumberToObject(v, "uptime_s", (double)(host_now_ns() - in->start_ns) / 1e9);
     cJSON_AddBoolToObject(v, "read_only", in->read_only);
+    cJSON *save = cJSON_AddObjectToObject(v, "save"); /* where the page may save */
+    if (in->save_file) cJSON_AddStringToObject(save, "file", in->save_file);
+    if (in->save_dir) cJSON_AddStringToObject(save, "dir", in->save_dir);
     return v;
 }
 
@@ -429,30 +433,73 @@ enum MHD_Result inspect_create_entity(host_inspector *in, struct MHD_Connection 
     return reply_entity(c, in->w, made, 201);
 }
 
+/* Is name a file name a save may take in the save folder: 1-128 of [A-Za-z0-9._-], not
+ * starting with '.', ending in ".json"? */
+static bool save_name_ok(const char *name)
+{
+    size_t n = strlen(name);
+    if (n < 6 || n > 128 || name[0] == '.' || strcmp(name + n - 5, ".json") != 0) return false;
+    for (const char *c = name; *c; c++)
+        if (!isalnum((unsigned char)*c) && !strchr("._-", *c)) return false;
+    return true;
+}
+
+/* Where POST /api/save writes, from its body: the --save file ({}), or a name in the save
+ * folder ({"name": "N.json"}); never a path the request chooses. The target into buf, or
+ * NULL with the HTTP status and message set. */
+static const char *save_target(host_inspector *in, const cJSON *body, char *buf, size_t size,
+                               unsigned *status, const char **msg)
+{
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(body, "name");
+    *status = 400;
+    if (!cJSON_IsObject(body) || cJSON_GetObjectItemCaseSensitive(body, "path") ||
+        (name && !cJSON_IsString(name)) || cJSON_GetArraySize(body) > (name ? 1 : 0))
+        return *msg = "body: expected {} (the --save file) or {\"name\": \"NAME.json\"} (a file in "
+                      "the --inspect-save-dir folder): where a save goes is chosen at start, "
+                      "never by a request",
+               NULL;
+    if (!name) {
+        *status = 409;
+        if (!in->save_file)
+            return *msg = "nowhere to save: start ecs-host with --save FILE (or "
+                          "--inspect-save-dir DIR and give a name)",
+                   NULL;
+        return in->save_file;
+    }
+    if (!in->save_dir)
+        return *status = 409, *msg = "no save folder: start ecs-host with --inspect-save-dir DIR",
+               NULL;
+    if (!save_name_ok(name->valuestring))
+        return *msg = "name: expected a file name of 1-128 letters, digits, '.', '_' or '-', "
+                      "not starting with '.', ending in \".json\"",
+               NULL;
+    snprintf(buf, size, "%s/%s", in->save_dir, name->valuestring);
+    struct stat st;
+    if (lstat(buf, &st) == 0 && !S_ISREG(st.st_mode))
+        return *msg = "name: a file of that name is there and is not a regular file (a "
+                      "symlink, a folder): not replaced",
+               NULL;
+    return buf;
+}
+
 enum MHD_Result inspect_save_world(host_inspector *in, struct MHD_Connection *c, request *r)
 {
-    char err[800], resolved[4096];
-    cJSON *body = host_json_parse("body", r->body ? r->body : "", r->len, err, sizeof err);
+    char err[800], target[4200];
+    cJSON *body =
+        r->len ? host_json_parse("body", r->body, r->len, err, sizeof err) : cJSON_CreateObject();
     if (!body) return inspect_reply_error(c, 400, err);
-    const cJSON *path = cJSON_GetObjectItemCaseSensitive(body, "path");
-    if (!cJSON_IsString(path) || !*path->valuestring) {
-        cJSON_Delete(body);
-        return inspect_reply_error(c, 400, "body: expected {\"path\": \"FILE\"}");
-    }
-    enum MHD_Result ok;
-    if (host_scene_check_target(path->valuestring, resolved, sizeof resolved, err, sizeof err) !=
-        ECS_OK) {
-        ok = inspect_reply_error(c, 400, err);
-    } else if (host_scene_save(in->w, path->valuestring) != ECS_OK) {
-        ok = inspect_reply_error(c, 500,
-                                 "the save failed (the log says why); the old file is as it was");
-    } else {
-        cJSON *v = cJSON_CreateObject();
-        cJSON_AddStringToObject(v, "saved", path->valuestring);
-        ok = inspect_reply_json(c, 200, v);
-    }
+    unsigned status;
+    const char *msg = NULL, *path = save_target(in, body, target, sizeof target, &status, &msg);
     cJSON_Delete(body);
-    return ok;
+    if (!path) return inspect_reply_error(c, status, msg);
+    uint64_t t0 = host_now_ns();
+    if (host_scene_save(in->w, path) != ECS_OK)
+        return inspect_reply_error(c, 500,
+                                   "the save failed (the log says why); the old file is as it was");
+    cJSON *v = cJSON_CreateObject();
+    cJSON_AddStringToObject(v, "saved", path);
+    cJSON_AddNumberToObject(v, "ms", (double)(host_now_ns() - t0) / 1e6);
+    return inspect_reply_json(c, 200, v);
 }
 
 /* The world as a scene file: saved to a temporary file, sent, removed. */

@@ -51,6 +51,7 @@ struct host_inspector {
     char addr[46];
     unsigned port;
     bool read_only;
+    char *save_file, *save_dir; /* where the page's saves go (copies), or NULL */
     uint64_t start_ns;
     /* frames: the measured rate and the last frame times */
     uint64_t rate_t0, rate_frame0, last_total_ns, last_count;

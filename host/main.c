@@ -157,8 +157,9 @@ static bool same_file(const char *a, const char *b)
 }
 
 /* Check what the session will write before it starts: --save and --trace are regular files
- * or nothing, in folders that exist and are writable, and --trace names no file that is
- * read or written for another role. False after one error line (exit status 2). */
+ * or nothing, in folders that exist and are writable, --trace names no file that is read
+ * or written for another role, --inspect-save-dir is a folder only this user may write.
+ * False after one error line (exit status 2). */
 static bool outputs_usable(const host_options *opt)
 {
     char resolved[PATH_MAX], why[PATH_MAX + 128];
@@ -180,6 +181,11 @@ static bool outputs_usable(const host_options *opt)
     if (other) {
         host_error(NULL, "--trace %s is also the file of %s: one file, one role", opt->trace_path,
                    other);
+        return false;
+    }
+    if (opt->inspect_save_dir &&
+        !host_inspector_save_dir_ok(opt->inspect_save_dir, why, sizeof why)) {
+        host_error(NULL, "--inspect-save-dir %s: %s", opt->inspect_save_dir, why);
         return false;
     }
     return true;
@@ -239,7 +245,9 @@ int main(int argc, char **argv)
         host_error(NULL, "%s: cannot write the trace file: %s", opt.trace_path, strerror(errno));
         code = HOST_EXIT_FAILURE;
     } else if (opt.inspect && !opt.list &&
-               !(in = host_inspector_new(w, opt.inspect, opt.inspect_read_only))) {
+               !(in = host_inspector_new(
+                     w, &(host_inspect_config){opt.inspect, opt.inspect_read_only, opt.save_path,
+                                               opt.inspect_save_dir}))) {
         code = HOST_EXIT_FAILURE; /* before loading: its log ring sees every line */
     } else if (host_world_load_dirs(w, opt.plugin_dirs, opt.plugin_dir_count, &lo) != ECS_OK) {
         code = HOST_EXIT_FAILURE;

@@ -30,6 +30,7 @@
 
 typedef struct fixture {
     harness_proc proc;
+    bool no_save; /* start without --save */
     char *dir, *save;
     unsigned port;
     char token[64];
@@ -54,7 +55,7 @@ static void start(fixture *f, const char *const *extra)
 {
     const char *argv[24] = {ECS_HOST_PATH, "--inspect", "0",      "--fps", "60",
                             "--scene",     DEMO_SCENE,  "--save", f->save};
-    size_t n = 9;
+    size_t n = f->no_save ? 7 : 9;
     static char folder[4096];
     snprintf(folder, sizeof folder, "%s", PLUGIN_DIR);
     for (; extra && *extra; extra++) {
@@ -813,32 +814,134 @@ static void Inspect_edits_racing_reloads_of_their_manager_all_land(void **state)
     stop(f);
 }
 
-static void Inspect_saves_and_downloads_the_world(void **state)
+/* The number of entities in the scene file at path (-1: not a scene). */
+static int entities_in(const char *path)
+{
+    char *text = harness_read_file(path, NULL);
+    cJSON *doc = text ? cJSON_Parse(text) : NULL;
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(doc, "entities");
+    int n = cJSON_IsArray(list) ? cJSON_GetArraySize(list) : -1;
+    cJSON_Delete(doc);
+    free(text);
+    return n;
+}
+
+/* Issue 33 item 3: a save from the page goes to the --save file or, by name, into the
+ * --inspect-save-dir folder; never to a path the request chooses. Before, {"path": F} wrote
+ * any file the user could write (a bash rc file: a shell for the token holder). */
+static void Inspect_a_save_goes_only_where_the_user_chose_at_start(void **state)
 {
     fixture *f = *state;
     reply r;
-    char *path = harness_join(f->dir, "via-api.json"), body[4200];
+    char *dir = harness_join(f->dir, "saves"), *victim = harness_join(f->dir, "victim.sh");
+    char *link = harness_join(dir, "link.json"), *named = harness_join(dir, "level.json");
+    char body[4400];
+    assert_int_equal(mkdir(dir, 0700), 0);
+    assert_int_equal(harness_write_file(victim, "echo hello\n", 0600), 0);
+    assert_int_equal(harness_symlink(victim, link), 0);
+    start(f, (const char *const[]){"--inspect-save-dir", dir, NULL});
+    snprintf(body, sizeof body, "{\"path\": \"%s\"}", victim);
+    const char *refused[] = {body,
+                             "{\"path\": \"x.json\"}",
+                             "{\"name\": \"../victim.sh\"}",
+                             "{\"name\": \"../victim.json\"}",
+                             "{\"name\": \".hidden.json\"}",
+                             "{\"name\": \"a/b.json\"}",
+                             "{\"name\": \"level\"}",
+                             "{\"name\": \".json\"}",
+                             "{\"name\": 7}",
+                             "{\"name\": \"link.json\"}", /* a symlink to victim.sh */
+                             "{\"name\": \"level.json\", \"path\": \"/tmp/x.json\"}",
+                             "[]",
+                             NULL};
+    for (size_t i = 0; refused[i]; i++) {
+        request(f, "POST", "/api/save", refused[i], NULL, NULL, &r);
+        if (r.status != 400) fail_msg("%s: %d %s", refused[i], r.status, r.body);
+        reply_free(&r);
+    }
+    char *text = harness_read_file(victim, NULL);
+    assert_string_equal(text, "echo hello\n"); /* untouched */
+    free(text);
+    request(f, "POST", "/api/save", "{}", NULL, NULL, &r); /* the --save file */
+    expect_status(&r, 200, "save to the --save file");
+    assert_string_equal(string_at(r.json, "saved"), f->save);
+    reply_free(&r);
+    assert_int_equal(entities_in(f->save), 39);
+    request(f, "POST", "/api/save", "", NULL, NULL, &r); /* no body: the same */
+    expect_status(&r, 200, "save with no body");
+    reply_free(&r);
+    request(f, "POST", "/api/save", "{\"name\": \"level.json\"}", NULL, NULL, &r);
+    expect_status(&r, 200, "save by name into the folder");
+    assert_string_equal(string_at(r.json, "saved"), named);
+    reply_free(&r);
+    assert_int_equal(entities_in(named), 39);
+    get(f, "/api/world", &r); /* the page learns where it may save */
+    const cJSON *save = cJSON_GetObjectItemCaseSensitive(r.json, "save");
+    assert_string_equal(string_at(save, "file"), f->save);
+    assert_string_equal(string_at(save, "dir"), dir);
+    reply_free(&r);
+    stop(f);
+    free(dir), free(victim), free(link), free(named);
+}
+
+/* Without --save and --inspect-save-dir the page cannot save at all (409, says how). */
+static void Inspect_without_a_save_file_or_folder_nothing_is_saved(void **state)
+{
+    fixture *f = *state;
+    reply r;
+    f->no_save = true;
     start(f, NULL);
-    snprintf(body, sizeof body, "{\"path\": \"%s\"}", path);
-    request(f, "POST", "/api/save", body, NULL, NULL, &r);
-    expect_status(&r, 200, "save");
+    request(f, "POST", "/api/save", "{}", NULL, NULL, &r);
+    expect_status(&r, 409, "no --save");
+    assert_non_null(strstr(string_at(r.json, "error"), "--save FILE"));
     reply_free(&r);
-    char *saved = harness_read_file(path, NULL);
-    assert_non_null(saved);
-    cJSON *doc = cJSON_Parse(saved);
-    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "entities")), 39);
-    cJSON_Delete(doc);
-    free(saved);
-    request(f, "POST", "/api/save", "{\"path\": \"/no/such/folder/x.json\"}", NULL, NULL, &r);
-    expect_status(&r, 400, "save to a missing folder");
+    request(f, "POST", "/api/save", "{\"name\": \"a.json\"}", NULL, NULL, &r);
+    expect_status(&r, 409, "no --inspect-save-dir");
     reply_free(&r);
+    get(f, "/api/world", &r);
+    assert_null(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r.json, "save"), "file"));
+    reply_free(&r);
+    stop(f);
+}
+
+/* --inspect-save-dir is checked at start: a folder that is not there, a file, a folder
+ * others may write: one line naming it, exit status 2. */
+static void Inspect_a_bad_save_folder_is_refused_at_start(void **state)
+{
+    fixture *f = *state;
+    char *open_dir = harness_join(f->dir, "open"), *file = harness_join(f->dir, "file");
+    char *missing = harness_join(f->dir, "missing");
+    assert_int_equal(mkdir(open_dir, 0700), 0);
+    assert_int_equal(chmod(open_dir, 0777), 0);
+    assert_int_equal(harness_write_file(file, "", 0600), 0);
+    const char *dirs[] = {missing, file, open_dir};
+    const char *why[] = {"No such file", "not a folder", "writable by others"};
+    for (size_t i = 0; i < 3; i++) {
+        harness_output out;
+        const char *argv[] = {ECS_HOST_PATH, "--inspect", "0", "--inspect-save-dir",
+                              dirs[i],       "--frames",  "1", PLUGIN_DIR,
+                              NULL};
+        assert_int_equal(harness_run(&out, 20, argv), 0);
+        if (out.exit_code != 2 || !strstr(out.err, "--inspect-save-dir") ||
+            !strstr(out.err, why[i]))
+            fail_msg("%s: exit %d: %s", dirs[i], out.exit_code, out.err);
+        harness_output_free(&out);
+    }
+    free(open_dir), free(file), free(missing);
+}
+
+static void Inspect_downloads_the_world(void **state)
+{
+    fixture *f = *state;
+    reply r;
+    start(f, NULL);
     get(f, "/api/scene", &r);
     expect_status(&r, 200, "download");
     assert_non_null(r.json);
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(r.json, "entities")), 39);
     reply_free(&r);
     stop(f);
-    free(path);
 }
 
 static void Inspect_bad_address_is_one_line_and_exit_1(void **state)
@@ -971,7 +1074,10 @@ int main(void)
         TEST(Inspect_slow_and_vanishing_clients_never_stop_the_frames),
         TEST(Inspect_events_stream_the_log_and_the_frame),
         TEST(Inspect_edits_racing_reloads_of_their_manager_all_land),
-        TEST(Inspect_saves_and_downloads_the_world),
+        TEST(Inspect_a_save_goes_only_where_the_user_chose_at_start),
+        TEST(Inspect_without_a_save_file_or_folder_nothing_is_saved),
+        TEST(Inspect_a_bad_save_folder_is_refused_at_start),
+        TEST(Inspect_downloads_the_world),
         TEST(Inspect_bad_address_is_one_line_and_exit_1),
         TEST(Inspect_a_search_of_300000_entities_runs_between_frames),
         TEST(Inspect_a_search_whose_client_hung_up_is_dropped),

@@ -102,7 +102,9 @@ class Session:
         for name in ("transform", "mesh", "debug_name", "spin"):
             shutil.copy(os.path.join(os.environ["PLUGIN_DIR"], name, name + ".so"),
                         os.path.join(self.plugins, name + ".so"))
-        self.host = Host(self.plugins)
+        self.saved = os.path.join(self.tmp, "saved.json")
+        self.host = Host(self.plugins, ["--watch", "--scene", os.environ["DEMO_SCENE"], "--save",
+                                        self.saved])
         self.out = os.environ["OUT_DIR"]
         os.makedirs(self.out, exist_ok=True)
 
@@ -260,8 +262,24 @@ def live_values_change_while_another_field_is_edited(s):
     assert field(tf, "position").get_attribute("value") == "[1, 1, 1]"
     from selenium.webdriver.common.keys import Keys
     field(tf, "position").send_keys(Keys.ESCAPE)
+    wait_until(lambda: tf.find_element("css selector", ".state").text == "", "no edit left")
+    assert not apply_button(tf).is_enabled()
     search.clear()
     search.send_keys(" ")  # back to the whole list
+
+
+@check
+def the_save_button_saves_to_the_save_file(s):
+    """Issue 33 item 3: the page saves where ecs-host was told at start (here --save FILE);
+    it has no way to name another path."""
+    button = wait_until(lambda: [b for b in by_css(s, "#save-btn") if b.is_displayed()],
+                        "the save button")[0]
+    assert not s.driver.find_element("id", "save-name").is_displayed()  # no folder: no name
+    button.click()
+    wait_until(lambda: "saved to " + s.saved in s.driver.find_element("id", "notice").text,
+               "the notice of the save")
+    with open(s.saved) as f:
+        assert len(json.load(f)["entities"]) == 39
 
 
 @check
