@@ -296,6 +296,7 @@ int host_cli_parse(int argc, char **argv, host_options *opt, FILE *out, FILE *er
         if (!*p) continue; /* "a::b", a leading or trailing colon: nothing */
         if (n == HOST_MAX_PLUGIN_DIRS)
             return fail(err, exit_code, "at most %s plugin folders", MAX_DIRS_TEXT);
+        opt->from_env[n] = true;
         opt->plugin_dirs[n++] = p;
     }
     if (!opt->no_installed) {

@@ -18,6 +18,8 @@ typedef struct host_options {
     const char *plugin_dirs[HOST_MAX_PLUGIN_DIRS]; /* PLUGIN_DIR..., then ECS_PLUGIN_PATH's,
                                     then the installed folder (unless --no-installed-plugins) */
     char env_path[8192];                           /* ECS_PLUGIN_PATH, cut at its colons */
+    bool from_env[HOST_MAX_PLUGIN_DIRS]; /* plugin_dirs[k] is ECS_PLUGIN_PATH's: passed over
+                                            when it does not exist, as PATH's entries are */
     size_t plugin_dir_count;
     bool installed_implicit; /* the last of them is the installed folder, not asked for:
                                 skipped when it does not exist (unless it is the only one) */

@@ -230,7 +230,7 @@ int main(int argc, char **argv)
     w->safe = opt.safe && host_guard_install();
     w->probe = probe_config(&opt);
     install_signals();
-    host_load_options lo = {.allow_insecure = opt.allow_insecure};
+    host_load_options lo = {.allow_insecure = opt.allow_insecure, .may_be_missing = opt.from_env};
     host_reload_options ro = {opt.poll, (uint64_t)(opt.reload_quiet_ms * 1e6), 250000000u,
                               opt.allow_insecure};
     host_reloader *r = NULL;

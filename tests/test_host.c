@@ -1062,6 +1062,72 @@ static void Host_several_plugin_folders_the_first_wins(void **state)
     EXPECT_OUT(f, want);
 }
 
+/* Copy the built test plugin NAME.so into folder dir as `as`. */
+static void copy_plugin_to(const char *name, const char *dir, const char *as)
+{
+    char src[4096], dst[8300];
+    snprintf(src, sizeof src, "%s/%s.so", TEST_PLUGIN_DIR, name);
+    snprintf(dst, sizeof dst, "%s/%s", dir, as);
+    if (harness_copy_file(src, dst, 0755) != 0) fail_msg("cannot copy %s to %s", src, dst);
+}
+
+/* The command line's folders come before ECS_PLUGIN_PATH's, whatever their names: a
+ * plugin name in both is loaded from the command line's folder (the other file skipped,
+ * naming it), and the folders' plugins load, update and unload in that order. */
+static void Host_command_line_folders_come_before_ECS_PLUGIN_PATH_ones(void **state)
+{
+    fixture *f = *state;
+    char env[4096], want[9000];
+    snprintf(env, sizeof env, "%s/aaa-env", f->root); /* sorts before the plugin folder */
+    assert_int_equal(mkdir(env, 0700), 0);
+    ADD(f, "ord_d");
+    add_plugin_as(f, "twin", "a_twin.so"); /* plugin name ord_a, manager "twin" */
+    copy_plugin_to("ord_a", env, "ord_a.so");
+    copy_plugin_to("ord_c", env, "ord_c.so");
+    setenv("ECS_PLUGIN_PATH", env, 1);
+    const char *argv[] = {
+        ECS_HOST_PATH, "--fps", "0", "--frames", "1", "--strict", "--no-installed-plugins",
+        f->dir,        NULL};
+    run_argv(f, argv, RUN_TIMEOUT);
+    unsetenv("ECS_PLUGIN_PATH");
+    EXPECT_EXIT(f, 0);
+    snprintf(want, sizeof want,
+             "[info] loader: %s/ord_a.so: skipped: plugin 'ord_a' is loaded from %s/a_twin.so, an "
+             "earlier folder",
+             env, f->dir);
+    EXPECT_ERR(f, want);
+    EXPECT_ORDER(f, "loaded ord_a 0.1.0 from a_twin.so", "loaded ord_d", "loaded ord_c",
+                 "first update of twin", "first update of ord_d.first",
+                 "first update of ord_c.first", "unload ord_c", "unload ord_d", "unload ord_a");
+}
+
+/* An ECS_PLUGIN_PATH entry that does not exist is passed over, as PATH's are: one warning
+ * naming it, the other folders load (not a bad plugin for --strict). A folder named on the
+ * command line that does not exist stays an error (the test below). */
+static void Host_missing_ECS_PLUGIN_PATH_entry_is_skipped_with_one_warning(void **state)
+{
+    fixture *f = *state;
+    char path[9000], missing[4096], want[4200];
+    snprintf(missing, sizeof missing, "%s/gone", f->root);
+    snprintf(path, sizeof path, "%s:%s/also-gone/sub:%s", missing, f->root, f->dir);
+    ADD(f, "counter");
+    setenv("ECS_PLUGIN_PATH", path, 1);
+    const char *argv[] = {ECS_HOST_PATH, "--frames", "1", "--strict", "--no-installed-plugins",
+                          NULL};
+    run_argv(f, argv, RUN_TIMEOUT);
+    unsetenv("ECS_PLUGIN_PATH");
+    EXPECT_EXIT(f, 0);
+    EXPECT_ERR(f, "counter saw 1 frames");
+    snprintf(want, sizeof want, "[warn] loader: %s: ECS_PLUGIN_PATH names a folder that is not",
+             missing);
+    EXPECT_ERR(f, want);
+    snprintf(want, sizeof want, "[warn] loader: %s/also-gone/sub: ECS_PLUGIN_PATH names a folder",
+             f->root);
+    EXPECT_ERR(f, want);
+    assert_int_equal(count_lines(f->run.err, "[warn]", NULL), 2);
+    assert_int_equal(count_lines(f->run.err, "[error]", NULL), 0);
+}
+
 static void Host_missing_plugin_dir_exits_1(void **state)
 {
     fixture *f = *state;
@@ -1366,6 +1432,8 @@ int main(void)
         TEST(Host_help_and_version_exit_0),
         TEST(Host_without_plugin_dir_uses_the_installed_folder),
         TEST(Host_several_plugin_folders_the_first_wins),
+        TEST(Host_command_line_folders_come_before_ECS_PLUGIN_PATH_ones),
+        TEST(Host_missing_ECS_PLUGIN_PATH_entry_is_skipped_with_one_warning),
         TEST(Host_missing_plugin_dir_exits_1),
         TEST(Host_file_as_plugin_dir_exits_1),
         TEST(Host_refuses_plugin_file_writable_by_others),

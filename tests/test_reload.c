@@ -1874,6 +1874,44 @@ static void Reload_deleted_and_recreated_folder_is_watched_again(void **state)
     EXPECT_SAVED(f);
 }
 
+/* An ECS_PLUGIN_PATH folder that is not there at start (and its parent neither) is skipped
+ * with one warning and watched for, inotify or --poll: made later, with a plugin copied
+ * in, the plugin loads (issue 32: it was never watched, and the log said both "cannot
+ * watch it" and "watching"). */
+static void Reload_plugin_folder_missing_at_start_loads_when_it_appears(void **state)
+{
+    fixture *f = *state;
+    for (int poll = 0; poll < 2; poll++) {
+        char parent[4096], later[4200], dst[4300], want[4400];
+        snprintf(parent, sizeof parent, "%s/later%d", f->root, poll);
+        snprintf(later, sizeof later, "%s/plugins", parent);
+        put_rl_with_peers(f, "rl_v1");
+        setenv("ECS_PLUGIN_PATH", later, 1);
+        if (poll)
+            START(f, "rl 1 first update", "--poll");
+        else
+            START(f, "rl 1 first update", NULL);
+        unsetenv("ECS_PLUGIN_PATH");
+        snprintf(want, sizeof want, "[warn] loader: %s: ECS_PLUGIN_PATH names a folder", later);
+        WAIT_LINE(f, want);
+        snprintf(want, sizeof want, "watching for %s to appear", later);
+        WAIT_LINE(f, want);
+        let_run(f, 300);
+        assert_int_equal(mkdir(parent, 0700), 0);
+        assert_int_equal(mkdir(later, 0700), 0);
+        snprintf(dst, sizeof dst, "%s/x.so", later);
+        copy_to("dep_x", dst);
+        WAIT_LINE(f, "loaded x 1 from x.so");
+        WAIT_LINE(f, "x 1 first update");
+        STOP(f);
+        EXPECT_ABSENT(f, "cannot watch");
+        EXPECT_ABSENT(f, "[error]");
+        EXPECT_COUNT(f, "[warn]", 1);
+        EXPECT_CONTINUOUS(f);
+        EXPECT_SAVED(f);
+    }
+}
+
 /* 3,000 renames of one file, back and forth: the plugin is never lost; a last rename is a
  * move, and the next build reloads it. */
 static void Reload_rename_storm_keeps_the_plugin(void **state)
@@ -2238,6 +2276,7 @@ int main(void)
         TEST(Reload_new_symlinked_plugin_loads_at_once),
         TEST(Reload_new_folders_and_links_pass_the_permission_checks),
         TEST(Reload_deleted_and_recreated_folder_is_watched_again),
+        TEST(Reload_plugin_folder_missing_at_start_loads_when_it_appears),
         TEST(Reload_rename_storm_keeps_the_plugin),
         TEST(Reload_refused_and_duplicate_files_keep_no_mapping),
         TEST(Reload_private_folder_is_used_by_descriptor_and_checked_before_each_copy),

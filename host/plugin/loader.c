@@ -387,10 +387,21 @@ error:
     return s;
 }
 
-/* Can dir be a plugin folder: there, a folder, not writable by others? */
-static ecs_status folder_usable(const char *dir, const host_load_options *opt)
+/* Can folder k (dir) be a plugin folder: there, a folder, not writable by others? One
+ * that may be missing (ECS_PLUGIN_PATH's) and is not there: *missing, one warning, ECS_OK. */
+static ecs_status folder_usable(const char *dir, size_t k, const host_load_options *opt,
+                                bool *missing)
 {
     struct stat st;
+    if (stat(dir, &st) != 0 && opt->may_be_missing && opt->may_be_missing[k] &&
+        (errno == ENOENT || errno == ENOTDIR)) {
+        host_warn("loader",
+                  "%s: ECS_PLUGIN_PATH names a folder that is not there (%s): passed over, as "
+                  "PATH's entries are",
+                  dir, strerror(errno));
+        *missing = true;
+        return ECS_OK;
+    }
     if (stat(dir, &st) != 0) {
         host_error("loader", "%s: plugin folder not found: %s", dir, strerror(errno));
         return ECS_ERR_NOT_FOUND;
@@ -415,9 +426,12 @@ ecs_status host_world_load_dir(host_world *w, const char *dir, const host_load_o
 ecs_status host_world_load_dirs(host_world *w, const char *const *dirs, size_t n,
                                 const host_load_options *opt)
 {
-    ecs_status s = ECS_OK;
-    for (size_t k = 0; s == ECS_OK && k < n; k++) s = folder_usable(dirs[k], opt);
-    for (size_t k = 0; s == ECS_OK && k < n; k++) s = open_all(w, dirs[k], (int)k, opt);
+    bool *missing = calloc(n + 1, sizeof *missing);
+    ecs_status s = missing ? ECS_OK : ECS_ERR_NO_MEMORY;
+    for (size_t k = 0; s == ECS_OK && k < n; k++) s = folder_usable(dirs[k], k, opt, &missing[k]);
+    for (size_t k = 0; s == ECS_OK && k < n; k++)
+        if (!missing[k]) s = open_all(w, dirs[k], (int)k, opt);
+    free(missing);
     if (s == ECS_OK) skip_duplicate_names(w);
     for (size_t k = 0; s == ECS_OK && k < n; k++)
         s = apply_manifest(w, dirs[k], (int)k, opt->allow_insecure);

@@ -21,7 +21,9 @@
 typedef struct host_world host_world;
 
 typedef struct host_load_options {
-    bool allow_insecure; /* load plugins others may write (with a warning) */
+    bool allow_insecure;        /* load plugins others may write (with a warning) */
+    const bool *may_be_missing; /* per folder (NULL: none): ECS_PLUGIN_PATH's, passed over
+                                   with one warning when it is not there, as PATH's are */
 } host_load_options;
 
 /* Find, validate, order and load every plugin of dir (and of its subfolders, one level
@@ -31,7 +33,8 @@ ecs_status host_world_load_dir(host_world *w, const char *dir, const host_load_o
 
 /* Load the plugins of several folders: each folder's files, then each folder's manifest,
  * in folder order; a plugin name found in an earlier folder wins (one info line names the
- * file skipped); load order: dependencies, folder, manifest, file name. */
+ * file skipped); load order: dependencies, folder, manifest, file name. A folder that does
+ * not exist is an error (nothing loads), unless opt->may_be_missing says it may be. */
 ecs_status host_world_load_dirs(host_world *w, const char *const *dirs, size_t n,
                                 const host_load_options *opt);
 

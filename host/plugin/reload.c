@@ -76,7 +76,9 @@ host_reloader *host_reloader_new(host_world *w, const char *const *dirs, size_t 
         struct stat st;
         snprintf(manifest, sizeof manifest, "%s/%s", dirs[k], MANIFEST_FILE);
         if (stat(manifest, &st) == 0) f->manifest_mtime = st.st_mtim; /* as the loader read it */
-        host_info("reload", "watching %s (%s); private copies in %s", dirs[k],
+        bool absent = host_watch_absent(f->watch);
+        host_info("reload", "watching %s%s%s (%s); private copies in %s", absent ? "for " : "",
+                  dirs[k], absent ? " to appear" : "",
                   host_watch_inotify(f->watch) ? "inotify" : "polling", w->private_dir);
     }
     return r;

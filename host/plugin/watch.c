@@ -55,6 +55,7 @@ struct host_watch {
     uint64_t quiet_ns, poll_ns, last_scan;
     int fd;        /* inotify, or -1 when polling */
     bool top_lost; /* inotify: the folder itself was deleted or moved; watched again when back */
+    bool absent;   /* the folder was not there at the start: looked for, said when it comes */
     subwatch *subs;
     size_t sub_count;
     entry *entries;
@@ -218,7 +219,9 @@ host_watch *host_watch_new(const char *dir, bool force_poll, uint64_t quiet_ns, 
     w->fd = force_poll ? -1 : inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
     if (!force_poll && w->fd < 0)
         host_warn("watch", "inotify unavailable (%s): polling %s instead", strerror(errno), dir);
-    w->top_lost = w->fd >= 0 && !add_inotify(w, "", false);
+    struct stat st;
+    w->absent = stat(dir, &st) != 0 && (errno == ENOENT || errno == ENOTDIR);
+    w->top_lost = w->fd >= 0 && (w->absent || !add_inotify(w, "", false));
     scan(w, "", false, 0);
     return w;
 }
@@ -239,6 +242,11 @@ void host_watch_free(host_watch *w)
 bool host_watch_inotify(const host_watch *w)
 {
     return w->fd >= 0;
+}
+
+bool host_watch_absent(const host_watch *w)
+{
+    return w->absent;
 }
 
 static const char *sub_of(const host_watch *w, int wd)
@@ -299,10 +307,16 @@ static void read_events(host_watch *w, uint64_t now)
 static void look_again(host_watch *w, uint64_t now)
 {
     bool all = w->fd < 0 || w->last_scan == 0 || w->top_lost;
+    struct stat st;
     if (w->top_lost) {
-        if (!add_inotify(w, "", true)) return; /* not back yet */
+        if (!add_inotify(w, "", true)) return; /* not (back) there yet */
         w->top_lost = false;
-        host_info("watch", "%s: watching it again", w->dir);
+        host_info("watch", "%s: %s", w->dir,
+                  w->absent ? "there now: watching it" : "watching it again");
+        w->absent = false;
+    } else if (w->absent && stat(w->dir, &st) == 0) { /* polled */
+        host_info("watch", "%s: there now", w->dir);
+        w->absent = false;
     }
     if (all) scan(w, "", true, now);
     for (size_t i = 0; i < w->count; i++) { /* deleted files do not show in a scan */

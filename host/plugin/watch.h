@@ -9,7 +9,9 @@
  * change, never while a writer still has it open (inotify) or while it is empty, and
  * only when its state differs from the one last reported: a partial file that appears
  * and is deleted again is a logged non-event. A deletion counts only after a grace period
- * (two seconds) without the file: lld deletes its output when a link starts.
+ * (two seconds) without the file: lld deletes its output when a link starts. A folder
+ * that is not there (at the start, or deleted since) is looked for every poll period and
+ * watched again once it is back.
  */
 #ifndef HOST_WATCH_H
 #define HOST_WATCH_H
@@ -26,6 +28,10 @@ void host_watch_free(host_watch *w);
 
 /* True when inotify is in use (false: polling). */
 bool host_watch_inotify(const host_watch *w);
+
+/* True while the folder, not there when the watch began, has not appeared: it is looked
+ * for every poll period, as a folder that was deleted is, and its files are new ones. */
+bool host_watch_absent(const host_watch *w);
 
 /* The files (relative to dir, e.g. "mesh/mesh.so") whose state settled on something new
  * since the last call, NULL-terminated, valid until the next call; *changed_at receives
