@@ -108,12 +108,12 @@ static bool default_dir_missing(host_options *opt)
     struct stat st;
     const char *installed = opt->plugin_dirs[opt->plugin_dir_count - 1];
     if (opt->no_installed || (opt->plugin_dir_count > 1 && !opt->installed_implicit)) return false;
-    char why[600];
+    char why[PATH_MAX + 600];
     if (stat(installed, &st) == 0) {
         /* there, but not asked for: a folder others may write (or not a folder) is left out
          * with a warning, never the reason the session does not start */
         if (opt->installed_implicit &&
-            (!S_ISDIR(st.st_mode) || host_plugin_insecure("plugin folder", installed,
+            (!S_ISDIR(st.st_mode) || host_folder_insecure("plugin folder", installed,
                                                           opt->allow_insecure, why, sizeof why))) {
             host_warn(NULL, "the installed plugin folder %s %s: left out", installed,
                       S_ISDIR(st.st_mode) ? why : "is not a folder");

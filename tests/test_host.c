@@ -8,6 +8,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -1197,6 +1198,118 @@ static void Host_group_writable_plugin_is_accepted_only_in_a_private_group(void 
     EXPECT_ERR(f, "counter saw 2 frames");
 }
 
+/* Like OpenSSH's StrictModes, every folder above a plugin folder, up to '/', counts: a
+ * 0755 folder inside a 0777 one that is not sticky is refused (another user could move it
+ * away and put theirs in its place), naming the parent and the fix; sticky (as /tmp) is
+ * fine; so is a parent others may write with --allow-insecure-plugins (a warning). As
+ * root: a parent owned by another user is refused too. */
+static void Host_refuses_plugin_folder_inside_a_folder_others_may_write(void **state)
+{
+    fixture *f = *state;
+    char open[4096], dir[4200], so[4300], want[8600];
+    snprintf(open, sizeof open, "%s/open", f->root);
+    snprintf(dir, sizeof dir, "%s/deeper", open);
+    assert_int_equal(mkdir(open, 0700), 0);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    snprintf(so, sizeof so, "%s/plugins", dir);
+    assert_int_equal(mkdir(so, 0755), 0);
+    assert_int_equal(chmod(so, 0755), 0);
+    copy_plugin_to("counter", so, "counter.so");
+    assert_int_equal(chmod(open, 0777), 0);
+    HOST_RAW(f, "--frames", "1", so);
+    EXPECT_EXIT(f, 1);
+    snprintf(want, sizeof want,
+             "plugin folder %s is inside %s, which is writable by others (mode 0777, not "
+             "sticky): another user could move it away and put theirs in its place",
+             so, open);
+    EXPECT_ERR(f, want);
+    snprintf(want, sizeof want, "fix with 'chmod o-w %s' or 'chmod +t %s'", open, open);
+    EXPECT_ERR(f, want);
+    EXPECT_ABSENT(f, "loaded counter");
+    HOST_RAW(f, "--frames", "1", "--allow-insecure-plugins", so);
+    EXPECT_EXIT(f, 0);
+    EXPECT_ERR_LINE(f, "[warn] loader:", "loading it anyway");
+    EXPECT_ERR(f, "counter saw 1 frames");
+    assert_int_equal(chmod(open, 01777), 0); /* sticky, as /tmp */
+    HOST_RAW(f, "--frames", "1", "--strict", so);
+    EXPECT_EXIT(f, 0);
+    EXPECT_ERR(f, "counter saw 1 frames");
+    EXPECT_ABSENT(f, "[warn]");
+    if (geteuid() != 0) return;
+    assert_int_equal(chmod(open, 0755), 0);
+    assert_int_equal(chown(open, 65534, 65534), 0); /* nobody's: it may rename what is inside */
+    HOST_RAW(f, "--frames", "1", so);
+    EXPECT_EXIT(f, 1);
+    snprintf(want, sizeof want, "plugin folder %s is inside %s, which is owned by another user", so,
+             open);
+    EXPECT_ERR(f, want);
+    assert_int_equal(chown(open, 0, 0), 0);
+}
+
+/* A gid no group of the machine has, from `from` on. */
+static gid_t free_gid(gid_t from)
+{
+    while (getgrgid(from)) from++;
+    return from;
+}
+
+/* ecs-host [args...] DIR with /etc/group seen as the machine's groups and `extra` lines
+ * after them: in a mount namespace of its own (unshare -m, a bind mount), so the machine's
+ * groups stay as they are. False when that cannot be done here (not root, no unshare). */
+static bool host_with_groups(fixture *f, const char *extra, const char *const *args)
+{
+    char file[4200], *groups = harness_read_file("/etc/group", NULL);
+    snprintf(file, sizeof file, "%s/group", f->root);
+    FILE *out = groups ? fopen(file, "w") : NULL;
+    if (out) fprintf(out, "%s%s", groups, extra), fclose(out);
+    free(groups);
+    const char *argv[MAX_ARGS] = {
+        "unshare", "-m",         "sh", "-c", "mount --bind \"$0\" /etc/group && exec \"$@\"",
+        file,      ECS_HOST_PATH};
+    size_t n = 7;
+    for (; *args && n < MAX_ARGS - 2; args++) argv[n++] = *args;
+    argv[n++] = f->dir;
+    argv[n] = NULL;
+    run_argv(f, argv, RUN_TIMEOUT);
+    return out && !strstr(f->run.err, "unshare:") && !strstr(f->run.err, "mount:");
+}
+
+/* A group-writable plugin is refused when its group has another member besides its owner,
+ * though the owner is a member too (not a private group: another member could write it);
+ * a group whose only member is the owner is its private group: accepted. Needs root (a
+ * file of another group, a mount namespace for the groups). */
+static void
+Host_group_writable_plugin_is_refused_when_its_group_has_members_beside_the_owner(void **state)
+{
+    fixture *f = *state;
+    char path[4200], groups[256];
+    if (geteuid() != 0) {
+        print_message("# SKIP: needs root to give a file a group and the host its own groups\n");
+        skip();
+    }
+    gid_t shared = free_gid(4242), alone = free_gid(shared + 1);
+    snprintf(groups, sizeof groups, "ecs-test-shared:x:%u:root,nobody\necs-test-alone:x:%u:root\n",
+             (unsigned)shared, (unsigned)alone);
+    ADD(f, "counter", "ord_a");
+    chmod_in_dir(f, "ord_a.so", 0775);
+    snprintf(path, sizeof path, "%s/ord_a.so", f->dir);
+    assert_int_equal(chown(path, 0, shared), 0);
+    if (!host_with_groups(f, groups, (const char *const[]){"--frames", "2", NULL})) {
+        print_message("# SKIP: no mount namespace here: %s\n", f->run.err);
+        skip();
+    }
+    EXPECT_EXIT(f, 0);
+    EXPECT_ERR_LINE(f, path, "is writable by its group, which has other members than its owner");
+    EXPECT_ABSENT(f, "load ord_a");
+    EXPECT_ERR(f, "counter saw 2 frames");
+    assert_int_equal(chown(path, 0, alone), 0);
+    assert_true(
+        host_with_groups(f, groups, (const char *const[]){"--strict", "--frames", "2", NULL}));
+    EXPECT_EXIT(f, 0);
+    EXPECT_ERR(f, "loaded ord_a");
+    EXPECT_ABSENT(f, "writable");
+}
+
 static void Host_refuses_plugin_folder_writable_by_others(void **state)
 {
     fixture *f = *state;
@@ -1439,6 +1552,8 @@ int main(void)
         TEST(Host_refuses_plugin_file_writable_by_others),
         TEST(Host_group_writable_plugin_is_accepted_only_in_a_private_group),
         TEST(Host_refuses_plugin_folder_writable_by_others),
+        TEST(Host_refuses_plugin_folder_inside_a_folder_others_may_write),
+        TEST(Host_group_writable_plugin_is_refused_when_its_group_has_members_beside_the_owner),
         TEST(Host_refuses_subfolder_writable_by_others),
         TEST(Host_allow_insecure_plugins_loads_them_with_a_warning),
         TEST(Host_reports_plugin_leak_by_name_and_size),

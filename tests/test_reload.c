@@ -1823,6 +1823,14 @@ static void Reload_new_folders_and_links_pass_the_permission_checks(void **state
     put_rename(f, "rl_v2", "rl.so");
     snprintf(want, sizeof want, "rl.so: refused: its folder %s is writable by others", f->dir);
     WAIT_LINE(f, want);
+    assert_int_equal(chmod(f->dir, 0700), 0);
+    assert_int_equal(chmod(f->root, 0777), 0); /* a parent others may write, not sticky */
+    put_rename(f, "rl_v2", "rl.so");
+    snprintf(want, sizeof want,
+             "rl.so: refused: its folder %s is inside %s, which is writable by others", f->dir,
+             f->root);
+    WAIT_LINE(f, want);
+    assert_int_equal(chmod(f->root, 0700), 0);
     outside(f, "shared", shared, sizeof shared);
     assert_int_equal(chmod(shared, 0777), 0);
     snprintf(target, sizeof target, "%s/rl.so", shared);
