@@ -1319,6 +1319,96 @@ static void Reload_refused_build_leaves_the_running_state_as_it_was(void **state
     EXPECT_SAVED(f);
 }
 
+/* ---- Builds that wait for their provider (issue 32 item 4) ---- */
+
+/* physics (32 components) and spawner, which finds "game.physics" version 1, in the
+ * folder; the manifest loads physics first (spawner declares no dependency: it only uses
+ * the API). */
+static void put_physics_and_spawner(fixture *f)
+{
+    char manifest[4096];
+    write_physics_scene(f);
+    path_in_dir(f, "manifest.json", manifest, sizeof manifest);
+    assert_int_equal(harness_write_file(manifest,
+                                        "{\"plugins\": [{\"name\": \"physics\"}, "
+                                        "{\"name\": \"spawner\"}]}\n",
+                                        0600),
+                     0);
+    put_copy(f, "physics_v1", "physics.so");
+    put_copy(f, "spawner_v1", "a_spawner.so");
+}
+
+/* A spawner build that needs "game.physics" version 2 arrives before the physics build
+ * that publishes it: refused, naming the API and the version, and tried again when that
+ * physics build lands (not left on its old code until its source is touched). */
+static void Reload_build_refused_for_want_of_an_api_is_retried_when_its_provider_lands(void **state)
+{
+    fixture *f = *state;
+    put_physics_and_spawner(f);
+    START(f, "spawner 1 first update: physics counts 32 components", NULL);
+    put_rename(f, "spawner_v2", "a_spawner.so");
+    WAIT_LINE(f, "spawner: new build refused, version 1 keeps running: its load() failed: not "
+                 "found: it asked api_find for API 'game.physics' version 2 or later; plugin "
+                 "'physics' publishes version 1");
+    let_run(f, 200); /* nothing retries it while nothing changes */
+    put_rename(f, "physics_api2", "physics.so");
+    WAIT_LINE(f, "reload: physics 1 -> 3: same state layout, 32 components kept");
+    WAIT_LINE(f, "reload: spawner 1 -> 2: same state layout");
+    WAIT_LINE(f, "spawner 2 first update: physics counts 32 components");
+    STOP(f);
+    EXPECT_COUNT(f, "[error]", 1);
+    EXPECT_ONCE(f, "spawner 2 load: game.physics found");
+    EXPECT_OUT(f, "reloads: 2 done, 1 refused");
+    EXPECT_PHYSICS_SAVED(f);
+}
+
+/* At start spawner loads first (file order; it declares no dependency, it only finds
+ * physics' API): its load() fails, naming the API it wanted. Under --watch it is tried
+ * again once physics has published that API, at the first frame boundary. */
+static void Reload_plugin_refused_at_start_for_want_of_an_api_loads_once_it_is_there(void **state)
+{
+    fixture *f = *state;
+    write_physics_scene(f);
+    put_copy(f, "physics_v1", "physics.so");
+    put_copy(f, "spawner_v1", "a_spawner.so");
+    START(f, "loaded 32 entities", NULL);
+    WAIT_LINE(f, "spawner 1 first update: physics counts 32 components");
+    STOP(f);
+    EXPECT_ONCE(f, "a_spawner.so: skipped: load() failed: not found: it asked api_find for API "
+                   "'game.physics' version 1 or later; no plugin publishes it");
+    EXPECT_ONCE(f, "a_spawner.so: API 'game.physics' version 1 is published now: its refused "
+                   "build is tried again");
+    EXPECT_ONCE(f, "loaded spawner 1 from a_spawner.so");
+    EXPECT_PHYSICS_SAVED(f);
+}
+
+/* meson compile relinks the spawner before physics, within one quiet period: the host
+ * loads them in dependency order (spawner uses physics' API), so both land, no refusal.
+ * (physics comes 50 ms after spawner, so spawner's quiet period ends first: applied alone,
+ * it would be refused.) */
+static void Reload_files_changed_together_reload_in_dependency_order(void **state)
+{
+    fixture *f = *state;
+    put_physics_and_spawner(f);
+    START(f, "spawner 1 first update: physics counts 32 components", "--reload-quiet", "300");
+    put_rename(f, "spawner_v2", "a_spawner.so"); /* first, as meson happened to link it */
+    let_run(f, 50);
+    put_rename(f, "physics_api2", "physics.so");
+    WAIT_LINE(f, "reload: spawner 1 -> 2: same state layout");
+    STOP(f);
+    EXPECT_ABSENT(f, "[error]");
+    EXPECT_ABSENT(f, "refused");
+    const char *phys = strstr(f->run.err, "reload: physics 1 -> 3");
+    const char *spawn = strstr(f->run.err, "reload: spawner 1 -> 2");
+    if (!phys || phys > spawn) {
+        fprintf(stderr, "physics did not reload before spawner\n");
+        dump(f);
+        fail();
+    }
+    EXPECT_OUT(f, "reloads: 2 done, 0 refused");
+    EXPECT_PHYSICS_SAVED(f);
+}
+
 /* --safe: rl crashes in its first update with no earlier build to roll back to. rluser,
  * which uses rl's API, is parked first (components kept, unload() called), rl is
  * unloaded; the next rl build brings rl back and then rluser. */
@@ -2267,6 +2357,9 @@ int main(void)
         TEST(Reload_safe_crash_while_a_large_scene_loads_fails_it_cleanly),
         TEST(Reload_provider_build_withdrawing_a_used_api_is_refused),
         TEST(Reload_refused_build_leaves_the_running_state_as_it_was),
+        TEST(Reload_build_refused_for_want_of_an_api_is_retried_when_its_provider_lands),
+        TEST(Reload_files_changed_together_reload_in_dependency_order),
+        TEST(Reload_plugin_refused_at_start_for_want_of_an_api_loads_once_it_is_there),
         TEST(Reload_safe_provider_crash_parks_its_users_until_it_is_back),
         TEST(Reload_manifest_disabling_a_provider_parks_its_users),
         TEST(Reload_build_closing_a_dependency_cycle_is_refused_naming_it),

@@ -257,6 +257,10 @@ static const void *api_find(const ecs_host *h, const char *name, uint32_t min_ve
     const void *api = host_registry_find(&p->world->registry, name, min_version, size);
     const host_api_entry *e = api ? host_registry_entry(&p->world->registry, name) : NULL;
     if (e && e->owner != p) note_use(p, name, min_version);
+    if (!api && p->in_load && strlen(name) < sizeof p->missing_api) { /* what a load waits for */
+        memcpy(p->missing_api, name, strlen(name) + 1);
+        p->missing_version = min_version;
+    }
     return api;
 }
 

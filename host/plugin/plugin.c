@@ -373,6 +373,27 @@ static void call_outcome(void *arg)
     c->fn(&c->p->table, c->arg, c->accepted);
 }
 
+void host_plugin_begin_load(host_plugin *p)
+{
+    p->in_load = true;
+    p->registration_failed = false;
+    p->missing_api[0] = '\0';
+}
+
+bool host_plugin_missing_api(const host_world *w, const host_plugin *p, char *buf, size_t len)
+{
+    *buf = '\0';
+    if (!p->missing_api[0]) return false;
+    const host_api_entry *e = host_registry_entry(&w->registry, p->missing_api);
+    const host_plugin *owner = e ? e->owner : NULL;
+    char has[160] = "no plugin publishes it";
+    if (owner)
+        host_format(has, sizeof has, "plugin '%s' publishes version %u", owner->name, e->version);
+    host_format(buf, len, "it asked api_find for API '%s' version %u or later; %s", p->missing_api,
+                p->missing_version, has);
+    return true;
+}
+
 int host_plugin_outcome(host_plugin *p, bool accepted)
 {
     outcome_call c = {p, p->commit_fn, p->commit_arg, accepted};
@@ -499,8 +520,7 @@ ecs_status host_plugin_load(host_world *w, host_plugin *p)
 {
     host_api_init(p);
     ecs_load_args args = {sizeof args, NULL};
-    p->in_load = true;
-    p->registration_failed = false;
+    host_plugin_begin_load(p);
     load_call lc = {p, &args, ECS_OK};
     int sig = host_guard_run(call_load, &lc);
     ecs_status s = sig ? ECS_ERR_PLUGIN : lc.status;
@@ -524,8 +544,10 @@ ecs_status host_plugin_load(host_world *w, host_plugin *p)
         host_plugin_undo_load(p, p->desc, p->state, ECS_UNLOAD_SHUTDOWN);
         snprintf(p->reason, sizeof p->reason, "registering failed: %s", ecs_status_text(s));
     } else if (s != ECS_OK) {
-        host_format(p->reason, sizeof p->reason, "load() failed: %s%s%s", ecs_status_text(s),
-                    *refusal ? " after " : "", refusal);
+        char missing[300];
+        host_plugin_missing_api(w, p, missing, sizeof missing);
+        host_format(p->reason, sizeof p->reason, "load() failed: %s%s%s%s%s", ecs_status_text(s),
+                    *refusal ? " after " : "", refusal, *missing ? ": " : "", missing);
     }
     if (s != ECS_OK) {
         p->commit_fn = NULL; /* a load() that failed hears nothing: it cleaned up itself */
@@ -543,6 +565,7 @@ ecs_status host_plugin_load(host_world *w, host_plugin *p)
     if (p->system_count) snprintf(systems, sizeof systems, ", %zu systems", p->system_count);
     host_info("loader", "loaded %s %s from %s (%zu managers, %zu APIs%s)", p->name, p->version,
               p->file, p->manager_count, p->api_count, systems);
+    p->missing_api[0] = '\0'; /* it loaded: what it did not find was optional */
     host_plugin_outcome(p, true); /* a crash in it: dropped at the end of the frame */
     return ECS_OK;
 }

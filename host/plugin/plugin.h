@@ -131,6 +131,11 @@ struct host_plugin {
      * once the host accepted or refused that load (host_plugin_outcome); NULL: none */
     void (*commit_fn)(const ecs_host *h, void *arg, bool accepted);
     void *commit_arg;
+    /* the API a load() of this record's plugin asked api_find for in vain (and the version),
+     * kept while that load is refused: the reloader tries the build again once the API is
+     * published (host_plugin_missing_api); "" when none */
+    char missing_api[64];
+    uint32_t missing_version;
 };
 
 /* Load p: call its load(), commit its registrations. Returns ECS_OK or the error (with
@@ -188,6 +193,14 @@ int host_plugin_outcome(host_plugin *p, bool accepted);
  * function hears so, then its unload(why) runs (state: what that load() stored). */
 void host_plugin_undo_load(host_plugin *p, const ecs_plugin_desc *desc, void *state,
                            ecs_unload_reason why);
+
+/* Before a load() of p's plugin: no API missing yet. */
+void host_plugin_begin_load(host_plugin *p);
+
+/* What p's last load() asked api_find for in vain, as text for its refusal ("it asked
+ * api_find for API 'x' version 2 or later; plugin 'y' publishes version 1"), into buf;
+ * false (buf "") when it asked for nothing it did not get. */
+bool host_plugin_missing_api(const host_world *w, const host_plugin *p, char *buf, size_t len);
 
 /* Append p to w->plugins. -1 when memory ran out. */
 int host_world_push_plugin(host_world *w, host_plugin *p);

@@ -40,9 +40,21 @@ typedef struct folder {
     uint64_t manifest_checked_ns;   /* when its mtime was last looked at */
 } folder;
 
+/* A file that settled, waiting to be applied with the others of its quiet period. */
+typedef struct settled {
+    size_t folder;
+    char *file;
+    uint64_t changed_at;
+} settled;
+
+#define HOLD_MAX_NS 500000000ull /* settled files wait at most this long for the others */
+
 struct host_reloader {
     host_world *w;
-    folder *folders; /* the plugin folders, in their order (plugin->folder indexes them) */
+    settled *batch; /* settled files not applied yet: one build's outputs, in its quiet period */
+    size_t batch_count, batch_cap;
+    uint64_t batch_since; /* when the first of them settled */
+    folder *folders;      /* the plugin folders, in their order (plugin->folder indexes them) */
     size_t folder_count;
     host_reload_options opt;
     unsigned done, failed;
@@ -87,6 +99,8 @@ host_reloader *host_reloader_new(host_world *w, const char *const *dirs, size_t 
 void host_reloader_free(host_reloader *r)
 {
     if (!r) return;
+    for (size_t i = 0; i < r->batch_count; i++) free(r->batch[i].file);
+    free(r->batch);
     for (size_t k = 0; k < r->folder_count; k++) {
         host_watch_free(r->folders[k].watch);
         free(r->folders[k].dir);
@@ -582,8 +596,8 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
     bool swapped = false;
     char cycle[400];
     p->uses = NULL, p->use_count = 0;
-    p->in_load = p->reloading = true;
-    p->registration_failed = false;
+    host_plugin_begin_load(p);
+    p->reloading = true;
     int sig = host_guard_run(call_new_load, &c);
     p->in_load = false;
     ecs_status s = c.status;
@@ -594,8 +608,11 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
     } else if (s == ECS_OK && p->registration_failed) {
         host_plugin_undo_load(p, n->desc, state, undo);
         refuse(r, p, "its load() went on after a refused registration: %s", p->reason);
-    } else if (s != ECS_OK) {
-        refuse(r, p, "its load() failed: %s", ecs_status_text(s));
+    } else if (s != ECS_OK) { /* one that wanted an API is tried again when it comes */
+        char missing[300];
+        host_plugin_missing_api(w, p, missing, sizeof missing);
+        refuse(r, p, "its load() failed: %s%s%s", ecs_status_text(s), *missing ? ": " : "",
+               missing);
     } else if (host_plugin_closes_cycle(w, p, NULL, p->uses, p->use_count, cycle, sizeof cycle)) {
         host_plugin_undo_load(p, n->desc, state, undo);
         refuse(r, p, "dependency cycle: %s (an API its load() found)", cycle);
@@ -661,6 +678,7 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
         free(old_version);
     }
     p->reloading = false;
+    if (sig || s == ECS_OK) p->missing_api[0] = '\0'; /* only a failed load() waits for one */
     p->commit_fn = NULL;            /* a load() that failed or crashed hears nothing */
     host_plugin_discard_pending(p); /* nothing left after a commit; the attempt otherwise */
     host_plugin_keep_uses(p, swapped, old_uses, old_use_count);
@@ -945,20 +963,109 @@ static void unpark(host_reloader *r)
     free(in);
 }
 
+/* Keep file (of folder k), which settled, for the batch. False when memory ran out (then
+ * it is applied at once, alone). */
+static bool batch_add(host_reloader *r, size_t k, const char *file, uint64_t changed_at,
+                      uint64_t now)
+{
+    if (r->batch_count == r->batch_cap) {
+        size_t cap = r->batch_cap ? r->batch_cap * 2 : 8;
+        settled *v = realloc(r->batch, cap * sizeof *v);
+        if (!v) return false;
+        r->batch = v;
+        r->batch_cap = cap;
+    }
+    char *copy = strdup(file);
+    if (!copy) return false;
+    if (r->batch_count == 0) r->batch_since = now;
+    r->batch[r->batch_count++] = (settled){k, copy, changed_at};
+    return true;
+}
+
+/* Apply file of folder k, as one slice of the trace. */
+static void apply_traced(host_reloader *r, size_t k, const char *file, uint64_t changed_at)
+{
+    uint64_t t0 = host_now_ns();
+    apply(r, k, file, changed_at);
+    char name[300];
+    snprintf(name, sizeof name, "reload %s", file);
+    host_world_trace_slice(r->w, name, "reload", t0, host_now_ns());
+}
+
+/* Does the plugin of batch item a depend on the plugin of item b (declared, or an API it
+ * uses)? Only what the running builds say: a new file's needs are unknown until it loads. */
+static bool batch_depends(host_reloader *r, const settled *a, const settled *b)
+{
+    host_plugin *pa = record_of(r->w, a->folder, a->file);
+    host_plugin *pb = record_of(r->w, b->folder, b->file);
+    return pa && pb && pa != pb && host_plugin_depends_on(r->w, pa, pb);
+}
+
+/* Apply the batch in dependency order: providers before the plugins that use them (a
+ * build needing a provider's new API version then finds it); otherwise in the order the
+ * files settled. */
+static void apply_batch(host_reloader *r)
+{
+    size_t n = r->batch_count;
+    while (n > 0) {
+        size_t pick = 0; /* the first that depends on no other one left (any, in a cycle) */
+        for (size_t i = 0; i < n; i++) {
+            bool waits = false;
+            for (size_t j = 0; j < n && !waits; j++)
+                waits = batch_depends(r, &r->batch[i], &r->batch[j]);
+            if (!waits) {
+                pick = i;
+                break;
+            }
+        }
+        settled it = r->batch[pick];
+        memmove(&r->batch[pick], &r->batch[pick + 1], (n - pick - 1) * sizeof *r->batch);
+        r->batch_count = --n;
+        apply_traced(r, it.folder, it.file, it.changed_at);
+        free(it.file);
+    }
+}
+
+/* Builds refused for want of an API (host_plugin_missing_api) whose API is published now
+ * (a provider landed): tried again, once per time their API comes. */
+static void retry_waiting(host_reloader *r)
+{
+    host_world *w = r->w;
+    for (bool again = true; again;) { /* a retry may move the records: look again */
+        again = false;
+        for (size_t i = 0; i < w->plugin_count && !again; i++) {
+            host_plugin *q = w->plugins[i];
+            if (!q->missing_api[0] ||
+                (q->status != HOST_PLUGIN_LOADED && q->status != HOST_PLUGIN_SKIPPED) ||
+                !host_registry_find(&w->registry, q->missing_api, q->missing_version, NULL))
+                continue;
+            host_info("reload",
+                      "%s: API '%s' version %u is published now: its refused build is tried "
+                      "again",
+                      q->file, q->missing_api, q->missing_version);
+            q->missing_api[0] = '\0'; /* set again only for an API that is not there */
+            char *file = strdup(q->file);
+            if (file) apply_traced(r, (size_t)q->folder, file, host_now_ns());
+            free(file);
+            again = true;
+        }
+    }
+}
+
 void host_reloader_poll(host_reloader *r)
 {
     uint64_t now = host_now_ns();
+    bool busy = false;
     for (size_t k = 0; k < r->folder_count; k++) {
         uint64_t changed_at = 0;
         const char *const *files = host_watch_poll(r->folders[k].watch, now, &changed_at);
-        for (size_t i = 0; files[i]; i++) {
-            uint64_t t0 = host_now_ns();
-            apply(r, k, files[i], changed_at);
-            char name[300];
-            snprintf(name, sizeof name, "reload %s", files[i]);
-            host_world_trace_slice(r->w, name, "reload", t0, host_now_ns());
-        }
-        check_manifest(r, k, now);
+        for (size_t i = 0; files[i]; i++)
+            if (!batch_add(r, k, files[i], changed_at, now))
+                apply_traced(r, k, files[i], changed_at);
+        busy = busy || host_watch_busy(r->folders[k].watch);
     }
+    if (r->batch_count && (!busy || now - r->batch_since >= HOLD_MAX_NS)) apply_batch(r);
+    for (size_t k = 0; k < r->folder_count; k++) check_manifest(r, k, now);
     unpark(r);
+    retry_waiting(r);
 }

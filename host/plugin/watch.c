@@ -328,6 +328,13 @@ static void look_again(host_watch *w, uint64_t now)
     w->last_scan = now;
 }
 
+bool host_watch_busy(const host_watch *w)
+{
+    for (size_t i = 0; i < w->count; i++)
+        if (w->entries[i].pending) return true;
+    return false;
+}
+
 const char *const *host_watch_poll(host_watch *w, uint64_t now_ns, uint64_t *changed_at)
 {
     if (w->fd >= 0) read_events(w, now_ns);

@@ -33,6 +33,11 @@ bool host_watch_inotify(const host_watch *w);
  * for every poll period, as a folder that was deleted is, and its files are new ones. */
 bool host_watch_absent(const host_watch *w);
 
+/* Is a change of some file still waiting for its quiet period (a build still at work)?
+ * The reloader holds files that settled meanwhile, to load them together in dependency
+ * order. */
+bool host_watch_busy(const host_watch *w);
+
 /* The files (relative to dir, e.g. "mesh/mesh.so") whose state settled on something new
  * since the last call, NULL-terminated, valid until the next call; *changed_at receives
  * when the first of them was first seen changing (for reload timings). Never blocks. */

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/* spawner.c: a user of physics' API "game.physics" (physics.c) in the reload tests
+ * (test_reload.c), as the outside author's spawner of issue 32: it finds the API with
+ * api_find only (no declared dependency) at the version SPAWN_NEEDS says, and keeps
+ * plugin-wide state outside components: a counter of its updates and a random seed.
+ *
+ * Its one manager "spawner" holds no components (count() is 0).
+ *
+ * Build flags:
+ *   SPAWN_VERSION="v"  version string, in every log line (default "1")
+ *   SPAWN_NEEDS=n      the version of "game.physics" it asks api_find for (default 1)
+ *
+ * Log lines (info), "spawner 1" standing for the name and SPAWN_VERSION:
+ *   "spawner 1 load: game.physics found" (else the load fails with ECS_ERR_NOT_FOUND)
+ *   "spawner 1 first update: physics counts N components"
+ *   "spawner 1 unload (reason): counter C, seed S"
+ */
+#include <string.h>
+
+#include "ecs_plugin.h"
+#include "physics_api.h"
+#include "unload_reason.h"
+
+#ifndef SPAWN_VERSION
+#define SPAWN_VERSION "1"
+#endif
+#ifndef SPAWN_NEEDS
+#define SPAWN_NEEDS 1u
+#endif
+#define WHO "spawner " SPAWN_VERSION
+
+typedef struct spawn_state {
+    uint32_t layout; /* 1 */
+    const ecs_host *host;
+    const game_physics_api *physics; /* the host's copy: valid across physics' reloads */
+    uint64_t counter;                /* updates run on this state */
+    uint64_t seed;                   /* advanced every update (xorshift64) */
+} spawn_state;
+
+static bool updated; /* by this copy of the code */
+
+static void spawn_update(void *state, const ecs_frame_info *frame)
+{
+    spawn_state *s = state;
+    (void)frame;
+    s->counter++;
+    s->seed ^= s->seed << 13, s->seed ^= s->seed >> 7, s->seed ^= s->seed << 17;
+    if (!updated)
+        s->host->log(s->host, ECS_LOG_INFO, WHO " first update: physics counts %u components",
+                     s->physics->count(s->physics->self));
+    updated = true;
+}
+
+static uint32_t spawn_count(void *state)
+{
+    (void)state;
+    return 0;
+}
+
+static ecs_status spawn_load(const ecs_host *h, const ecs_load_args *args, void **state)
+{
+    const game_physics_api *api =
+        (const game_physics_api *)h->api_find(h, GAME_PHYSICS_API_NAME, SPAWN_NEEDS, NULL);
+    if (!api) return ECS_ERR_NOT_FOUND;
+    spawn_state *s = (spawn_state *)ecs_load_args_previous_state(args);
+    bool adopted = s != NULL;
+    if (s && s->layout != 1u) return ECS_ERR_ABI;
+    if (!s) {
+        if (!(s = (spawn_state *)h->alloc(h, sizeof *s))) return ECS_ERR_NO_MEMORY;
+        memset(s, 0, sizeof *s);
+        s->layout = 1u;
+        s->host = h;
+        s->physics = api;
+        s->seed = 0x9e3779b97f4a7c15u;
+    }
+    ecs_manager_desc m = {.struct_size = sizeof m,
+                          .name = "spawner",
+                          .state = s,
+                          .update = spawn_update,
+                          .count = spawn_count};
+    ecs_status st = h->register_manager(h, &m);
+    if (st != ECS_OK) {
+        if (!adopted) h->free(h, s);
+        return st;
+    }
+    h->log(h, ECS_LOG_INFO, WHO " load: " GAME_PHYSICS_API_NAME " found");
+    *state = s;
+    return ECS_OK;
+}
+
+static void spawn_unload(const ecs_host *h, void *state, ecs_unload_reason reason)
+{
+    spawn_state *s = state;
+    h->log(h, ECS_LOG_INFO, WHO " unload (%s): counter %llu, seed %llu", unload_reason_text(reason),
+           (unsigned long long)s->counter, (unsigned long long)s->seed);
+    if (reason != ECS_UNLOAD_RELOAD_KEEP_STATE) h->free(h, s);
+}
+
+static const ecs_plugin_desc spawn_plugin = {
+    ECS_PLUGIN_DESC_HEADER,
+    "spawner",
+    SPAWN_VERSION,
+    1,
+    NULL,
+    spawn_load,
+    spawn_unload,
+    ECS_STATE_LAYOUT(spawn_state, layout, host, physics, counter, seed),
+};
+
+ECS_PLUGIN_EXPORT(spawn_plugin)
