@@ -73,15 +73,20 @@ static const char *status_name(host_plugin_status s)
     return "?";
 }
 
-/* p's last reloads (up to 8), oldest first. */
+/* p's history: its last HOST_HISTORY events (reloads, refusals, crashes, rollbacks,
+ * unloads, parks, returns), oldest first. */
 static cJSON *reloads_json(const host_plugin *p)
 {
+    static const char *const kinds[] = {"reload", "refused", "crash", "rollback",
+                                        "unload", "park",    "back"};
     cJSON *hist = cJSON_CreateArray();
-    uint32_t kept = p->reload_count < 8 ? p->reload_count : 8;
+    uint32_t kept = p->reload_count < HOST_HISTORY ? p->reload_count : HOST_HISTORY;
     for (uint32_t k = p->reload_count - kept; k < p->reload_count; k++) {
-        const struct host_reload_note *rn = &p->reloads[k % 8];
+        const struct host_reload_note *rn = &p->reloads[k % HOST_HISTORY];
         cJSON *h = cJSON_CreateObject();
         cJSON_AddNumberToObject(h, "time", rn->time);
+        cJSON_AddStringToObject(h, "kind",
+                                rn->kind < sizeof kinds / sizeof *kinds ? kinds[rn->kind] : "?");
         cJSON_AddBoolToObject(h, "done", rn->done);
         cJSON_AddStringToObject(h, "what", rn->what);
         cJSON_AddItemToArray(hist, h);

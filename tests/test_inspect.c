@@ -1057,6 +1057,102 @@ static void Inspect_a_search_whose_client_hung_up_is_dropped(void **state)
     free(scene);
 }
 
+/* Put build `name` of tests/plugins_reload in folder as `as` (copied beside, renamed in:
+ * the way a linker's output lands). */
+static void land_build(const char *folder, const char *name, const char *as)
+{
+    char src[4200], tmp[4200], dst[4200];
+    snprintf(src, sizeof src, "%s/%s.so", RELOAD_PLUGIN_DIR, name);
+    snprintf(tmp, sizeof tmp, "%s/.%s.tmp", folder, as);
+    snprintf(dst, sizeof dst, "%s/%s", folder, as);
+    assert_int_equal(harness_copy_file(src, tmp, 0755), 0);
+    assert_int_equal(rename(tmp, dst), 0);
+}
+
+/* The kinds of plugin `name`'s history ("reload crash rollback"), and its entries' text
+ * joined by " | " into what (may be NULL), from /api/plugins. */
+static void history_of(const fixture *f, const char *name, char *kinds, size_t size, char *what,
+                       size_t what_size)
+{
+    reply r;
+    get(f, "/api/plugins", &r);
+    expect_status(&r, 200, "plugins");
+    kinds[0] = '\0';
+    if (what) what[0] = '\0';
+    const cJSON *p, *h;
+    cJSON_ArrayForEach(p, r.json)
+    {
+        if (strcmp(string_at(p, "name"), name)) continue;
+        cJSON_ArrayForEach(h, cJSON_GetObjectItemCaseSensitive(p, "reloads"))
+        {
+            size_t n = strlen(kinds);
+            snprintf(kinds + n, size - n, "%s%s", n ? " " : "", string_at(h, "kind"));
+            if (what) {
+                n = strlen(what);
+                snprintf(what + n, what_size - n, "%s%s", n ? " | " : "", string_at(h, "what"));
+            }
+        }
+    }
+    reply_free(&r);
+}
+
+/* Wait until plugin name's history kinds are `want` (the host reloads between frames). */
+static void wait_history(const fixture *f, const char *name, const char *want, char *what,
+                         size_t what_size)
+{
+    char kinds[512] = "";
+    for (int i = 0; i < 200; i++) {
+        history_of(f, name, kinds, sizeof kinds, what, what_size);
+        if (!strcmp(kinds, want)) return;
+        struct timespec pause = {0, 50000000};
+        nanosleep(&pause, NULL);
+    }
+    fail_msg("the history of %s is \"%s\", not \"%s\"", name, kinds, want);
+}
+
+/* Issue 33 item 4: crashes, rollbacks, unloads and parks are entries of a plugin's history,
+ * with the reason, beside its reloads: a build that crashed in its update and was rolled
+ * back no longer shows as a plain reload. Before, only reloads and refused builds were
+ * noted: a crash, its rollback, an unload after it, a park left no entry. */
+static void Inspect_crashes_rollbacks_unloads_and_parks_are_in_the_history(void **state)
+{
+    fixture *f = *state;
+    char folder[4200], what[4000];
+    snprintf(folder, sizeof folder, "%s/plugins", f->dir);
+    assert_int_equal(mkdir(folder, 0700), 0);
+    land_build(folder, "rl_crash", "rl.so"); /* crashes from its first update: no good build */
+    land_build(folder, "dep_c", "c.so");
+    land_build(folder, "dep_b", "b.so"); /* needs c */
+    const char *argv[] = {ECS_HOST_PATH, "--safe", "--watch", "--reload-quiet", "0", "--inspect",
+                          "0",           "--fps",  "60",      folder,           NULL};
+    assert_int_equal(harness_start(&f->proc, argv), 0);
+    assert_true(harness_wait_output(&f->proc, "inspect: open http://127.0.0.1:", 10));
+    assert_int_equal(sscanf(strstr(f->proc.result.err, "open http://"),
+                            "open http://127.0.0.1:%u/#token=%63[0-9a-f]", &f->port, f->token),
+                     2);
+    wait_history(f, "rl", "crash unload", what, sizeof what);
+    assert_non_null(strstr(what, "crashed with SIGSEGV in rl"));
+    assert_non_null(strstr(what, "unloaded after its crash"));
+    land_build(folder, "rl_v1", "rl.so"); /* a good build: back */
+    wait_history(f, "rl", "crash unload back", what, sizeof what);
+    land_build(folder, "rl_crash", "rl.so"); /* swapped in, crashes, rolled back to 1 */
+    wait_history(f, "rl", "crash unload back reload crash rollback", what, sizeof what);
+    assert_non_null(strstr(what, "1 -> crash: same state layout"));
+    assert_non_null(strstr(what, "rolled back from the crashed crash to 1, state kept"));
+    char manifest[4300];
+    snprintf(manifest, sizeof manifest, "%s/manifest.json", folder);
+    assert_int_equal(harness_write_file(
+                         manifest, "{\"plugins\": [{\"name\": \"c\", \"disabled\": true}]}", 0644),
+                     0);
+    wait_history(f, "c", "unload", what, sizeof what);
+    assert_non_null(strstr(what, "disabled by manifest.json"));
+    wait_history(f, "b", "park", what, sizeof what);
+    assert_non_null(strstr(what, "parked: it depends on plugin 'c'"));
+    assert_int_equal(harness_write_file(manifest, "{\"plugins\": []}", 0644), 0);
+    wait_history(f, "b", "park back", what, sizeof what);
+    stop(f);
+}
+
 #define TEST(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
 
 int main(void)
@@ -1073,6 +1169,7 @@ int main(void)
         TEST(Inspect_near_miss_tokens_and_hosts_are_refused),
         TEST(Inspect_slow_and_vanishing_clients_never_stop_the_frames),
         TEST(Inspect_events_stream_the_log_and_the_frame),
+        TEST(Inspect_crashes_rollbacks_unloads_and_parks_are_in_the_history),
         TEST(Inspect_edits_racing_reloads_of_their_manager_all_land),
         TEST(Inspect_a_save_goes_only_where_the_user_chose_at_start),
         TEST(Inspect_without_a_save_file_or_folder_nothing_is_saved),

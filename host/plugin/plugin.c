@@ -640,6 +640,18 @@ host_plugin *host_world_plugin_named(host_world *w, const char *name)
 
 /* ---- --safe: plugins whose code crashed ---- */
 
+void host_plugin_note(host_plugin *p, host_event kind, const char *fmt, ...)
+{
+    struct host_reload_note *n = &p->reloads[p->reload_count++ % HOST_HISTORY];
+    n->time = p->world ? p->world->frame.time : 0;
+    n->done = kind == HOST_EVENT_RELOAD || kind == HOST_EVENT_BACK;
+    n->kind = (uint8_t)kind;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(n->what, sizeof n->what, fmt, ap);
+    va_end(ap);
+}
+
 void host_plugin_crashed(host_world *w, host_plugin *p, int sig, const char *what)
 {
     (void)w;
@@ -647,14 +659,20 @@ void host_plugin_crashed(host_world *w, host_plugin *p, int sig, const char *wha
     p->crashed = true;
     static const char after[] = "at the end of this frame it goes back to its last good "
                                 "version, or is unloaded until a new build";
-    if (host_guard_is_stop(sig)) /* main.c: the second SIGINT/SIGTERM */
+    const char *signal = host_guard_signal_name(sig);
+    if (host_guard_is_stop(sig)) { /* main.c: the second SIGINT/SIGTERM */
         host_error("guard",
                    "plugin '%s' (%s) did not return from %s and was abandoned at the "
                    "second %s: %s",
-                   p->name, p->file, what, host_guard_signal_name(sig), after);
-    else
-        host_error("guard", "plugin '%s' (%s) crashed with %s in %s: %s", p->name, p->file,
-                   host_guard_signal_name(sig), what, after);
+                   p->name, p->file, what, signal, after);
+        host_plugin_note(p, HOST_EVENT_CRASH, "%s %s did not return from %s: abandoned at the %s",
+                         p->name, p->version, what, signal);
+    } else {
+        host_error("guard", "plugin '%s' (%s) crashed with %s in %s: %s", p->name, p->file, signal,
+                   what, after);
+        host_plugin_note(p, HOST_EVENT_CRASH, "%s %s crashed with %s in %s", p->name, p->version,
+                         signal, what);
+    }
 }
 
 typedef struct keep_call {
@@ -784,6 +802,8 @@ static void park(host_world *w, host_plugin *q, const char *needs, const char *r
     host_warn("loader", "plugin '%s' parked: it depends on %s; %s%s%s", q->name, needs,
               c.kept ? "its components are kept, and it comes back when '" : "",
               c.kept ? root : "its components could not be kept", c.kept ? "' does" : "");
+    host_plugin_note(q, HOST_EVENT_PARK, "parked: it depends on %s; %s", needs,
+                     c.kept ? "its components are kept" : "its components could not be kept");
     host_plugin_unload(w, q, ECS_UNLOAD_SHUTDOWN);
     host_reload_forget_previous(q);
     host_plugin_release(q);
@@ -868,9 +888,13 @@ void host_world_drop_crashed(host_world *w)
         host_world_park_dependents(w, p, "crashed");
         keep_call c = {w, p, false}; /* its save code may crash too: guarded */
         if (host_guard_run(call_keep, &c) != 0) c.kept = false;
-        host_warn("guard", "plugin '%s' unloaded after its crash%s", p->name,
-                  c.kept ? "; its components are kept and come back with its next build"
-                         : "; its components could not be kept");
+        const char *kept = c.kept ? "; its components are kept and come back with its next build"
+                                  : "; its components could not be kept";
+        host_warn("guard", "plugin '%s' unloaded after its crash%s", p->name, kept);
+        host_plugin_note(p, HOST_EVENT_UNLOAD,
+                         "unloaded after its crash (no good build to go "
+                         "back to)%s",
+                         kept);
         host_plugin_unload(w, p, ECS_UNLOAD_SHUTDOWN); /* its unload() is not called */
         host_plugin_release(p);
         snprintf(p->reason, sizeof p->reason, "it crashed");

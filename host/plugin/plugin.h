@@ -67,6 +67,18 @@ typedef enum host_plugin_status {
     HOST_PLUGIN_PARKED /* unloaded while a plugin it depends on is away: back when it is */
 } host_plugin_status;
 
+/* What a plugin's history notes (host_plugin_note). */
+typedef enum host_event {
+    HOST_EVENT_RELOAD,   /* a new build swapped in */
+    HOST_EVENT_REFUSED,  /* a new build refused: the running one goes on */
+    HOST_EVENT_CRASH,    /* its code crashed, or never returned (--safe) */
+    HOST_EVENT_ROLLBACK, /* after a crash: back to its last good build */
+    HOST_EVENT_UNLOAD, /* unloaded: after a crash, disabled by the manifest, could not come back */
+    HOST_EVENT_PARK,   /* parked: a plugin it needs went away */
+    HOST_EVENT_BACK,   /* loaded again after an unload or a park */
+} host_event;
+#define HOST_HISTORY 16
+
 struct host_plugin {
     ecs_host table; /* first: a plugin's calls pass it back, the host casts it back */
     host_world *world;
@@ -112,12 +124,14 @@ struct host_plugin {
     size_t use_count;
     ecs_entity *pending_entities; /* created during load(): destroyed if the load is refused */
     size_t pending_entity_count, pending_entity_cap;
-    /* the last reloads of it (a ring): for the inspector */
+    /* what happened to it since its start (a ring of the last HOST_HISTORY): the
+     * inspector's history; host_plugin_note writes it */
     struct host_reload_note {
-        double time; /* the world's time (frame.time) */
-        bool done;   /* swapped in; false: refused */
-        char what[160];
-    } reloads[8];
+        double time;  /* the world's time (frame.time) */
+        bool done;    /* a build swapped in or back; false: refused, crashed, gone */
+        uint8_t kind; /* host_event */
+        char what[200];
+    } reloads[HOST_HISTORY];
     uint32_t reload_count;
     /* calls from another thread, refused: counted there, reported at a frame boundary */
     _Atomic uint32_t thread_calls;
@@ -207,6 +221,10 @@ int host_world_push_plugin(host_world *w, host_plugin *p);
 
 /* The loaded plugin named name, or NULL. */
 host_plugin *host_world_plugin_named(host_world *w, const char *name);
+
+/* Add an event to p's history (the inspector's), at the world's time: what happened, as
+ * printf formats it (cut at 199 bytes). */
+void host_plugin_note(host_plugin *p, host_event kind, const char *fmt, ...) ECS_PRINTF(3, 4);
 
 /* Note that p's code crashed (signal sig, in `what`): it is skipped from now on and
  * dropped at the end of the frame (host_world_drop_crashed). */

@@ -475,6 +475,8 @@ bool host_reload_rollback(host_world *w, host_plugin *p)
         p->commit_fn = NULL; /* its load() failed or crashed: it hears nothing */
         host_error("guard", "%s: version %s could not take over again: the plugin is unloaded",
                    p->name, p->prev_version);
+        host_plugin_note(p, HOST_EVENT_REFUSED, "no rollback: version %s could not take over again",
+                         p->prev_version);
         host_reload_forget_previous(p);
         return false;
     }
@@ -498,17 +500,17 @@ bool host_reload_rollback(host_world *w, host_plugin *p)
     free(bad_copy);
     host_warn("guard", "%s: rolled back from the crashed version %s to version %s, state kept",
               p->name, bad_version, p->version);
+    host_plugin_note(p, HOST_EVENT_ROLLBACK, "rolled back from the crashed %s to %s, state kept",
+                     bad_version, p->version);
     free(bad_version);
     return true;
 }
 
-/* Keep what a reload of p did in its ring (the inspector's plugin history). */
+/* Keep what a reload of p did in its history (the inspector's). */
 static void note(host_reloader *r, host_plugin *p, bool done, const char *what)
 {
-    struct host_reload_note *n = &p->reloads[p->reload_count++ % 8];
-    n->time = r->w->frame.time;
-    n->done = done;
-    snprintf(n->what, sizeof n->what, "%s", what);
+    (void)r;
+    host_plugin_note(p, done ? HOST_EVENT_RELOAD : HOST_EVENT_REFUSED, "%s", what);
 }
 
 static void refuse(host_reloader *r, host_plugin *p, const char *fmt, ...) ECS_PRINTF(3, 4);
@@ -697,6 +699,8 @@ static void remove_plugin(host_reloader *r, host_plugin *p)
               p->name,
               kept ? "; its components are kept and come back with it"
                    : " (its components could not be kept)");
+    host_plugin_note(p, HOST_EVENT_UNLOAD, "disabled by %s: unloaded%s", MANIFEST_FILE,
+                     kept ? "; its components are kept" : "; its components could not be kept");
     host_plugin_unload(w, p, ECS_UNLOAD_SHUTDOWN);
     host_reload_forget_previous(p);
     host_plugin_release(p);
@@ -720,10 +724,15 @@ static void add_plugin(host_reloader *r, host_plugin *n)
     } else {
         size_t count = 0;
         host_manager **mgrs = managers_of(w, n, &count);
-        if (mgrs && host_scene_restore_kept(w, mgrs, count) != ECS_OK)
+        bool restored = !mgrs || host_scene_restore_kept(w, mgrs, count) == ECS_OK;
+        if (!restored)
             host_warn("reload", "%s: its kept components could not be restored: they stay kept",
                       n->name);
         free(mgrs);
+        if (n->reload_count) /* a record that was unloaded or parked: its history goes on */
+            host_plugin_note(n, HOST_EVENT_BACK, "%s loaded again%s", n->version,
+                             restored ? ", its kept components restored"
+                                      : "; its kept components could not be restored");
         r->done++;
         return;
     }
@@ -847,7 +856,11 @@ static void apply(host_reloader *r, size_t k, const char *file, uint64_t changed
     } else if (host_world_push_plugin(w, n) != 0) {
         host_plugin_free(n);
     } else {
-        if (p) forget_record(w, p); /* the old record of this file: failed or unloaded */
+        if (p) { /* the old record of this file (failed, unloaded, parked): its history stays */
+            memcpy(n->reloads, p->reloads, sizeof n->reloads);
+            n->reload_count = p->reload_count;
+            forget_record(w, p);
+        }
         add_plugin(r, n);
     }
 }
@@ -955,6 +968,9 @@ static void unpark(host_reloader *r)
         if (q && q->status == HOST_PLUGIN_PARKED) {
             host_warn("reload", "%s: plugin '%s' could not come back (see above): unloaded",
                       files[i], q->name);
+            host_plugin_note(q, HOST_EVENT_UNLOAD,
+                             "could not come back (the log says why): "
+                             "unloaded");
             q->status = HOST_PLUGIN_UNLOADED;
         }
         free(files[i]);

@@ -97,16 +97,21 @@ class Session:
         opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
         self.driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
         self.tmp = tempfile.mkdtemp(prefix="ecs-browser-test-")
-        self.plugins = os.path.join(self.tmp, "plugins")
-        os.mkdir(self.plugins, 0o700)
-        for name in ("transform", "mesh", "debug_name", "spin"):
-            shutil.copy(os.path.join(os.environ["PLUGIN_DIR"], name, name + ".so"),
-                        os.path.join(self.plugins, name + ".so"))
+        self.plugins = self.plugin_folder("plugins")
         self.saved = os.path.join(self.tmp, "saved.json")
-        self.host = Host(self.plugins, ["--watch", "--scene", os.environ["DEMO_SCENE"], "--save",
-                                        self.saved])
+        self.host = Host(self.plugins, ["--watch", "--safe", "--scene", os.environ["DEMO_SCENE"],
+                                        "--save", self.saved])
         self.out = os.environ["OUT_DIR"]
         os.makedirs(self.out, exist_ok=True)
+
+    def plugin_folder(self, name):
+        """A folder of copies of the four bundled plugins (the tests rebuild spin in one)."""
+        folder = os.path.join(self.tmp, name)
+        os.mkdir(folder, 0o700)
+        for plugin in ("transform", "mesh", "debug_name", "spin"):
+            shutil.copy(os.path.join(os.environ["PLUGIN_DIR"], plugin, plugin + ".so"),
+                        os.path.join(folder, plugin + ".so"))
+        return folder
 
     def shot(self, name):
         path = os.path.join(self.out, "inspector-%s.png" % name)
@@ -296,15 +301,22 @@ def the_3d_view_draws_the_world(s):
     assert drawn > 500, "only %d pixels differ from the background" % drawn
 
 
-@check
-def a_rebuilt_spin_plugin_shows_up_in_the_plugins_panel(s):
+def build_spin(s, version, crash=False):
+    """spin.c as version `version` (crash: its system spin.rotate writes to address 0), built
+    and renamed into the watched folder as a linker's output lands."""
     root = os.environ["SOURCE_ROOT"]
     src = open(os.path.join(root, "plugins/spin/spin.c")).read()
     assert '"1.0.0"' in src
-    work = os.path.join(s.tmp, "spin-build")
+    src = src.replace('"1.0.0"', '"%s"' % version, 1)
+    if crash:
+        head = "static void spin_rotate(void *state, const ecs_entity *entities, uint32_t count,"
+        at = src.index("{", src.index(head)) + 1
+        src = src[:at] + " *(volatile int *)0 = 1;" + \
+            src[at:]
+    work = os.path.join(s.tmp, "spin-build-" + version)
     os.mkdir(work)
     with open(os.path.join(work, "spin.c"), "w") as f:
-        f.write(src.replace('"1.0.0"', '"1.0.1"', 1))
+        f.write(src)
     out = os.path.join(work, "spin.so")
     subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-fvisibility=hidden",
                     "-I", os.path.join(root, "sdk"), "-I", os.path.join(root, "plugins/spin"),
@@ -313,6 +325,23 @@ def a_rebuilt_spin_plugin_shows_up_in_the_plugins_panel(s):
     os.chmod(out, 0o755)
     shutil.copy(out, os.path.join(s.plugins, ".spin.so.tmp"))
     os.rename(os.path.join(s.plugins, ".spin.so.tmp"), os.path.join(s.plugins, "spin.so"))
+
+
+def plugin_rows(s, name):
+    """The texts of plugin name's rows in the panel: its own row, then its history rows."""
+    out, mine = [], False
+    for r in by_css(s, "#plugins tbody tr"):
+        cls = r.get_attribute("class") or ""
+        if "plugin" in cls.split():
+            mine = r.get_attribute("data-name") == name
+        if mine:
+            out.append((cls, r.text))
+    return out
+
+
+@check
+def a_rebuilt_spin_plugin_shows_up_in_the_plugins_panel(s):
+    build_spin(s, "1.0.1")
     s.host.wait_for(r"reload: spin 1\.0\.0 -> 1\.0\.1")
     wait_until(lambda: any("spin" in r.text and "1.0.1" in r.text
                            for r in by_css(s, "#plugins tbody tr")), "spin 1.0.1 in the panel")
@@ -324,6 +353,26 @@ def a_rebuilt_spin_plugin_shows_up_in_the_plugins_panel(s):
     wait_until(lambda: any("1.0.0 -> 1.0.1" in r.text for r in by_css(s, "#plugins tbody tr")),
                "the reload in the plugins panel's history")
     s.shot("after-reload")
+
+
+@check
+def a_build_that_crashes_is_shown_red_with_its_rollback(s):
+    """Issue 33 item 4: a build of spin that crashes in spin.rotate (--safe) is rolled back;
+    the panel shows the crash and the rollback as red entries with the reason, and the
+    notice is red. Before, it showed a green "spin 1.0.1 loaded"."""
+    build_spin(s, "1.0.2", crash=True)
+    s.host.wait_for(r"rolled back from the crashed version 1\.0\.2 to version 1\.0\.1")
+    rows = wait_until(lambda: (lambda r: r if any("rollback" in t.lower() for _, t in r) else None)(
+        plugin_rows(s, "spin")), "the rollback in the panel")
+    crash = [(c, t) for c, t in rows if "crashed with SIGSEGV in spin.rotate" in t]
+    back = [(c, t) for c, t in rows if "rolled back from the crashed 1.0.2 to 1.0.1" in t]
+    assert crash and "bad" in crash[0][0].split(), rows
+    assert back and "bad" in back[0][0].split(), rows
+    assert "1.0.1" in rows[0][1] and "loaded" in rows[0][1], rows  # the good build runs
+    n = s.driver.find_element("id", "notice")
+    wait_until(lambda: "crashed with SIGSEGV" in n.get_attribute("title") and
+               "err" in n.get_attribute("class"), "a red notice of the crash")
+    s.shot("crash")
 
 
 def trace_events(path):
@@ -340,7 +389,7 @@ def a_search_of_a_million_entities_never_holds_a_frame(s):
     with open(big, "w") as f:
         subprocess.run([os.environ["GEN_SCENE"], "1000000"], stdout=f, check=True)
     trace = os.path.join(s.tmp, "trace.json")
-    host = Host(s.plugins, ["--trace", trace, "-v", "--scene", big])
+    host = Host(s.plugin_folder("plugins-1m"), ["--trace", trace, "-v", "--scene", big])
     try:
         host.wait_for(r"scene: loaded 1000000 entities", timeout=150)
         s.driver.get(host.url)
