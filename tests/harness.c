@@ -27,11 +27,11 @@ extern char **environ;
 
 #define OUTPUT_LIMIT (32u << 20) /* bytes kept per stream; a runaway program is cut */
 
-/* ECS_TEST_FILTER=PATTERN runs only the matching test cases (harness.h). */
+/* Every test program linked with this file runs only the cases $CMOCKA_TEST_FILTER
+ * selects, without a call of its own (harness.h). */
 __attribute__((constructor)) static void select_cases(void)
 {
-    const char *only = getenv("ECS_TEST_FILTER");
-    if (only && *only) cmocka_set_test_filter(only);
+    harness_select_tests();
 }
 
 /* ---- time ---- */

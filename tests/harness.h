@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* harness.h: run a program from a test (argv, captured stdout and stderr, exit status,
  * timeout) and build throwaway plugin folders (mkdtemp 0700, copies, symlinks, files).
- * A test program linked with harness.c runs only the cases whose names match the
- * environment's ECS_TEST_FILTER (cmocka's pattern: '*' and '?'), when it is set:
- * `ECS_TEST_FILTER='Reload_poll*' build/tests/test_reload`. */
+ * A test program linked with harness.c runs only the cases $CMOCKA_TEST_FILTER selects
+ * (harness_select_tests, called for it at start). */
 #ifndef TEST_HARNESS_H
 #define TEST_HARNESS_H
 
@@ -88,7 +87,8 @@ char *harness_read_file(const char *path, size_t *len);
 
 /* Run only the test cases whose names match $CMOCKA_TEST_FILTER (cmocka's filter: shell
  * wildcards * and ?), when it is set: `CMOCKA_TEST_FILTER='Reload_*cycle*'
- * build/tests/test_reload`. Call it before cmocka_run_group_tests. */
+ * build/tests/test_reload`. Every program linked with harness.c calls it at start (a
+ * constructor); a call before cmocka_run_group_tests does no harm. */
 void harness_select_tests(void);
 
 #endif
