@@ -409,6 +409,119 @@ static void probe_refuses_bad_builds_under_watch(void **state)
     }
 }
 
+/* ---- What the child is given, and its deadline ---- */
+
+/* One line of $PB_RUNS: what a constructor run saw of its process. */
+typedef struct run_line {
+    int pid, pgid;
+    char in[16], fds[256], ignored[256], blocked[256];
+} run_line;
+
+/* The k-th line (from 0) of $PB_RUNS into *l; false when there is no such line. */
+static bool run_line_of(const fixture *f, int k, run_line *l)
+{
+    char *text = harness_read_file(f->runs, NULL), *at = text;
+    for (int i = 0; at && i < k; i++) at = strchr(at, '\n') ? strchr(at, '\n') + 1 : NULL;
+    bool ok = at && sscanf(at,
+                           "constructor %d pgid %d stdin %15s fds %255s ignored %255s "
+                           "blocked %255s",
+                           &l->pid, &l->pgid, l->in, l->fds, l->ignored, l->blocked) == 6;
+    free(text);
+    return ok;
+}
+
+/* Is n one of the comma-separated numbers of list? */
+static bool listed(const char *list, int n)
+{
+    for (const char *p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        if (atoi(p) == n) return true;
+    return false;
+}
+
+/* The probe's child has what the README promises whatever the host was given: its own
+ * process group (a Ctrl-C reaches the host only), stdin /dev/null, no open file but 0-2
+ * and the report pipe (3), every signal at its default and none blocked. The host runs
+ * with a file as stdin, file descriptor 7 open, SIGHUP, SIGPIPE and SIGUSR1 ignored and
+ * SIGUSR2 and SIGWINCH blocked (sh and env set them up); pb's constructor writes what it
+ * finds, once in the probe and once in the host (whose line shows the set-up worked). */
+static void probe_child_gets_none_of_what_the_host_was_given(void **state)
+{
+    fixture *f = *state;
+    put(f, "pb_good", "pb.so");
+    const char *argv[] = {"sh",
+                          "-c",
+                          "exec 7<\"$0\" <\"$0\" env --ignore-signal=HUP,PIPE,USR1 "
+                          "--block-signal=USR2,WINCH \"$@\"",
+                          f->scene,
+                          ECS_HOST_PATH,
+                          "--frames",
+                          "1",
+                          f->dir,
+                          NULL};
+    snprintf(f->cmd, sizeof f->cmd, "%s -c '%s' ...", argv[0], argv[2]);
+    assert_int_equal(harness_run(&f->run, WAIT, argv), 0);
+    EXPECT_EXIT(f, 0);
+    run_line probe, host;
+    if (!run_line_of(f, 0, &probe) || !run_line_of(f, 1, &host)) {
+        char *text = harness_read_file(f->runs, NULL);
+        fail_msg("two constructor lines expected in $PB_RUNS: %s", text ? text : "(none)");
+    }
+    if (strcmp(host.in, "other") || !listed(host.fds, 7) || !listed(host.ignored, SIGUSR1) ||
+        !listed(host.blocked, SIGUSR2)) /* else this test proves nothing */
+        fail_msg("the host was not given what the test set up: stdin %s, fds %s, ignored %s, "
+                 "blocked %s",
+                 host.in, host.fds, host.ignored, host.blocked);
+    if (probe.pgid != probe.pid || probe.pgid == host.pgid || strcmp(probe.in, "null") ||
+        strcmp(probe.fds, "0,1,2,3") || strcmp(probe.ignored, "-") || strcmp(probe.blocked, "-"))
+        fail_msg("the probe (pid %d) has: process group %d (the host's %d), stdin %s, fds %s, "
+                 "ignored %s, blocked %s; expected its own group, stdin null, fds 0,1,2,3, "
+                 "none ignored or blocked",
+                 probe.pid, probe.pgid, host.pgid, probe.in, probe.fds, probe.ignored,
+                 probe.blocked);
+}
+
+/* A probe that hangs where its own alarm cannot end it (SIGALRM blocked, then a loop
+ * forever) is killed by the host at the deadline: the host refuses the file with its line
+ * and goes on to its end. Were it not killed, the host would wait for it forever: the
+ * bound here (WAIT, 20 s) is generous against the 0.3 s limit. */
+static void probe_hung_past_its_deadline_is_killed(void **state)
+{
+    fixture *f = *state;
+    put(f, "pb_entry_hang_noalarm", "bad.so");
+    put(f, "pb_good", "pb.so");
+    RUN(f, "--probe-timeout", "0.3", "--frames", "1");
+    if (f->run.timed_out) {
+        dump(f);
+        fail_msg("the host was still waiting for the hung probe after %.0f s", WAIT);
+    }
+    EXPECT_EXIT(f, 0);
+    EXPECT_ONCE(f, "bad.so: skipped: its entry function ecs_plugin_entry() did not return "
+                   "within 0.3 s");
+    EXPECT_ONCE(f, "loaded pb");
+}
+
+/* A word of the protocol out of its turn (a constructor writing "desc" while "entry" is
+ * due, or a whole "ok" line) is a garbled report, never a step taken. */
+static void probe_file_refuses_protocol_words_out_of_turn(void **state)
+{
+    (void)state;
+    static const char *const variants[] = {"pb_ctor_word_desc", "pb_ctor_word_ok"};
+    static const char *const reasons[] = {"the probe's report is garbled (\"desc\" after "
+                                          "\"dlopen\")",
+                                          "the probe's report is garbled (\"ok pb 1 1 1\" after "
+                                          "\"dlopen\")"};
+    for (int i = 0; i < 2; i++) {
+        host_probe_config cfg = {ECS_HOST_PATH, 5000};
+        host_probe_report rep;
+        char path[4096], why[512] = "";
+        snprintf(path, sizeof path, "%s/%s.so", PROBE_PLUGIN_DIR, variants[i]);
+        bool ok = host_probe_file(&cfg, path, &rep, why, sizeof why);
+        if (ok || !strstr(why, reasons[i]))
+            fail_msg("%s: %s '%s', expected '%s'", variants[i], ok ? "accepted" : "refused:", why,
+                     reasons[i]);
+    }
+}
+
 /* ---- The second SIGINT / SIGTERM ---- */
 
 /* The host is stuck in hang.so's update (a loop that never ends). */
@@ -522,6 +635,7 @@ int main(void)
         cmocka_unit_test(probe_file_reports_the_description),
         cmocka_unit_test(probe_file_names_a_missing_probe_program),
         cmocka_unit_test(probe_file_keeps_to_its_time_limit),
+        cmocka_unit_test(probe_file_refuses_protocol_words_out_of_turn),
         cmocka_unit_test_setup_teardown(probe_refuses_each_bad_build_at_start, setup, teardown),
         cmocka_unit_test_setup_teardown(probe_refusal_is_listed_and_strict_counts_it, setup,
                                         teardown),
@@ -529,6 +643,9 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(probe_timeout_zero_turns_the_probe_off, setup, teardown),
         cmocka_unit_test_setup_teardown(probe_refuses_bad_builds_under_watch, setup, teardown),
+        cmocka_unit_test_setup_teardown(probe_child_gets_none_of_what_the_host_was_given, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(probe_hung_past_its_deadline_is_killed, setup, teardown),
         cmocka_unit_test_setup_teardown(probe_second_sigint_ends_a_stuck_host_and_saves_with_safe,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(probe_second_sigterm_ends_a_stuck_host_without_safe, setup,

@@ -220,9 +220,7 @@ static int spawn_probe(const char *exe, const char *path, uint32_t limit_ms, int
     posix_spawnattr_t at;
     sigset_t none, defaults;
     sigemptyset(&none);
-    sigemptyset(&defaults); /* those the host or its parent may ignore */
-    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD, SIGALRM};
-    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) sigaddset(&defaults, sigs[i]);
+    sigfillset(&defaults); /* every one: the host, or whoever started it, may ignore any */
     int rc = posix_spawn_file_actions_init(&fa);
     if (rc) return rc;
     if ((rc = posix_spawnattr_init(&at))) {

@@ -8,10 +8,12 @@
  * so a saved scene shows how many frames this plugin's code ran. At unload it logs
  * "pb PB_VERSION unload: U updates run, N components".
  *
- * Every constructor run appends one line "constructor PID" to the file named by the
- * environment variable PB_RUNS (when set): a test counts the runs (the probe's and the
- * host's) and the *_SECOND variants misbehave only from the second run on, that is in
- * the host after the probe passed.
+ * Every constructor run appends one line to the file named by the environment variable
+ * PB_RUNS (when set): "constructor PID pgid PGID stdin null|other fds 0,1,2 ignored
+ * 13,... blocked 10,...", what the process it runs in was given (its process group, its
+ * stdin, its open files, the signals it ignores and blocks; "-" for none). A test counts
+ * the runs (the probe's and the host's) and reads what each had; the *_SECOND variants
+ * misbehave only from the second run on, that is in the host after the probe passed.
  *
  * Build flags:
  *   PB_NAME="x", PB_VERSION="v", PB_STEP=n
@@ -19,18 +21,25 @@
  *       SIGSEGV, calls abort(), calls exit(3), or loops forever
  *   PB_CTOR_GARBAGE   the constructor writes a line to file descriptor 3 (the probe's
  *                     report pipe in the probe; nothing open there in the host)
+ *   PB_CTOR_WORD="w"  the constructor writes the line w to file descriptor 3: a word of
+ *                     the probe's protocol out of its turn
  *   PB_ENTRY_SEGV | PB_ENTRY_HANG   the entry function raises SIGSEGV or loops forever
+ *   PB_ENTRY_HANG_NOALARM   the entry function blocks SIGALRM (the probe's own last
+ *                           resort), then loops forever: only the host can end it
  *   PB_CTOR_SEGV_SECOND | PB_ENTRY_SEGV_SECOND   SIGSEGV in the constructor / the entry
  *       function from the second constructor run on (needs PB_RUNS)
  *   PB_HANG_ON_TRIGGER   update loops forever once the file named by the environment
  *                        variable PB_TRIGGER exists (it logs "pb: looping forever" first)
  */
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "ecs_plugin.h"
@@ -65,14 +74,51 @@ __attribute__((unused)) static void spin_forever(void)
     for (;;) spins++;
 }
 
-/* Append "constructor PID" to $PB_RUNS; returns the number of lines it holds now. */
+/* Append ",n" (the first without the comma) to list[*len..), as room allows. */
+static void add_number(char *list, size_t size, size_t *len, int n)
+{
+    int put = snprintf(list + *len, size - *len, "%s%d", *len ? "," : "", n);
+    if (put > 0 && (size_t)put < size - *len) *len += (size_t)put;
+}
+
+/* What this process was given, for the line of $PB_RUNS: its open files (before this
+ * function opens any), the signals it ignores and blocks, whether stdin is /dev/null. */
+static void given(char *fds, char *ignored, char *blocked, size_t size, const char **in)
+{
+    size_t nf = 0, ni = 0, nb = 0;
+    DIR *d = opendir("/proc/self/fd");
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (e->d_name[0] != '.' && atoi(e->d_name) != dirfd(d))
+            add_number(fds, size, &nf, atoi(e->d_name));
+    if (d) closedir(d);
+    sigset_t mask;
+    sigprocmask(SIG_BLOCK, NULL, &mask);
+    for (int sig = 1; sig < NSIG; sig++) {
+        struct sigaction sa;
+        if (sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
+            add_number(ignored, size, &ni, sig);
+        if (sigismember(&mask, sig) == 1) add_number(blocked, size, &nb, sig);
+    }
+    if (!nf) strcpy(fds, "-");
+    if (!ni) strcpy(ignored, "-");
+    if (!nb) strcpy(blocked, "-");
+    struct stat st;
+    *in =
+        fstat(0, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3) ? "null" : "other";
+}
+
+/* Append this run's line to $PB_RUNS; returns the number of lines it holds now. */
 static int count_run(void)
 {
     const char *path = getenv("PB_RUNS");
     if (!path) return 1;
+    char fds[256] = "", ignored[256] = "", blocked[256] = "";
+    const char *in = "";
+    given(fds, ignored, blocked, sizeof fds, &in);
     FILE *f = fopen(path, "a+");
     if (!f) return 1;
-    fprintf(f, "constructor %d\n", (int)getpid());
+    fprintf(f, "constructor %d pgid %d stdin %s fds %s ignored %s blocked %s\n", (int)getpid(),
+            (int)getpgrp(), in, fds, ignored, blocked);
     fflush(f);
     rewind(f);
     int lines = 0, c;
@@ -98,6 +144,10 @@ __attribute__((constructor)) static void pb_constructor(void)
     }
 #elif defined(PB_CTOR_SEGV_SECOND)
     if (runs >= 2) raise(SIGSEGV);
+#elif defined(PB_CTOR_WORD)
+    static const char word[] = PB_CTOR_WORD "\n";
+    if (write(3, word, sizeof word - 1) < 0) {
+    }
 #endif
 }
 
@@ -205,13 +255,20 @@ static const ecs_plugin_desc pb_plugin = {
     ECS_PLUGIN_DESC_HEADER, PB_NAME, PB_VERSION, 1, NULL, pb_load, pb_unload, ECS_STATE_NONE,
 };
 
-#if defined(PB_ENTRY_SEGV) || defined(PB_ENTRY_HANG) || defined(PB_ENTRY_SEGV_SECOND)
+#if defined(PB_ENTRY_SEGV) || defined(PB_ENTRY_HANG) || defined(PB_ENTRY_SEGV_SECOND) ||           \
+    defined(PB_ENTRY_HANG_NOALARM)
 ECS_EXPORT const ecs_plugin_desc *ecs_plugin_entry(void);
 ECS_EXPORT const ecs_plugin_desc *ecs_plugin_entry(void)
 {
 #if defined(PB_ENTRY_SEGV)
     raise(SIGSEGV);
 #elif defined(PB_ENTRY_HANG)
+    spin_forever();
+#elif defined(PB_ENTRY_HANG_NOALARM)
+    sigset_t alarm;
+    sigemptyset(&alarm);
+    sigaddset(&alarm, SIGALRM);
+    sigprocmask(SIG_BLOCK, &alarm, NULL);
     spin_forever();
 #else
     if (runs >= 2) raise(SIGSEGV);
