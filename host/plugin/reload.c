@@ -713,9 +713,11 @@ static void add_plugin(host_reloader *r, host_plugin *n)
 {
     host_world *w = r->w;
     const char *dep = missing_dependency(w, n);
-    if (host_world_plugin_named(w, n->name)) {
-        host_error("reload", "%s: plugin name '%s' is already loaded from %s: ignored", n->path,
-                   n->name, host_world_plugin_named(w, n->name)->file);
+    if (host_world_plugin_named(w, n->name)) { /* from a newer file: rebuilt_plugin's */
+        host_error("reload",
+                   "%s: plugin name '%s' is already loaded from %s, a newer file: ignored "
+                   "(touch this file to make it the plugin's new build)",
+                   n->path, n->name, host_world_plugin_named(w, n->name)->file);
     } else if (dep) {
         host_error("reload", "%s: plugin '%s' needs '%s', which is not loaded: ignored", n->path,
                    n->name, dep);
@@ -765,22 +767,44 @@ static void forget_record(host_world *w, host_plugin *p)
     host_plugin_free(p);
 }
 
-/* The loaded plugin named like n whose own file is gone (renamed or deleted), or NULL. */
-static host_plugin *moved_plugin(host_reloader *r, const host_plugin *n)
+/* Is file a modified later than file b? */
+static bool newer_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (stat(a, &sa) != 0 || stat(b, &sb) != 0) return false;
+    return sa.st_mtim.tv_sec != sb.st_mtim.tv_sec ? sa.st_mtim.tv_sec > sb.st_mtim.tv_sec
+                                                  : sa.st_mtim.tv_nsec > sb.st_mtim.tv_nsec;
+}
+
+/* The loaded plugin named like n (from another file) that n is a new build of: its own
+ * file is gone (renamed or deleted: *gone), or older than n's (a build written again
+ * where it was before a move, or under another name, in any plugin folder). NULL when
+ * none: n is another plugin, or an older file of a loaded one. */
+static host_plugin *rebuilt_plugin(host_reloader *r, const host_plugin *n, bool *gone)
 {
     host_plugin *p = host_world_plugin_named(r->w, n->name);
     struct stat st;
-    return p && p->status == HOST_PLUGIN_LOADED && stat(p->path, &st) != 0 ? p : NULL;
+    if (!p || p->status != HOST_PLUGIN_LOADED) return NULL;
+    *gone = stat(p->path, &st) != 0;
+    return *gone || newer_file(n->path, p->path) ? p : NULL;
 }
 
-/* n, a new file of loaded plugin p whose file is gone: a move (mv, or a build that writes
- * its output under a new name). Reload p from n; p answers to n's file from now on. */
-static void take_over(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t changed_at)
+/* n, a new file of loaded plugin p (rebuilt_plugin): a move (mv, or a build that writes
+ * its output under a new name) when p's file is gone, else a newer build beside it.
+ * Reload p from n; p answers to n's file from now on. */
+static void take_over(host_reloader *r, host_plugin *p, host_plugin *n, bool gone,
+                      uint64_t changed_at)
 {
     char *path = strdup(n->path), *file = strdup(n->file);
     unsigned done = r->done;
     if (path && file) {
-        host_info("reload", "%s: plugin '%s' moved here from %s", n->path, p->name, p->file);
+        if (gone)
+            host_info("reload", "%s: plugin '%s' moved here from %s", n->path, p->name, p->file);
+        else
+            host_info("reload",
+                      "%s: plugin '%s' has a newer file here than %s: a new build of it, and "
+                      "the plugin follows this file from now on",
+                      n->path, p->name, p->file);
         reload(r, p, n, changed_at);
     }
     if (path && file && r->done != done) { /* swapped: the record follows the file */
@@ -829,8 +853,9 @@ static void apply(host_reloader *r, size_t k, const char *file, uint64_t changed
     }
     n->folder = (int)k;
     n->rank = p ? p->rank : (int)k * HOST_FOLDER_RANKS + HOST_FOLDER_RANKS - 1;
-    host_plugin *moved = NULL; /* the plugin this new file takes over, its old file gone */
-    if (n->status == HOST_PLUGIN_FOUND && !loaded) moved = moved_plugin(r, n);
+    host_plugin *moved = NULL; /* the plugin this file is a new build of (moved or newer) */
+    bool gone = false;
+    if (n->status == HOST_PLUGIN_FOUND && !loaded) moved = rebuilt_plugin(r, n, &gone);
     if (n->status != HOST_PLUGIN_FOUND) {
         if (loaded)
             refuse(r, p, "%s", n->reason);
@@ -840,7 +865,8 @@ static void apply(host_reloader *r, size_t k, const char *file, uint64_t changed
         }
         host_plugin_free(n);
     } else if (moved) {
-        take_over(r, moved, n, changed_at);
+        if (p) forget_record(w, p); /* this file's old record: refused or ignored */
+        take_over(r, moved, n, gone, changed_at);
     } else if (loaded && strcmp(n->name, p->name) != 0) {
         refuse(r, p, "%s now holds plugin '%s'", file, n->name);
         host_plugin_free(n);
