@@ -123,17 +123,18 @@ void host_log_set_listener(void (*fn)(void *ctx, int level, const char *who, con
     listener_ctx = ctx;
 }
 
-/* Write one line at rank (0..4). */
-static void emit(int rank, const char *who, const char *fmt, va_list ap)
+/* One line at rank (0..4) into line (with its newline, cut to size); msg and name get the
+ * escaped message and who. Returns the line's length. */
+static size_t format_line(char *line, size_t size, char msg[4096], char name[256], int rank,
+                          const char *who, const char *fmt, va_list ap)
 {
     static const char *const names[] = {"error", "warn", "info", "detail", "debug"};
     static const char *const colours[] = {"\033[1;31m", "\033[33m", "\033[32m", "\033[36m",
                                           "\033[2m"};
-    if (rank > current_rank) return;
-    char raw[2048], msg[4096], name[256], stamp[32] = "";
+    char raw[2048], stamp[32] = "";
     vsnprintf(raw, sizeof raw, fmt, ap);
-    host_log_escape(msg, sizeof msg, raw);
-    host_log_escape(name, sizeof name, who ? who : "ecs-host");
+    host_log_escape(msg, 4096, raw);
+    host_log_escape(name, 256, who ? who : "ecs-host");
     if (with_time) {
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
@@ -141,14 +142,39 @@ static void emit(int rank, const char *who, const char *fmt, va_list ap)
                     (double)(now.tv_nsec - origin.tv_nsec) / 1e6;
         snprintf(stamp, sizeof stamp, "%10.3f ", ms);
     }
-    FILE *out = sink ? sink : stderr;
-    if (with_colour)
-        fprintf(out, "%s%s[%s]\033[0m %s: %s\n", stamp, colours[rank], names[rank], name, msg);
-    else
-        fprintf(out, "%s[%s] %s: %s\n", stamp, names[rank], name, msg);
+    int n = with_colour ? snprintf(line, size, "%s%s[%s]\033[0m %s: %s\n", stamp, colours[rank],
+                                   names[rank], name, msg)
+                        : snprintf(line, size, "%s[%s] %s: %s\n", stamp, names[rank], name, msg);
+    if (n < 0) return 0;
+    if ((size_t)n >= size) line[size - 2] = '\n'; /* cut: still one line */
+    return (size_t)n < size ? (size_t)n : size - 1;
+}
+
+/* Write one line at rank (0..4). */
+static void emit(int rank, const char *who, const char *fmt, va_list ap)
+{
+    if (rank > current_rank) return;
+    char msg[4096], name[256], line[4600];
+    size_t len = format_line(line, sizeof line, msg, name, rank, who, fmt, ap);
+    fwrite(line, 1, len, sink ? sink : stderr);
     static const int levels[] = {ECS_LOG_ERROR, ECS_LOG_WARN, ECS_LOG_INFO, ECS_LOG_INFO,
                                  ECS_LOG_DEBUG};
     if (listener) listener(listener_ctx, levels[rank], name, msg);
+}
+
+void host_log_from_thread(ecs_log_level level, const char *who, const char *fmt, ...)
+{
+    int rank = rank_of(level);
+    if (rank > current_rank) return;
+    char msg[4096], name[256], line[4600];
+    va_list ap;
+    va_start(ap, fmt);
+    size_t len = format_line(line, sizeof line, msg, name, rank, who, fmt, ap);
+    va_end(ap);
+    /* no stdio: the main thread may be stuck holding the stream's lock (stderr is
+     * unbuffered, so what it wrote before is out already) */
+    ssize_t ignored = write(fileno(sink ? sink : stderr), line, len);
+    (void)ignored;
 }
 
 void host_logv(ecs_log_level level, const char *who, const char *fmt, va_list ap)

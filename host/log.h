@@ -45,6 +45,11 @@ void host_detail(const char *who, const char *fmt, ...) ECS_PRINTF(2, 3);
 void host_log(ecs_log_level level, const char *who, const char *fmt, ...) ECS_PRINTF(3, 4);
 void host_logv(ecs_log_level level, const char *who, const char *fmt, va_list ap);
 
+/* Log one line from a thread that is not the main one (the watchdog): formatted the same,
+ * written with one write(2), not handed to the listener (which runs on the main thread). */
+void host_log_from_thread(ecs_log_level level, const char *who, const char *fmt, ...)
+    ECS_PRINTF(3, 4);
+
 /* snprintf for messages, where cutting a long one short is the right outcome (and the
  * compiler is told so). */
 void host_format(char *buf, size_t size, const char *fmt, ...) ECS_PRINTF(3, 4);

@@ -20,49 +20,10 @@
 #include "probe.h"
 #include "reload.h"
 #include "scene.h"
+#include "watchdog.h"
 #include "world.h"
 
-static volatile sig_atomic_t stop_requested; /* the first SIGINT/SIGTERM */
-
-/* Write the line for a second signal that found no plugin call to abandon (only
- * async-signal-safe calls here). */
-static void say_ending_now(int sig)
-{
-    static const char head[] = "[error] ecs-host: second ";
-    static const char tail[] = ": ending now without saving: no plugin call could be "
-                               "abandoned (that needs --safe), the world may be half-changed\n";
-    const char *name = sig == SIGINT ? "SIGINT" : "SIGTERM";
-    ssize_t ignored = write(STDERR_FILENO, head, sizeof head - 1);
-    ignored = write(STDERR_FILENO, name, strlen(name));
-    ignored = write(STDERR_FILENO, tail, sizeof tail - 1);
-    (void)ignored;
-}
-
-/* The first signal asks the frame loop to stop (and --save to save). A second one means
- * the first was not heard: the host is stuck in plugin code (or a long save). Under
- * --safe, plugin code runs below an armed jump point: abandon it as if it had crashed,
- * the frame ends, the loop stops and the world is saved. Otherwise end now, unsaved. */
-static void on_signal(int sig)
-{
-    if (!stop_requested) {
-        stop_requested = 1;
-        return;
-    }
-    if (host_guard_abandon(sig)) return; /* never returns: jumps back into the host */
-    say_ending_now(sig);
-    _exit(128 + sig);
-}
-
-static void install_signals(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    signal(SIGCHLD, SIG_DFL); /* ignored (inherited), the probe's child could not be reaped */
-}
+static volatile sig_atomic_t stop_requested; /* SIGINT/SIGTERM: watchdog.h */
 
 /* Wait until *next (absolute, monotonic), answering the inspector's requests meanwhile,
  * then move it one period on. */
@@ -228,8 +189,10 @@ int main(int argc, char **argv)
     w->time_managers = !opt.no_timing;
     w->time_every = opt.timing_every;
     w->safe = opt.safe && host_guard_install();
+    if (!w->safe) host_guard_report_install(); /* a crash says where, then is a crash */
     w->probe = probe_config(&opt);
-    install_signals();
+    signal(SIGCHLD, SIG_DFL); /* ignored (inherited), the probe's child could not be reaped */
+    host_watchdog_start(&stop_requested, w->safe);
     host_load_options lo = {.allow_insecure = opt.allow_insecure, .may_be_missing = opt.from_env};
     host_reload_options ro = {opt.poll, (uint64_t)(opt.reload_quiet_ms * 1e6), 250000000u,
                               opt.allow_insecure};
@@ -275,6 +238,7 @@ int main(int argc, char **argv)
     host_reloader_free(r);
     host_world_unload_all(w);
     host_world_free(w);
+    host_watchdog_end();
     host_mem_shutdown();
     return code;
 }

@@ -589,6 +589,94 @@ static void probe_second_sigterm_ends_a_stuck_host_without_safe(void **state)
     free(text);
 }
 
+/* Fail unless the finished host was ended by sig (not an exit, not the timeout). */
+static void check_killed_by(const fixture *f, int sig, const char *file, int line)
+{
+    if (!f->run.timed_out && f->run.term_signal == sig) return;
+    fprintf(stderr, "exit code %d, signal %d (expected signal %d)%s\n", f->run.exit_code,
+            f->run.term_signal, sig, f->run.timed_out ? ", killed after the timeout" : "");
+    dump(f);
+    _fail(file, line);
+}
+
+#define EXPECT_KILLED_BY(f, sig) check_killed_by(f, sig, __FILE__, __LINE__)
+
+/* A plugin's own thread writes to address 16 while its update runs. With --safe the fault
+ * is never jumped from (the jump point is the main thread's): one line says a thread other
+ * than the main one crashed, in plugin thr's code, at which address, and the host ends as
+ * the signal does; without --safe the same. The update is never blamed. */
+static void probe_fault_on_a_plugin_thread_ends_the_host_naming_the_plugin(void **state)
+{
+    fixture *f = *state;
+    put(f, "pb_good", "pb.so");
+    put(f, "thread_segv", "thr.so");
+    for (int safe = 0; safe < 2; safe++) {
+        if (safe)
+            RUN(f, "--frames", "3", "--scene", f->scene, "--save", f->out, "--safe");
+        else
+            RUN(f, "--frames", "3", "--scene", f->scene, "--save", f->out);
+        EXPECT_KILLED_BY(f, SIGSEGV);
+        EXPECT_ONCE(f, "[error] guard: a thread other than the main one crashed with SIGSEGV, "
+                       "code of plugin 'thr' (thr.so+0x");
+        EXPECT_ONCE(f, "address 0x10: plugin threads are the plugin's own risk");
+        EXPECT_ABSENT(f, "crashed with SIGSEGV in thr"); /* not the update's crash */
+        harness_output_free(&f->run);
+    }
+}
+
+/* Without --safe a crash is a crash (the process ends by the signal), but first one line
+ * names the plugin, the call, where its code is and the address. */
+static void probe_crash_without_safe_names_the_plugin_and_the_call(void **state)
+{
+    fixture *f = *state;
+    put(f, "pb_good", "pb.so");
+    put(f, "segv_update", "segv.so");
+    RUN(f, "--frames", "3", "--scene", f->scene);
+    EXPECT_KILLED_BY(f, SIGSEGV);
+    EXPECT_ONCE(f, "[error] guard: plugin 'segv' crashed with SIGSEGV in update of 'segv', code "
+                   "of plugin 'segv' (segv.so+0x");
+    EXPECT_ONCE(f, "address 0x10: ending as the signal does");
+}
+
+/* Under --safe, a hung update is named without any signal once it has run a second, and
+ * at once at the first SIGINT (what runs, for how long, what a second one does); the second
+ * abandons it and the world is saved. */
+static void probe_stuck_call_is_named_at_once_and_after_a_second(void **state)
+{
+    fixture *f = *state;
+    start_and_hang(f, true);
+    WAIT_NTH(f, "[warn] ecs-host: plugin 'hang' has been running update of 'hang' for 1.", 1);
+    signal_host(f, SIGINT, false);
+    WAIT_NTH(f, "[warn] ecs-host: stopping: plugin 'hang' has been running update of 'hang' for ",
+             1);
+    signal_host(f, SIGINT, true);
+    EXPECT_EXIT(f, 0);
+    EXPECT_ONCE(f, "[warn] ecs-host: plugin 'hang' has been running"); /* once, not per look */
+    EXPECT_ONCE(f, "a second signal abandons it and the world is saved");
+    EXPECT_ONCE(f, "did not return from hang and was abandoned at the second SIGINT");
+    EXPECT_PB_SAVED(f);
+}
+
+/* A load() that never returns (--safe), abandoned at the second SIGINT, is said to be
+ * abandoned, not to have crashed with SIGINT; the other plugin loads, runs and is saved. */
+static void probe_abandoned_load_is_reported_as_abandoned(void **state)
+{
+    fixture *f = *state;
+    put(f, "pb_good", "pb.so");
+    put(f, "hang_load", "hangload.so");
+    if (harness_write_file(f->trigger, "", 0600) != 0) fail();
+    START(f, "hangload: load looping forever", "--fps", "100", "--scene", f->scene, "--save",
+          f->out, "--safe");
+    WAIT_NTH(f, "plugin 'hangload' has been running load() for 1.", 1);
+    signal_host(f, SIGINT, false);
+    WAIT_NTH(f, "stopping: plugin 'hangload' has been running load()", 1); /* heard: the */
+    signal_host(f, SIGINT, true); /* next is a second signal, not merged with the first */
+    EXPECT_EXIT(f, 0);
+    EXPECT_ONCE(f, "load() was abandoned at the second SIGINT");
+    EXPECT_ABSENT(f, "crashed with SIGINT");
+    EXPECT_ONCE(f, "pb 1 unload:");
+}
+
 /* ---- host_probe_file in-process ---- */
 
 static void probe_file_reports_the_description(void **state)
@@ -649,6 +737,14 @@ int main(void)
         cmocka_unit_test_setup_teardown(probe_second_sigint_ends_a_stuck_host_and_saves_with_safe,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(probe_second_sigterm_ends_a_stuck_host_without_safe, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(
+            probe_fault_on_a_plugin_thread_ends_the_host_naming_the_plugin, setup, teardown),
+        cmocka_unit_test_setup_teardown(probe_crash_without_safe_names_the_plugin_and_the_call,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(probe_stuck_call_is_named_at_once_and_after_a_second, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(probe_abandoned_load_is_reported_as_abandoned, setup,
                                         teardown),
     };
     harness_select_tests();

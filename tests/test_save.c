@@ -13,6 +13,8 @@
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,13 +22,14 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "harness.h"
 
 #if !defined(ECS_HOST_PATH) || !defined(PLUGIN_DIR) || !defined(DEMO_SCENE) ||                     \
-    !defined(TEST_PLUGIN_DIR)
-#error "ECS_HOST_PATH, PLUGIN_DIR, DEMO_SCENE and TEST_PLUGIN_DIR must be defined"
+    !defined(TEST_PLUGIN_DIR) || !defined(GEN_SCENE_PATH)
+#error "ECS_HOST_PATH, PLUGIN_DIR, DEMO_SCENE, TEST_PLUGIN_DIR and GEN_SCENE_PATH must be defined"
 #endif
 
 #define OLD_TEXT "{\"old\": true}\n"
@@ -415,6 +418,55 @@ static void Save_refuses_what_a_load_would_refuse_naming_plugin_and_entity(void 
     free(out);
 }
 
+/* Two SIGTERMs 30 ms and then 300 ms apart (coreutils' timeout sends one to the command and
+ * one to its process group; an impatient Ctrl-C twice does the same) while a 300,000-entity
+ * world runs with --save, with --safe and without: no plugin call is stuck (the second
+ * one lands in a frame or in the save), so nothing is abandoned, the world is saved and
+ * that file loads again. */
+static void Save_is_written_whatever_signals_come_while_nothing_is_stuck(void **state)
+{
+    enum { N = 300000 };
+    save_test *t = *state;
+    char *scene = in_dir(t, "big.json"), *out = in_dir(t, "out.json"), cmd[8192];
+    snprintf(cmd, sizeof cmd, "'%s' %d > '%s'", GEN_SCENE_PATH, N, scene);
+    const char *const gen[] = {"/bin/sh", "-c", cmd, NULL};
+    assert_int_equal(harness_run(&t->run, 120.0, gen), 0);
+    assert_int_equal(t->run.exit_code, 0);
+    harness_output_free(&t->run);
+    static const int gaps_ms[] = {30, 300};
+    for (int k = 0; k < 4; k++) {
+        bool safe = k >= 2;
+        int gap = gaps_ms[k % 2];
+        unlink(out);
+        const char *const argv[] = {
+            ECS_HOST_PATH,          "--fps", "60", "--scene", scene, "--save", out, PLUGIN_DIR,
+            safe ? "--safe" : NULL, NULL};
+        harness_proc p = {.fd = {-1, -1}};
+        assert_int_equal(harness_start(&p, argv), 0);
+        bool loaded = harness_wait_output(&p, "loaded 300000 entities", 120.0);
+        harness_wait_output(&p, "\x01 never printed", 0.1); /* some frames */
+        kill(p.pid, SIGTERM);
+        nanosleep(&(struct timespec){0, gap * 1000000L}, NULL);
+        kill(p.pid, SIGTERM);
+        harness_finish(&p, 120.0);
+        fprintf(stderr, "# %s, second SIGTERM after %d ms: exit %d\n",
+                safe ? "--safe" : "no --safe", gap, p.result.exit_code);
+        if (!loaded || p.result.exit_code != 0 || !strstr(p.result.err, "saved 300000 entities"))
+            fail_msg("%s, %d ms apart: exit %d (signal %d), expected 0 and the save:\n%s",
+                     safe ? "--safe" : "no --safe", gap, p.result.exit_code, p.result.term_signal,
+                     p.result.err);
+        harness_output_free(&p.result);
+        const char *const again[] = {ECS_HOST_PATH, "--frames", "0", "--scene",
+                                     out,           PLUGIN_DIR, NULL};
+        assert_int_equal(harness_run(&t->run, 120.0, again), 0);
+        if (t->run.exit_code != 0 || !strstr(t->run.err, "loaded 300000 entities"))
+            fail_msg("the save does not load: exit %d:\n%s", t->run.exit_code, t->run.err);
+        harness_output_free(&t->run);
+    }
+    free(scene);
+    free(out);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -428,6 +480,8 @@ int main(void)
         T(Save_and_load_have_their_slices_in_the_trace),
         T(Save_target_is_checked_before_the_session),
         T(Save_refuses_what_a_load_would_refuse_naming_plugin_and_entity),
+        T(Save_is_written_whatever_signals_come_while_nothing_is_stuck),
     };
+    harness_select_tests();
     return cmocka_run_group_tests_name("save", tests, NULL, NULL);
 }

@@ -1,40 +1,110 @@
 /* SPDX-License-Identifier: MIT */
-/* guard.h: --safe: a crash inside plugin code is caught instead of killing the host.
+/* guard.h: plugin code under watch. --safe: a crash inside plugin code is caught instead of
+ * killing the host; always: a crash says in one line where it happened, and the plugin call
+ * running now is known (for the watchdog, watchdog.h).
  *
- * A jump point is armed only while plugin code runs (host_guard_run); the handlers of
- * SIGSEGV, SIGBUS, SIGFPE, SIGILL and SIGABRT (on an alternate stack, so a stack
- * overflow is caught too) jump back to it. A fault while no jump point is armed is the
- * host's own: the default action is restored and the signal raised again, never
- * swallowed. Without --safe nothing is installed and a crash is a crash (debuggers work).
- * A second SIGINT/SIGTERM abandons plugin code that never returns the same way
- * (host_guard_abandon, called from main.c's signal handler).
+ * The current call: the main thread names every call into plugin code (host_guard_enter
+ * and host_guard_leave, two stores; host_guard_call does both around a guarded call), so
+ * another thread or a signal handler can tell which plugin runs what, and since when (the
+ * sequence number changes at every call).
+ *
+ * Faults (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT; handlers installed at start, on an
+ * alternate stack so a stack overflow is caught too): on the main thread while a jump point
+ * is armed (--safe, host_guard_call), the handler jumps back to it. Anything else is a
+ * crash: one line naming the call that ran, the plugin whose code the fault is in (dladdr
+ * against the libraries noted with host_guard_library), the address; then the default
+ * action, as the signal would have ended the process (core dumps and debuggers work). A
+ * fault on a thread that is not the main thread is never jumped from: plugin threads are
+ * the plugin's own risk. A second SIGINT/SIGTERM abandons plugin code that never returns
+ * through the same jump point (host_guard_abandon, watchdog.c).
  */
 #ifndef HOST_GUARD_H
 #define HOST_GUARD_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
-/* Install the handlers (once). False with an error logged when that failed. */
+/* A call into plugin code, named for messages: "plugin 'rl' ... update of 'rl'". The
+ * strings must stay valid while the call runs (they are a record's own). */
+typedef struct host_call {
+    const char *plugin; /* the plugin's name (NULL: not known yet) */
+    const char *what;   /* "update", "load()", "write_component", ... */
+    const char *of;     /* the manager or system, or NULL */
+} host_call;
+
+/* The call running now on the main thread (NULL: host code) and a number that changes at
+ * every enter and leave. Written by the main thread only. */
+extern _Atomic(const host_call *) host_guard_now;
+extern _Atomic(uint64_t) host_guard_seq;
+
+/* Mark c as the plugin call running now; returns the call it replaces (pass it to
+ * host_guard_leave). Main thread only: two stores, no clock. */
+static inline const host_call *host_guard_enter(const host_call *c)
+{
+    const host_call *was = atomic_load_explicit(&host_guard_now, memory_order_relaxed);
+    uint64_t seq = atomic_load_explicit(&host_guard_seq, memory_order_relaxed);
+    atomic_store_explicit(&host_guard_now, c, memory_order_release);
+    atomic_store_explicit(&host_guard_seq, seq + 1, memory_order_release);
+    return was;
+}
+
+/* The call c returned: was (from host_guard_enter) runs again, or host code. */
+static inline void host_guard_leave(const host_call *was)
+{
+    uint64_t seq = atomic_load_explicit(&host_guard_seq, memory_order_relaxed);
+    atomic_store_explicit(&host_guard_now, was, memory_order_release);
+    atomic_store_explicit(&host_guard_seq, seq + 1, memory_order_release);
+}
+
+/* "plugin 'x' has been running update of 'm'" for the current call into buf (cut to size,
+ * NUL-terminated): its length, 0 when host code runs. Main thread, async-signal-safe: the
+ * call's strings are read where they are owned. */
+size_t host_guard_describe(char *buf, size_t size);
+
+/* Install the fault handlers that report a crash (once, from the main thread, which they
+ * take as the thread that runs plugin code). False with an error logged when that failed. */
+bool host_guard_report_install(void);
+
+/* --safe: faults in plugin code on the main thread jump back to the armed point. Installs
+ * the handlers too. False with an error logged when that failed. */
 bool host_guard_install(void);
 
-/* True once installed. */
+/* True once --safe is on. */
 bool host_guard_active(void);
 
-/* Run fn(arg): directly when the guard is not installed or a jump point is already armed
- * (the outer one covers nested plugin calls). Returns 0, or the number of the signal
- * that stopped fn. After a caught signal the plugin's state must be taken as corrupt. */
+/* Run fn(arg) as call c (NULL: a call named by an outer one): directly when --safe is off
+ * or a jump point is already armed (the outer one covers nested plugin calls). Returns 0,
+ * or the number of the signal that stopped fn. After a caught signal the plugin's state
+ * must be taken as corrupt. */
+int host_guard_call(const host_call *c, void (*fn)(void *), void *arg);
+
+/* host_guard_call(NULL, fn, arg). */
 int host_guard_run(void (*fn)(void *), void *arg);
 
-/* From a SIGINT or SIGTERM handler (async-signal-safe): when plugin code runs under an
- * armed jump point, jump back to it as if that code had crashed with sig (it never
- * returns then); false when nothing is armed. The caller of host_guard_run() sees sig,
- * and must take the plugin's state as corrupt, like after a crash. */
+/* The library dl (from dlopen) holds plugin `plugin`'s code: a crash in it names the
+ * plugin. host_guard_library_gone before it is closed. Main thread. */
+void host_guard_library(void *dl, const char *plugin);
+void host_guard_library_gone(void *dl);
+
+/* From a SIGINT or SIGTERM handler on the main thread (async-signal-safe): when plugin code
+ * runs under an armed jump point, jump back to it as if that code had crashed with sig (it
+ * never returns then); false when nothing is armed. The caller of host_guard_call() sees
+ * sig, and must take the plugin's state as corrupt, like after a crash. */
 bool host_guard_abandon(int sig);
+
+/* Is the calling thread the one the handlers were installed from (async-signal-safe)? */
+bool host_guard_on_main_thread(void);
 
 /* Is sig one host_guard_abandon() delivers (SIGINT, SIGTERM) rather than a crash? */
 bool host_guard_is_stop(int sig);
 
 /* "SIGSEGV" and so on. */
 const char *host_guard_signal_name(int sig);
+
+/* What happened to a call stopped by sig, for messages: "crashed with SIGSEGV", or, for a
+ * stop signal, "was abandoned at the second SIGINT". */
+const char *host_guard_outcome(int sig);
 
 #endif

@@ -187,6 +187,8 @@ static ecs_status register_manager(const ecs_host *h, const ecs_manager_desc *de
     m->desc.name = m->name;
     m->owner = p;
     m->seq = p->world->next_seq++;
+    m->update_call = (host_call){p->name, "update", m->name};
+    m->destroyed_call = (host_call){p->name, "entities_destroyed", m->name};
     p->pending_managers = v;
     v[p->pending_manager_count++] = m;
     return ECS_OK;

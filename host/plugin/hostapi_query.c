@@ -347,6 +347,7 @@ static host_system *system_new(host_plugin *p, const ecs_system_desc *desc, ecs_
     s->owner = p;
     s->collection = c;
     s->seq = p->world->next_seq++;
+    s->call = (host_call){p->name, "run", s->name};
     return s;
 }
 

@@ -42,7 +42,9 @@ static void call_dlclose(void *dl)
 
 int host_plugin_dlclose(void *dl, const char *name)
 {
-    int sig = dl ? host_guard_run(call_dlclose, dl) : 0;
+    host_guard_library_gone(dl);
+    host_call c = {name, "its destructors (dlclose)", NULL};
+    int sig = dl ? host_guard_call(&c, call_dlclose, dl) : 0;
     if (sig)
         host_error("guard",
                    "plugin '%s': its destructors crashed with %s at dlclose(): it stays "
@@ -246,7 +248,8 @@ host_plugin *host_plugin_open(host_world *w, const char *path, const char *file)
         return p;
     }
     open_call oc = {map, NULL, {NULL}, NULL};
-    int sig = host_guard_run(call_dlopen, &oc); /* --safe: what the probe could not see */
+    host_call named = {p->file, "its constructors (dlopen)", NULL};
+    int sig = host_guard_call(&named, call_dlopen, &oc); /* --safe: what the probe missed */
     if (sig) {
         host_plugin_skip(
             w, p,
@@ -265,7 +268,8 @@ host_plugin *host_plugin_open(host_world *w, const char *path, const char *file)
                          ECS_PLUGIN_ENTRY_NAME);
         return p;
     }
-    if ((sig = host_guard_run(call_entry, &oc))) {
+    named.what = ECS_PLUGIN_ENTRY_NAME "()";
+    if ((sig = host_guard_call(&named, call_entry, &oc))) {
         p->dl = NULL; /* its code may hold a lock or a half-made state: never closed */
         host_plugin_skip(
             w, p, "its entry function %s() crashed with %s in the host (the probe had passed)",
@@ -278,6 +282,7 @@ host_plugin *host_plugin_open(host_world *w, const char *path, const char *file)
         return p;
     }
     p->desc = d;
+    host_guard_library(p->dl, d->name); /* a crash in its code names it */
     p->abi_major = d->abi_major;
     p->abi_minor = d->abi_minor;
     p->state_version = d->state_version;
@@ -352,7 +357,8 @@ int host_plugin_call_unload(host_plugin *p, const ecs_plugin_desc *desc, void *s
     bool was = p->in_unload;
     p->in_unload = true;
     unload_call c = {p, desc, state, why};
-    int sig = host_guard_run(call_unload, &c);
+    host_call named = {p->name, "unload()", NULL};
+    int sig = host_guard_call(&named, call_unload, &c);
     p->in_unload = was;
     if (sig)
         host_error("guard", "plugin '%s' (%s) crashed with %s in unload()", p->name, p->file,
@@ -399,12 +405,13 @@ int host_plugin_outcome(host_plugin *p, bool accepted)
     outcome_call c = {p, p->commit_fn, p->commit_arg, accepted};
     p->commit_fn = NULL;
     p->commit_arg = NULL;
-    int sig = c.fn ? host_guard_run(call_outcome, &c) : 0;
+    host_call named = {p->name, "the function it gave on_commit", NULL};
+    int sig = c.fn ? host_guard_call(&named, call_outcome, &c) : 0;
     if (sig && accepted)
         host_plugin_crashed(p->world, p, sig, "the function it gave on_commit");
     else if (sig)
-        host_warn("loader", "%s: its on_commit function crashed with %s hearing of its refusal",
-                  p->name ? p->name : p->file, host_guard_signal_name(sig));
+        host_warn("loader", "%s: its on_commit function %s hearing of its refusal",
+                  p->name ? p->name : p->file, host_guard_outcome(sig));
     return sig;
 }
 
@@ -522,12 +529,12 @@ ecs_status host_plugin_load(host_world *w, host_plugin *p)
     ecs_load_args args = {sizeof args, NULL};
     host_plugin_begin_load(p);
     load_call lc = {p, &args, ECS_OK};
-    int sig = host_guard_run(call_load, &lc);
+    host_call named = {p->name, "load()", NULL};
+    int sig = host_guard_call(&named, call_load, &lc);
     ecs_status s = sig ? ECS_ERR_PLUGIN : lc.status;
     p->in_load = false;
     if (sig) { /* its state is unknown: do not call it again, take back what it holds */
-        host_format(p->reason, sizeof p->reason, "load() crashed with %s",
-                    host_guard_signal_name(sig));
+        host_format(p->reason, sizeof p->reason, "load() %s", host_guard_outcome(sig));
         p->commit_fn = NULL;
         host_plugin_discard_pending(p);
         host_mem_release_all(&p->mem);
@@ -565,7 +572,7 @@ ecs_status host_plugin_load(host_world *w, host_plugin *p)
     if (p->system_count) snprintf(systems, sizeof systems, ", %zu systems", p->system_count);
     host_info("loader", "loaded %s %s from %s (%zu managers, %zu APIs%s)", p->name, p->version,
               p->file, p->manager_count, p->api_count, systems);
-    p->missing_api[0] = '\0'; /* it loaded: what it did not find was optional */
+    p->missing_api[0] = '\0';     /* it loaded: what it did not find was optional */
     host_plugin_outcome(p, true); /* a crash in it: dropped at the end of the frame */
     return ECS_OK;
 }

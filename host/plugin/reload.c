@@ -463,7 +463,8 @@ bool host_reload_rollback(host_world *w, host_plugin *p)
     p->uses = NULL, p->use_count = 0;
     p->in_load = p->reloading = true;
     p->registration_failed = false;
-    int sig = host_guard_run(call_prev_load, &c);
+    host_call named = {p->name, "load() of the build before", NULL};
+    int sig = host_guard_call(&named, call_prev_load, &c);
     p->in_load = false;
     bool ok =
         !sig && c.status == ECS_OK && !p->registration_failed && commit_replace(w, p) == ECS_OK;
@@ -600,13 +601,14 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
     p->uses = NULL, p->use_count = 0;
     host_plugin_begin_load(p);
     p->reloading = true;
-    int sig = host_guard_run(call_new_load, &c);
+    host_call named = {p->name, "load() of the new build", NULL};
+    int sig = host_guard_call(&named, call_new_load, &c);
     p->in_load = false;
     ecs_status s = c.status;
     void *state = c.state;
     ecs_unload_reason undo = same ? ECS_UNLOAD_RELOAD_KEEP_STATE : ECS_UNLOAD_SHUTDOWN;
     if (sig) { /* never call that build again; what it allocated is lost to the leak count */
-        refuse(r, p, "its load() crashed with %s", host_guard_signal_name(sig));
+        refuse(r, p, "its load() %s", host_guard_outcome(sig));
     } else if (s == ECS_OK && p->registration_failed) {
         host_plugin_undo_load(p, n->desc, state, undo);
         refuse(r, p, "its load() went on after a refused registration: %s", p->reason);
@@ -623,8 +625,7 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
         host_plugin_undo_load(p, n->desc, state, undo);
         refuse(r, p, "manager '%s' of the new version cannot load components", why);
     } else if (!same && (call_restore(&c), sig = c.crashed) != 0) { /* guarded inside */
-        refuse(r, p, "the new version crashed with %s loading the components",
-               host_guard_signal_name(sig));
+        refuse(r, p, "the new version %s loading the components", host_guard_outcome(sig));
     } else if (!same && c.status != ECS_OK) {
         host_plugin_undo_load(p, n->desc, state, undo);
         refuse(r, p, "the new version could not load the components (see above)");

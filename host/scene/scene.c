@@ -43,6 +43,16 @@
 
 #define MAX_REFERENCE_DEPTH 1000 /* references loaded ahead of their turn, nested */
 
+/* Run expr, a call of manager m's callback `what`, named as the plugin call running now
+ * (guard.h: the watchdog tells a stuck call from a long load or save by it). */
+#define PLUGIN_CALL(m, what, expr)                                                                 \
+    do {                                                                                           \
+        host_call call_ = {(m)->owner->name, what, (m)->name};                                     \
+        const host_call *was_ = host_guard_enter(&call_);                                          \
+        expr;                                                                                      \
+        host_guard_leave(was_);                                                                    \
+    } while (0)
+
 /* ---- the store ---- */
 
 typedef struct store_entry {
@@ -1012,7 +1022,9 @@ static ecs_status read_one(scene_load *l, host_manager *mgr, uint32_t i, size_t 
     l->reads += l->text[at] == '{' || l->text[at] == '[';
     host_jreader *saved = l->reader;
     l->reader = r;
-    ecs_status s = mgr->desc.read_component(mgr->desc.state, l->ents[i], host_jr_api(r));
+    ecs_status s;
+    PLUGIN_CALL(mgr, "read_component",
+                s = mgr->desc.read_component(mgr->desc.state, l->ents[i], host_jr_api(r)));
     l->reader = saved;
     if (reader_failed(l, r)) return s == ECS_OK ? ECS_ERR_BAD_VALUE : s;
     if (s == ECS_OK && !host_jr_complete(r)) {
@@ -1039,7 +1051,9 @@ static ecs_status tree_one(scene_load *l, host_manager *mgr, uint32_t i, size_t 
     size_t saved_at = l->tree_at;
     l->tree = json;
     l->tree_at = at;
-    ecs_status s = mgr->desc.load_component(mgr->desc.state, l->ents[i], json);
+    ecs_status s;
+    PLUGIN_CALL(mgr, "load_component",
+                s = mgr->desc.load_component(mgr->desc.state, l->ents[i], json));
     l->tree = saved;
     l->tree_at = saved_at;
     if (!saved) host_json_arena_reset(l->arena); /* no tree is in use: the memory again */
@@ -1255,7 +1269,8 @@ static void call_reserve(void *arg)
     for (size_t m = 0; m < l->managers; m++) {
         if (!l->mgrs[m]->desc.reserve || !l->per[m].count) continue;
         l->current = m;
-        l->mgrs[m]->desc.reserve(l->mgrs[m]->desc.state, l->per[m].count);
+        PLUGIN_CALL(l->mgrs[m], "reserve",
+                    l->mgrs[m]->desc.reserve(l->mgrs[m]->desc.state, l->per[m].count));
     }
 }
 
@@ -1726,10 +1741,11 @@ static bool save_member(host_jwriter *jw, host_manager *mgr, ecs_entity e, const
     ecs_status s;
     host_jw_start(jw, ENTITY_TABS);
     if (mgr->desc.write_component) {
-        s = mgr->desc.write_component(mgr->desc.state, e, &jw->api);
+        PLUGIN_CALL(mgr, "write_component",
+                    s = mgr->desc.write_component(mgr->desc.state, e, &jw->api));
     } else {
         cJSON *out = NULL;
-        s = mgr->desc.save_component(mgr->desc.state, e, &out);
+        PLUGIN_CALL(mgr, "save_component", s = mgr->desc.save_component(mgr->desc.state, e, &out));
         if (s == ECS_OK && out) jw->api.value(&jw->api, out);
         cJSON_Delete(out);
     }

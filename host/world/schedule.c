@@ -74,11 +74,12 @@ static size_t gather(const host_world *w, host_step *out, bool all)
     for (size_t i = 0; i < w->manager_count; i++) {
         host_manager *m = w->managers[i];
         if (all || m->desc.update)
-            out[n++] = (host_step){m->desc.update, m->desc.state, &m->timing, m, NULL};
+            out[n++] =
+                (host_step){m->desc.update, m->desc.state, &m->timing, m, NULL, &m->update_call};
     }
     for (size_t i = 0; i < w->system_count; i++) {
         host_system *s = w->systems[i];
-        out[n++] = (host_step){host_system_step, s, &s->timing, NULL, s};
+        out[n++] = (host_step){host_system_step, s, &s->timing, NULL, s, &s->call};
     }
     return n;
 }

@@ -34,6 +34,7 @@ typedef struct host_step {
     struct host_timing *timing; /* the manager's or the system's */
     host_manager *m;
     host_system *s;
+    const struct host_call *call; /* the step's call, named for the watchdog (guard.h) */
 } host_step;
 
 /* The update of a system's step: run the system (state) over its collection, as of the

@@ -148,7 +148,7 @@ void host_world_announce_destroyed(host_world *w)
             host_manager *m = w->managers[i];
             if (!m->desc.entities_destroyed || m->owner->crashed) continue;
             destroyed_call c = {m, w->destroyed, n};
-            int sig = w->safe ? host_guard_run(call_destroyed, &c) : (call_destroyed(&c), 0);
+            int sig = host_guard_call(&m->destroyed_call, call_destroyed, &c);
             if (sig) host_plugin_crashed(w, m->owner, sig, m->name);
         }
     }
@@ -175,7 +175,7 @@ static inline void run_update(host_world *w, host_manager *m)
     }
     if (m->owner->crashed) return;
     update_call c = {m, &w->frame};
-    int sig = host_guard_run(call_update, &c);
+    int sig = host_guard_call(&m->update_call, call_update, &c);
     if (sig) host_plugin_crashed(w, m->owner, sig, m->name);
 }
 
@@ -205,7 +205,7 @@ static inline void run_system(host_world *w, host_system *s)
     }
     if (s->owner->crashed) return;
     system_call c = {s, list, n, &w->frame};
-    int sig = host_guard_run(call_system, &c);
+    int sig = host_guard_call(&s->call, call_system, &c);
     if (sig) host_plugin_crashed(w, s->owner, sig, s->name);
 }
 
@@ -227,7 +227,12 @@ static void steps_untimed(host_world *w)
         return;
     }
     const ecs_frame_info *frame = &w->frame;
-    for (; st < end; st++) st->update(st->state, frame); /* a system's: host_system_step */
+    const host_call *was = host_guard_enter(NULL);
+    for (; st < end; st++) { /* a system's update: host_system_step */
+        host_guard_enter(st->call);
+        st->update(st->state, frame);
+    }
+    host_guard_leave(was);
 }
 
 /* Run the ordered list, timing each step (one read of the cheap clock each, clock.h).
@@ -240,6 +245,7 @@ static uint64_t steps_timed(host_world *w, uint64_t start_ns)
     const ecs_frame_info *frame = &w->frame;
     bool safe = w->safe, trace = w->trace != NULL; /* neither changes during a frame */
     uint64_t ticks[CHUNK + 1], ns0 = start_ns;
+    const host_call *was = host_guard_enter(NULL);
     ticks[0] = host_clock_ticks();
     for (size_t first = 0; first < w->step_count; first += CHUNK) {
         const host_step *st = w->steps + first;
@@ -248,7 +254,7 @@ static uint64_t steps_timed(host_world *w, uint64_t start_ns)
             if (safe)
                 run_step(w, &st[k]);
             else
-                st[k].update(st[k].state, frame);
+                host_guard_enter(st[k].call), st[k].update(st[k].state, frame);
             ticks[k + 1] = host_clock_ticks();
         }
         for (size_t k = 0; k < n; k++) {
@@ -261,6 +267,7 @@ static uint64_t steps_timed(host_world *w, uint64_t start_ns)
         }
         ticks[0] = ticks[n]; /* the next chunk's first step starts here */
     }
+    host_guard_leave(was);
     return ns0;
 }
 
@@ -316,7 +323,8 @@ static void call_count(void *arg)
 int host_manager_count_guarded(const host_manager *m, uint32_t *n)
 {
     count_call c = {m, 0};
-    int sig = m->desc.count ? host_guard_run(call_count, &c) : 0;
+    host_call named = {m->owner->name, "count()", m->name};
+    int sig = m->desc.count ? host_guard_call(&named, call_count, &c) : 0;
     *n = sig ? 0 : c.n;
     return sig;
 }
@@ -357,7 +365,7 @@ void host_world_print_stats(const host_world *w, FILE *out)
     size_t n = rows ? host_schedule_all(w, rows) : 0; /* run order */
     for (size_t i = 0; i < n; i++) print_row(w, out, &rows[i]);
     for (size_t i = 0; !rows && i < w->manager_count; i++) /* no memory: managers, in order */
-        print_row(w, out, &(host_step){NULL, NULL, NULL, w->managers[i], NULL});
+        print_row(w, out, &(host_step){NULL, NULL, NULL, w->managers[i], NULL, NULL});
     free(rows);
     const host_timing *f = &w->frame_timing;
     fprintf(out, "frames: %llu, frame mean %.2f us, p99 %.2f us, max %.2f us; entities alive: %u\n",

@@ -22,6 +22,7 @@
 #include "collection.h"
 #include "ecs_plugin.h"
 #include "entity.h"
+#include "guard.h"
 #include "mem.h"
 #include "probe.h"
 #include "registry.h"
@@ -42,6 +43,7 @@ typedef struct host_manager {
     ecs_manager_index index; /* offered through manager_index(); has == NULL: none */
     uint32_t bit;            /* its name's signature bit (signature.h) */
     uint64_t seq;            /* registration order, shared with systems (schedule.h) */
+    host_call update_call, destroyed_call; /* its calls, named for the watchdog (guard.h) */
 } host_manager;
 
 /* Can m write its components as JSON (write_component or save_component)? */
@@ -72,6 +74,7 @@ typedef struct host_system {
     host_timing timing;
     ecs_collection collection;
     uint64_t seq;
+    host_call call; /* its run, named for the watchdog (guard.h) */
 } host_system;
 
 struct host_world {

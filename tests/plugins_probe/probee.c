@@ -30,6 +30,11 @@
  *       function from the second constructor run on (needs PB_RUNS)
  *   PB_HANG_ON_TRIGGER   update loops forever once the file named by the environment
  *                        variable PB_TRIGGER exists (it logs "pb: looping forever" first)
+ *   PB_LOAD_HANG_ON_TRIGGER   load() loops forever while that file exists ("pb: load
+ *                        looping forever")
+ *   PB_UPDATE_SEGV       update writes to address 16 (a wild store on the main thread)
+ *   PB_THREAD_SEGV       update starts a thread of the plugin's own that writes to address
+ *                        16, and waits for it (up to 10 s) while it crashes
  */
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -160,8 +165,37 @@ static long find(const pb_state *s, ecs_entity e)
     return -1;
 }
 
+/* A store to address 16: the fault a stray pointer gets (not UB a sanitizer stops first). */
+__attribute__((unused)) static void wild_store(void)
+{
+    static volatile uintptr_t address = 16; /* read at run time: no compile-time bounds */
+    *(volatile int *)address = 1;
+}
+
+#ifdef PB_THREAD_SEGV
+#include <pthread.h>
+#include <time.h>
+
+static void *thread_segv(void *arg)
+{
+    (void)arg;
+    wild_store();
+    return NULL;
+}
+#endif
+
 static void pb_update(void *state, const ecs_frame_info *frame)
 {
+#ifdef PB_UPDATE_SEGV
+    wild_store();
+#endif
+#ifdef PB_THREAD_SEGV
+    pthread_t t;
+    if (pthread_create(&t, NULL, thread_segv, NULL) == 0) {
+        pthread_detach(t);
+        nanosleep(&(struct timespec){10, 0}, NULL); /* the crash ends the process first */
+    }
+#endif
     (void)frame;
     pb_state *s = state;
 #ifdef PB_HANG_ON_TRIGGER
@@ -220,6 +254,13 @@ static ecs_status pb_load_component(void *state, ecs_entity e, const cJSON *json
 static ecs_status pb_load(const ecs_host *h, const ecs_load_args *args, void **state)
 {
     (void)args;
+#ifdef PB_LOAD_HANG_ON_TRIGGER
+    const char *trigger = getenv("PB_TRIGGER");
+    if (trigger && access(trigger, F_OK) == 0) {
+        h->log(h, ECS_LOG_INFO, PB_NAME ": load looping forever");
+        spin_forever();
+    }
+#endif
     pb_state *s = h->alloc(h, sizeof *s);
     if (!s) return ECS_ERR_NO_MEMORY;
     memset(s, 0, sizeof *s);
