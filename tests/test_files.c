@@ -2,13 +2,17 @@
 /* test_files.c: plugin files the host must refuse before anything maps them (host/
  * plugin_file.c), against the real ecs-host binary: a real plugin cut short at many
  * lengths (dlopen would die of SIGBUS), FIFOs, folders and devices named like plugins or
- * like the manifest (open would block), a file the host's user cannot read. Each gets one
- * line naming it and why; the other plugins load and run; the host never hangs or dies. */
+ * like the manifest (open would block), a file the host's user cannot read, hand-made ELF
+ * files whose program headers point past their end. Each gets one line naming it and why;
+ * the other plugins load and run; the host never hangs or dies. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <elf.h>
+#include <link.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,6 +144,78 @@ static void Files_truncated_plugin_is_refused_at_every_length(void **state)
     free(cut);
 }
 
+/* A segment of a hand-made ELF file: its type and where its bytes are in the file. */
+typedef struct segment {
+    uint32_t type;
+    uint64_t offset, filesz;
+} segment;
+
+/* Write a hand-made shared object for this machine (its class, byte order and machine
+ * those of a real plugin): the ELF header, one program header per segment, zeros up to
+ * `size` bytes. */
+static void write_elf(const char *path, const segment *seg, int n, size_t size)
+{
+    ElfW(Ehdr) real, h;
+    FILE *f = fopen(TRANSFORM_SO, "rb");
+    assert_non_null(f);
+    assert_int_equal(fread(&real, sizeof real, 1, f), 1);
+    fclose(f);
+    memset(&h, 0, sizeof h);
+    memcpy(h.e_ident, real.e_ident, EI_NIDENT); /* magic, class, data, version, ABI */
+    h.e_type = ET_DYN;
+    h.e_machine = real.e_machine;
+    h.e_version = EV_CURRENT;
+    h.e_phoff = sizeof h;
+    h.e_ehsize = sizeof h;
+    h.e_phentsize = sizeof(ElfW(Phdr));
+    h.e_phnum = (uint16_t)n;
+    char *bytes = calloc(1, size);
+    assert_non_null(bytes);
+    memcpy(bytes, &h, sizeof h);
+    for (int i = 0; i < n; i++) {
+        ElfW(Phdr) p = {0};
+        p.p_type = seg[i].type;
+        p.p_flags = PF_R;
+        p.p_offset = seg[i].offset;
+        p.p_vaddr = p.p_paddr = seg[i].offset;
+        p.p_filesz = p.p_memsz = seg[i].filesz;
+        p.p_align = seg[i].type == PT_LOAD ? 4096 : 8;
+        memcpy(bytes + sizeof h + (size_t)i * sizeof p, &p, sizeof p);
+    }
+    assert_int_equal(harness_write_file(path, "", 0755), 0); /* its mode, whatever the umask */
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(bytes, 1, size, f), size);
+    assert_int_equal(fclose(f), 0);
+    free(bytes);
+}
+
+/* Hand-made ELF files (not cut linker output): every program header is checked, the last
+ * one too, and a segment dlopen reads is checked whatever its type, PT_DYNAMIC as well as
+ * PT_LOAD: one pointing past the end of the file is refused naming it. The same file with
+ * every segment inside is not refused as truncated (dlopen then says what it finds). */
+static void Files_hand_made_elf_with_a_segment_past_its_end_is_refused(void **state)
+{
+    files_test *t = *state;
+    char *path = harness_join(t->dir, "made.so");
+    const segment last_out[] = {{PT_LOAD, 0, 4096},
+                                {PT_NOTE, 512, 64},
+                                {PT_DYNAMIC, 4096, 256},
+                                {PT_LOAD, 4096, 8192}}; /* ends at 12288 */
+    write_elf(path, last_out, 4, 8192);
+    expect_refused_and_others_run(t, "made.so",
+                                  "truncated: segment 3 ends at byte 12288, the file has 8192");
+    const segment dynamic_out[] = {{PT_LOAD, 0, 8192}, {PT_DYNAMIC, 8000, 512}, {PT_NOTE, 512, 64}};
+    write_elf(path, dynamic_out, 3, 8192);
+    expect_refused_and_others_run(t, "made.so",
+                                  "truncated: segment 1 ends at byte 8512, the file has 8192");
+    const segment inside[] = {{PT_LOAD, 0, 8192}, {PT_DYNAMIC, 7680, 512}, {PT_NOTE, 512, 64}};
+    write_elf(path, inside, 3, 8192);
+    expect_refused_and_others_run(t, "made.so", "made.so: skipped: ");
+    if (strstr(t->run.err, "truncated")) fail_msg("refused as truncated: %s", t->run.err);
+    free(path);
+}
+
 /* FIFOs, a folder and (as root) a device node named like plugins, and a FIFO named like
  * the manifest: refused at once, never opened for reading (which would block). */
 static void Files_fifos_folders_and_devices_are_not_opened(void **state)
@@ -244,6 +320,7 @@ int main(void)
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
     const struct CMUnitTest tests[] = {
         T(Files_truncated_plugin_is_refused_at_every_length),
+        T(Files_hand_made_elf_with_a_segment_past_its_end_is_refused),
         T(Files_fifos_folders_and_devices_are_not_opened),
         T(Files_unreadable_plugin_says_permission_denied),
         T(Files_dangling_links_and_unreadable_subfolders_are_said_and_counted),
