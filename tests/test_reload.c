@@ -1800,6 +1800,154 @@ static void Reload_poll_mode_detects_a_new_build(void **state)
     EXPECT_SAVED(f);
 }
 
+/* ---- Watching: each case with inotify and with --poll ---- */
+
+/* rl v1 and its peers under the host, with inotify (poll 0) or --poll (1), -v, and a
+ * quiet period of quiet_ms. */
+static void start_watching(fixture *f, int poll, const char *quiet_ms)
+{
+    const char *with_poll[] = {"-v", "--reload-quiet", quiet_ms, "--poll", NULL};
+    if (!poll) with_poll[3] = NULL;
+    put_rl_with_peers(f, "rl_v1");
+    start(f, "rl 1 first update", with_poll);
+}
+
+/* Write one byte at the end of path and close it, n times: two inotify events each
+ * (IN_MODIFY, IN_CLOSE_WRITE), never two alike in a row, so none are merged. */
+static void append_bytes(const char *path, long n)
+{
+    for (long i = 0; i < n; i++) {
+        FILE *out = fopen(path, "a");
+        assert_non_null(out);
+        fputc('.', out);
+        assert_int_equal(fclose(out), 0);
+    }
+}
+
+/* The events of a stopped host overflow its inotify queue (more than the kernel's
+ * max_queued_events), then a new build lands, its events lost: the host must look at
+ * every file again (it says so with -v; proof that the queue really overflowed) and
+ * reload. With --poll, the same storm and build: one reload. */
+static void Reload_after_an_inotify_queue_overflow_the_build_is_seen(void **state)
+{
+    fixture *f = *state;
+    char *limit = harness_read_file("/proc/sys/fs/inotify/max_queued_events", NULL), noise[4200];
+    long max_queued = limit ? atol(limit) : 16384;
+    free(limit);
+    path_in_dir(f, "noise.txt", noise, sizeof noise);
+    for (int poll = 0; poll < 2; poll++) {
+        start_watching(f, poll, "50");
+        assert_int_equal(kill(f->proc.pid, SIGSTOP), 0); /* it reads no event now */
+        append_bytes(noise, max_queued / 2 + 1000);
+        put_rename(f, "rl_v2", "rl.so"); /* past the overflow: these events are lost */
+        assert_int_equal(kill(f->proc.pid, SIGCONT), 0);
+        WAIT_LINE(f, "reload: rl 1 -> 2: same state layout, 8 components kept");
+        if (!poll) WAIT_LINE(f, "events were lost (inotify's queue overflowed)");
+        STOP(f);
+        EXPECT_COUNT(f, "reload: rl ", 1);
+        EXPECT_ABSENT(f, "[error]");
+        EXPECT_CONTINUOUS(f);
+        EXPECT_SAVED(f);
+        unlink(noise);
+    }
+}
+
+/* Seconds on the monotonic clock. */
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The quiet period counts from a file's last change, not its first: builds land every
+ * 100 ms for 2.5 s (v2, v1, v2, ... v2, each written and renamed in place like lld) under
+ * a quiet period of 1 s (1.25 s polled), so the file never stands still that long until
+ * the last: one reload, to v2, and none on the way. Should the test itself be held up for
+ * 0.7 s between two builds (a loaded machine), that round proves nothing and runs again. */
+static void Reload_quiet_period_counts_from_the_last_change(void **state)
+{
+    fixture *f = *state;
+    for (int poll = 0; poll < 2; poll++) {
+        bool conclusive = false;
+        for (int round = 0; round < 3 && !conclusive; round++) {
+            start_watching(f, poll, "1000");
+            double last = now_s(), longest = 0;
+            for (int i = 0; i < 25; i++) {
+                put_rename(f, i % 2 ? "rl_v1" : "rl_v2", "rl.so");
+                double t = now_s();
+                if (t - last > longest) longest = t - last;
+                last = t;
+                if (i < 24) let_run(f, 100);
+            }
+            WAIT_LINE(f, "reload: rl 1 -> 2: same state layout, 8 components kept");
+            let_run(f, 1500); /* another quiet period and more: nothing else comes */
+            STOP(f);
+            conclusive = longest < 0.7;
+            if (!conclusive) {
+                print_message("# round %d: held up %.2f s between two builds: again\n", round,
+                              longest);
+                continue;
+            }
+            EXPECT_COUNT(f, "reload: rl ", 1);
+            EXPECT_ABSENT(f, "[error]");
+            EXPECT_CONTINUOUS(f);
+            EXPECT_SAVED(f);
+        }
+        assert_true(conclusive);
+    }
+}
+
+/* An empty file is never a finished build (a linker creates its output empty first): rl.so
+ * emptied and left so, then a new plugin x.so added; once x has loaded, the empty rl.so has
+ * been past its quiet period as long, and it was not tried. The full build then reloads. */
+static void Reload_an_empty_file_is_never_tried(void **state)
+{
+    fixture *f = *state;
+    for (int poll = 0; poll < 2; poll++) {
+        char rl[4200];
+        start_watching(f, poll, "50");
+        path_in_dir(f, "rl.so", rl, sizeof rl);
+        assert_int_equal(truncate(rl, 0), 0);
+        let_run(f, 20);
+        put_copy(f, "dep_x", "x.so");
+        WAIT_LINE(f, "loaded x 1 from x.so");
+        let_run(f, 300);
+        put_rename(f, "rl_v2", "rl.so");
+        WAIT_LINE(f, "reload: rl 1 -> 2: same state layout, 8 components kept");
+        STOP(f);
+        EXPECT_ABSENT(f, "refused");
+        EXPECT_ABSENT(f, "[error]");
+        EXPECT_COUNT(f, "reload: rl ", 1);
+        EXPECT_CONTINUOUS(f);
+        EXPECT_SAVED(f);
+        remove_in_dir(f, "x.so");
+    }
+}
+
+/* The plugin folder removed and made again with files it never had (a new plugin beside
+ * the new build): the new plugin loads, the build reloads. */
+static void Reload_folder_that_comes_back_with_new_files_loads_them(void **state)
+{
+    fixture *f = *state;
+    for (int poll = 0; poll < 2; poll++) {
+        start_watching(f, poll, "50");
+        assert_int_equal(harness_remove_tree(f->dir), 0);
+        let_run(f, 400);
+        assert_int_equal(mkdir(f->dir, 0700), 0);
+        put_rl_with_peers(f, "rl_v2");
+        put_copy(f, "dep_x", "x.so");
+        WAIT_LINE(f, "reload: rl 1 -> 2: same state layout, 8 components kept");
+        WAIT_LINE(f, "loaded x 1 from x.so");
+        WAIT_LINE(f, "x 1 first update");
+        STOP(f);
+        EXPECT_ABSENT(f, "[error]");
+        EXPECT_CONTINUOUS(f);
+        EXPECT_SAVED(f);
+        remove_in_dir(f, "x.so");
+    }
+}
+
 /* --trace holds a slice for each reload, named after the file, beside the frames'. */
 static void Reload_has_its_slice_in_the_trace(void **state)
 {
@@ -2438,6 +2586,10 @@ int main(void)
         TEST(Reload_transform_layout_change_migrates_its_hierarchy),
         TEST(Reload_transform_layout_change_migrates_a_hierarchy_listed_children_first),
         TEST(Reload_poll_mode_detects_a_new_build),
+        TEST(Reload_after_an_inotify_queue_overflow_the_build_is_seen),
+        TEST(Reload_quiet_period_counts_from_the_last_change),
+        TEST(Reload_an_empty_file_is_never_tried),
+        TEST(Reload_folder_that_comes_back_with_new_files_loads_them),
         TEST(Reload_has_its_slice_in_the_trace),
         TEST(Reload_watches_every_plugin_folder),
         TEST(Reload_symlinked_plugin_reloads_when_its_target_changes),

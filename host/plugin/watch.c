@@ -266,6 +266,10 @@ static void read_events(host_watch *w, uint64_t now)
             const struct inotify_event *ev = (const struct inotify_event *)p;
             p += sizeof *ev + ev->len;
             if (ev->mask & IN_Q_OVERFLOW) { /* events were lost: look at everything */
+                host_detail("watch",
+                            "%s: events were lost (inotify's queue overflowed): looking at every "
+                            "file again",
+                            w->dir);
                 w->last_scan = 0;
                 continue;
             }
