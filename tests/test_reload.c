@@ -1161,6 +1161,26 @@ static void Reload_abi_1_0_builds_without_a_layout_reload_as_before(void **state
 /* With --safe, a new build (same state layout) that loads but crashes in its first update
  * is rolled back at the end of that frame to the version before it, which takes the state
  * back and keeps its place in the update order; the next good build reloads normally. */
+/* The rollback line names both builds by the time of their file and a hash of its bytes,
+ * "(build of HH:MM:SS, 1234abcd)": two builds of one version are told apart. */
+static void check_rollback_builds(const fixture *f, const char *file, int line)
+{
+    char text[1024], crashed[16], good[16];
+    unsigned h1, m1, s1, h2, m2, s2;
+    line_of(f->proc.result.err, "rolled back from", text, sizeof text);
+    const char *at = strstr(text, "rolled back from");
+    if (at &&
+        sscanf(at,
+               "rolled back from the crashed version crash (build of %u:%u:%u, %15[0-9a-f]) "
+               "to version 1 (build of %u:%u:%u, %15[0-9a-f]), state kept",
+               &h1, &m1, &s1, crashed, &h2, &m2, &s2, good) == 8 &&
+        strlen(crashed) == 8 && strlen(good) == 8 && strcmp(crashed, good) != 0)
+        return;
+    fprintf(stderr, "no rollback line with two build ids: '%s'\n", text);
+    dump(f);
+    _fail(file, line);
+}
+
 static void Reload_safe_crash_after_reload_rolls_back_to_the_last_good_version(void **state)
 {
     fixture *f = *state;
@@ -1169,8 +1189,8 @@ static void Reload_safe_crash_after_reload_rolls_back_to_the_last_good_version(v
     put_rename(f, "rl_crash", "rl.so");
     WAIT_LINE(f, "reload: rl 1 -> crash: same state layout, 8 components kept");
     WAIT_LINE(f, "[error] guard: plugin 'rl' (rl.so) crashed with SIGSEGV in rl");
-    WAIT_LINE(f, "[warn] guard: rl: rolled back from the crashed version crash to version 1, "
-                 "state kept");
+    WAIT_LINE(f, "[warn] guard: rl: rolled back from the crashed version crash (build of ");
+    check_rollback_builds(f, __FILE__, __LINE__);
     let_run(f, 100);
     put_rename(f, "rl_v2", "rl.so");
     WAIT_LINE(f, "reload: rl 1 -> 2: same state layout, 8 components kept");
@@ -1207,6 +1227,26 @@ static void Reload_safe_crash_in_load_or_migration_keeps_the_old_version(void **
     STOP(f);
     EXPECT_OUT(f, "reloads: 1 done, 3 refused");
     EXPECT_UPDATE_ORDER(f, "peer_a", "rl", "peer_z");
+}
+
+/* With --safe, a build that crashes in a migration never frees the new state it made
+ * (its unload() is not called after a crash): the host frees it when it refuses the build
+ * and says so then, instead of counting it to the running build and reporting a leak of
+ * rl's at exit. */
+static void Reload_refused_migration_memory_is_freed_when_refused(void **state)
+{
+    fixture *f = *state;
+    put_rl_with_peers(f, "rl_v1");
+    START(f, "rl 1 first update", "--safe");
+    put_rename(f, "rl_migcrash", "rl.so");
+    WAIT_LINE(f, "rl: new build refused, version 1 keeps running: the new version crashed with "
+                 "SIGFPE loading the components");
+    WAIT_LINE(f, "the refused build migcrash held ");
+    STOP(f);
+    EXPECT_ONCE(f, "allocations when it was refused: freed by the host");
+    EXPECT_ABSENT(f, "leaked");
+    EXPECT_CONTINUOUS(f);
+    EXPECT_SAVED(f);
 }
 
 /* With --safe, a plugin whose unload() crashes at exit (as one did with an ELF file whose
@@ -1341,13 +1381,16 @@ static void Reload_provider_build_withdrawing_a_used_api_is_refused(void **state
     fixture *f = *state;
     put_rl_with_peers(f, "rl_v1");
     put_copy(f, "rluser", "rluser.so");
-    START(f, "rluser first update: 8 rl components", NULL);
+    put_copy(f, "rluser2", "rluser2.so");
+    START(f, "rluser2 first update: 8 rl components", NULL);
     put_rename(f, "rl_noapi", "rl.so");
     WAIT_LINE(f, "rl: new build refused, version 1 keeps running: it no longer publishes API "
-                 "'test.reloadee' (version 1 or later), which plugin 'rluser' uses");
+                 "'test.reloadee' (version 1 or later), which plugins 'rluser' and 'rluser2' "
+                 "use");
     let_run(f, 200);
     STOP(f);
     EXPECT_ONCE(f, "rluser unload"); /* at exit only */
+    EXPECT_ONCE(f, "rluser2 unload");
     EXPECT_OUT(f, "reloads: 0 done, 1 refused");
     EXPECT_CONTINUOUS(f);
     EXPECT_SAVED(f);
@@ -1505,7 +1548,8 @@ static void Reload_manifest_disabling_a_provider_parks_its_users(void **state)
                                         0644),
                      0);
     WAIT_LINE(f, "plugin 'rluser' parked: it depends on plugin 'rl', which is disabled by "
-                 "manifest.json");
+                 "manifest.json; it has no components to keep, and it comes back when 'rl' "
+                 "does"); /* not "its components could not be kept": it has none */
     WAIT_LINE(f, "disabled by manifest.json: plugin 'rl' unloaded");
     let_run(f, 100);
     assert_int_equal(harness_write_file(manifest, "{\"plugins\": []}\n", 0644), 0);
@@ -1513,6 +1557,7 @@ static void Reload_manifest_disabling_a_provider_parks_its_users(void **state)
     WAIT_NTH(f, "rluser first update: 8 rl components", 2);
     STOP(f);
     EXPECT_ABSENT(f, "[error]");
+    EXPECT_ABSENT(f, "could not be kept");
     EXPECT_SAVED(f);
 }
 
@@ -2568,6 +2613,7 @@ int main(void)
         TEST(Reload_safe_crash_after_reload_rolls_back_to_the_last_good_version),
         TEST(Reload_safe_crash_without_earlier_version_unloads_and_the_next_restores),
         TEST(Reload_safe_crash_in_load_or_migration_keeps_the_old_version),
+        TEST(Reload_refused_migration_memory_is_freed_when_refused),
         TEST(Reload_safe_crash_in_unload_at_exit_keeps_the_save),
         TEST(Reload_safe_crash_in_the_save_or_count_at_exit_is_caught),
         TEST(Reload_safe_crash_while_a_large_scene_loads_fails_it_cleanly),

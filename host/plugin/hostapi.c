@@ -285,7 +285,8 @@ static void plugin_log(const ecs_host *h, ecs_log_level level, const char *fmt, 
 static void *mem_alloc(const ecs_host *h, size_t size)
 {
     HOST_MAIN_THREAD_OR(h, "alloc", NULL);
-    return host_mem_alloc(&plugin_of(h)->mem, size);
+    host_plugin *p = plugin_of(h);
+    return host_mem_alloc(p->attempting ? &p->attempt_mem : &p->mem, size);
 }
 
 static void *mem_realloc(const ecs_host *h, void *ptr, size_t size)
@@ -293,7 +294,7 @@ static void *mem_realloc(const ecs_host *h, void *ptr, size_t size)
     HOST_MAIN_THREAD_OR(h, "realloc", NULL);
     host_plugin *p = plugin_of(h);
     int bad = 0;
-    void *out = host_mem_realloc(&p->mem, ptr, size, &bad);
+    void *out = host_mem_realloc(p->attempting ? &p->attempt_mem : &p->mem, ptr, size, &bad);
     if (bad)
         host_error(p->name, "realloc: %p was not allocated by the host (or freed): refused", ptr);
     return out;

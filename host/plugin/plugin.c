@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "guard.h"
@@ -177,7 +178,29 @@ host_plugin *host_plugin_new(host_world *w, const char *path, const char *file)
 /* Copy path into the private folder under a unique name; the copy's path, or NULL with
  * the reason in why. dlopen() caches by path, and a build tool must be free to overwrite
  * the original: so the host never maps the build output itself. */
-static char *private_copy(host_world *w, const char *path, const char *file, char *why, size_t len)
+/* FNV-1a over buf[0..n), eight bytes a step (a build id, not a checksum: fast is enough). */
+static uint64_t hash_bytes(uint64_t h, const unsigned char *buf, size_t n)
+{
+    size_t i = 0;
+    for (uint64_t word; i + 8 <= n; i += 8) {
+        memcpy(&word, buf + i, 8);
+        h = (h ^ word) * 1099511628211ull;
+    }
+    for (; i < n; i++) h = (h ^ buf[i]) * 1099511628211ull;
+    return h;
+}
+
+/* The build id of a file of mtime `when` and hash h into out (40 bytes). */
+static void build_id(char out[40], time_t when, uint64_t h)
+{
+    struct tm tm;
+    char at[16] = "?";
+    if (localtime_r(&when, &tm)) strftime(at, sizeof at, "%H:%M:%S", &tm);
+    snprintf(out, 40, "build of %s, %08x", at, (unsigned)(h ^ (h >> 32)));
+}
+
+static char *private_copy(host_world *w, const char *path, const char *file, char *why, size_t len,
+                          char build[40])
 {
     const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
     char name[NAME_MAX + 16], dst[PATH_MAX];
@@ -189,10 +212,16 @@ static char *private_copy(host_world *w, const char *path, const char *file, cha
     int out =
         openat(w->private_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0500);
     bool ok = out >= 0;
-    char buf[65536];
+    unsigned char buf[65536];
     ssize_t n = 0;
-    while (ok && (n = read(in, buf, sizeof buf)) > 0) ok = write(out, buf, (size_t)n) == n;
+    uint64_t h = 14695981039346656037ull;
+    struct stat st;
+    while (ok && (n = read(in, buf, sizeof buf)) > 0) {
+        ok = write(out, buf, (size_t)n) == n;
+        h = hash_bytes(h, buf, (size_t)n);
+    }
     ok = ok && n == 0;
+    if (ok && fstat(in, &st) == 0) build_id(build, st.st_mtim.tv_sec, h);
     if (out >= 0 && close(out) != 0) ok = false;
     if (!ok) host_format(why, len, "cannot copy it to %s: %s", dst, strerror(errno));
     if (in >= 0) close(in);
@@ -234,7 +263,8 @@ host_plugin *host_plugin_open(host_world *w, const char *path, const char *file)
         host_plugin_skip(w, p, "%s", why);
         return p;
     }
-    if (w->private_dir && !(p->copy_path = private_copy(w, path, file, why, sizeof why))) {
+    if (w->private_dir &&
+        !(p->copy_path = private_copy(w, path, file, why, sizeof why, p->build))) {
         host_plugin_skip(w, p, "%s", why);
         return p;
     }
@@ -788,6 +818,22 @@ void host_plugin_keep_uses(host_plugin *p, bool swapped, host_api_use *old, size
     p->use_count = old_count;
 }
 
+host_kept host_plugin_keep(host_world *w, host_plugin *p)
+{
+    bool none = true; /* until a manager holds one (or may: it cannot count, but save) */
+    for (size_t i = 0; i < w->manager_count && none; i++) {
+        const host_manager *m = w->managers[i];
+        uint32_t n = 0;
+        if (m->owner != p) continue;
+        if (m->desc.count ? host_manager_count_guarded(m, &n) != 0 || n > 0 : host_manager_saves(m))
+            none = false;
+    }
+    if (none) return HOST_KEPT_NONE;
+    keep_call c = {w, p, false};
+    if (host_guard_run(call_keep, &c) != 0) c.kept = false;
+    return c.kept ? HOST_KEPT : HOST_KEPT_LOST;
+}
+
 bool host_plugin_depends_on(const host_world *w, const host_plugin *q, const host_plugin *p)
 {
     if (q == p || q->status != HOST_PLUGIN_LOADED || !p->name) return false;
@@ -804,13 +850,14 @@ bool host_plugin_depends_on(const host_world *w, const host_plugin *q, const hos
  * unload() called, its file closed. `needs` says what it depends on and why that goes. */
 static void park(host_world *w, host_plugin *q, const char *needs, const char *root)
 {
-    keep_call c = {w, q, false};
-    if (host_guard_run(call_keep, &c) != 0) c.kept = false;
-    host_warn("loader", "plugin '%s' parked: it depends on %s; %s%s%s", q->name, needs,
-              c.kept ? "its components are kept, and it comes back when '" : "",
-              c.kept ? root : "its components could not be kept", c.kept ? "' does" : "");
-    host_plugin_note(q, HOST_EVENT_PARK, "parked: it depends on %s; %s", needs,
-                     c.kept ? "its components are kept" : "its components could not be kept");
+    host_kept kept = host_plugin_keep(w, q);
+    const char *what = kept == HOST_KEPT        ? "its components are kept"
+                       : kept == HOST_KEPT_NONE ? "it has no components to keep"
+                                                : "its components could not be kept";
+    host_warn("loader", "plugin '%s' parked: it depends on %s; %s%s%s%s", q->name, needs, what,
+              kept != HOST_KEPT_LOST ? ", and it comes back when '" : "",
+              kept != HOST_KEPT_LOST ? root : "", kept != HOST_KEPT_LOST ? "' does" : "");
+    host_plugin_note(q, HOST_EVENT_PARK, "parked: it depends on %s; %s", needs, what);
     host_plugin_unload(w, q, ECS_UNLOAD_SHUTDOWN);
     host_reload_forget_previous(q);
     host_plugin_release(q);
@@ -893,10 +940,11 @@ void host_world_drop_crashed(host_world *w)
         if (!p->crashed || p->status != HOST_PLUGIN_LOADED) continue;
         if (host_reload_rollback(w, p)) continue; /* the last good version runs again */
         host_world_park_dependents(w, p, "crashed");
-        keep_call c = {w, p, false}; /* its save code may crash too: guarded */
-        if (host_guard_run(call_keep, &c) != 0) c.kept = false;
-        const char *kept = c.kept ? "; its components are kept and come back with its next build"
-                                  : "; its components could not be kept";
+        host_kept k = host_plugin_keep(w, p); /* its save code may crash too: guarded */
+        const char *kept = k == HOST_KEPT ? "; its components are kept and come back with its "
+                                            "next build"
+                           : k == HOST_KEPT_NONE ? "; it has no components to keep"
+                                                 : "; its components could not be kept";
         host_warn("guard", "plugin '%s' unloaded after its crash%s", p->name, kept);
         host_plugin_note(p, HOST_EVENT_UNLOAD,
                          "unloaded after its crash (no good build to go "

@@ -89,6 +89,10 @@ struct host_plugin {
     void *prev_dl;
     const ecs_plugin_desc *prev_desc;
     char *prev_copy, *prev_version;
+    /* which build of a version: "build of 14:03:22, 5d41402a", its file's mtime and a hash
+     * of its bytes (made with the private copy, so under --watch; "" without), and the one
+     * to roll back to's */
+    char build[40], prev_build[40];
     char *file; /* relative to the folder: messages and ties */
     void *dl;
     const ecs_plugin_desc *desc;   /* inside the shared object, valid while dl is open */
@@ -99,6 +103,10 @@ struct host_plugin {
     char **deps;                     /* copy of desc->dependencies, NULL-terminated */
     void *state;
     host_mem_account mem;
+    /* a migration's new build allocates here until the host accepted it (then its blocks
+     * join mem) or refused it (then what it left is freed and said at once) */
+    host_mem_account attempt_mem;
+    bool attempting;
     struct cJSON *config; /* owned: from the manifest */
     int folder;           /* which plugin folder it is in (their order: the command line's,
                              ECS_PLUGIN_PATH's, then the installed one) */
@@ -242,6 +250,17 @@ bool host_plugin_closes_cycle(host_world *w, const host_plugin *p, char *const *
  * the old ones are freed; else its edges are freed and the old ones put back. The edges a
  * build made belong to that build. */
 void host_plugin_keep_uses(host_plugin *p, bool swapped, host_api_use *old, size_t old_count);
+
+/* What became of the components of a plugin that goes (parked, disabled, crashed). */
+typedef enum host_kept {
+    HOST_KEPT,      /* kept as JSON in the scene store: they come back with it */
+    HOST_KEPT_NONE, /* its managers hold none: nothing to keep */
+    HOST_KEPT_LOST  /* a manager cannot write them, crashed doing so, or memory ran out */
+} host_kept;
+
+/* Keep loaded p's components as JSON before it goes (its code guarded with --safe).
+ * Returns what became of them. */
+host_kept host_plugin_keep(host_world *w, host_plugin *p);
 
 /* Does loaded plugin q depend on p: does it declare p, or use an API p publishes now? */
 bool host_plugin_depends_on(const host_world *w, const host_plugin *q, const host_plugin *p);

@@ -137,29 +137,55 @@ static uint32_t components_of(host_world *w, const host_plugin *p)
     return n;
 }
 
-/* A loaded plugin that uses an API p publishes now which p's new version (its pending
- * APIs) would withdraw or offer below the version it asked for: that plugin, the API in
- * *api and the version in *version. NULL when there is none. */
-static host_plugin *user_of_withdrawn(host_world *w, const host_plugin *p, const char **api,
-                                      uint32_t *version)
+/* The version of API `name` q asked api_find for, when it uses it from p and p's new
+ * version (its pending APIs) withdraws it or offers it below that version; 0 otherwise. */
+static uint32_t withdrawn_from(host_world *w, const host_plugin *p, const host_plugin *q,
+                               const char *name)
 {
-    for (size_t i = 0; i < w->plugin_count; i++) {
-        host_plugin *q = w->plugins[i];
-        if (q == p || q->status != HOST_PLUGIN_LOADED) continue;
-        for (size_t u = 0; u < q->use_count; u++) {
-            const host_api_entry *e = host_registry_entry(&w->registry, q->uses[u].name);
-            if (!e || e->owner != p) continue;
-            bool kept = false;
-            for (size_t a = 0; a < p->pending_api_count && !kept; a++)
-                kept = strcmp(p->pending_apis[a].name, q->uses[u].name) == 0 &&
-                       p->pending_apis[a].version >= q->uses[u].min_version;
-            if (kept) continue;
-            *api = q->uses[u].name;
-            *version = q->uses[u].min_version;
-            return q;
-        }
+    if (q == p || q->status != HOST_PLUGIN_LOADED) return 0;
+    for (size_t u = 0; u < q->use_count; u++) {
+        const host_api_entry *e = host_registry_entry(&w->registry, q->uses[u].name);
+        if (!e || e->owner != p || (name && strcmp(name, q->uses[u].name) != 0)) continue;
+        bool kept = false;
+        for (size_t a = 0; a < p->pending_api_count && !kept; a++)
+            kept = strcmp(p->pending_apis[a].name, q->uses[u].name) == 0 &&
+                   p->pending_apis[a].version >= q->uses[u].min_version;
+        if (!kept) return q->uses[u].min_version ? q->uses[u].min_version : 1;
     }
-    return NULL;
+    return 0;
+}
+
+/* An API p publishes now that p's new version withdraws (or offers below the version a
+ * user asked for) while loaded plugins use it: false when there is none; else true, with
+ * "API 'x' (version 2 or later), which plugins 'a' and 'b' use" in why, every user named. */
+static bool withdrawn_api(host_world *w, const host_plugin *p, char *why, size_t len)
+{
+    const char *api = NULL;
+    for (size_t i = 0; i < w->plugin_count && !api; i++) {
+        const host_plugin *q = w->plugins[i];
+        for (size_t u = 0; u < q->use_count && !api; u++)
+            if (withdrawn_from(w, p, q, q->uses[u].name)) api = q->uses[u].name;
+    }
+    if (!api) return false;
+    char users[400] = "";
+    size_t n = 0, used = 0, total = 0;
+    uint32_t version = 0;
+    for (size_t i = 0; i < w->plugin_count; i++)
+        total += withdrawn_from(w, p, w->plugins[i], api) != 0;
+    for (size_t i = 0; i < w->plugin_count && used < sizeof users; i++) {
+        uint32_t v = withdrawn_from(w, p, w->plugins[i], api);
+        if (!v) continue;
+        if (v > version) version = v;
+        n++;
+        used += (size_t)snprintf(users + used, sizeof users - used, "%s'%s'",
+                                 n == 1       ? ""
+                                 : n == total ? " and "
+                                              : ", ",
+                                 w->plugins[i]->name);
+    }
+    host_format(why, len, "API '%s' (version %u or later), which plugin%s %s use%s", api, version,
+                total > 1 ? "s" : "", users, total > 1 ? "" : "s");
+    return true;
 }
 
 /* The first dependency of n that is not loaded, or NULL. */
@@ -405,6 +431,7 @@ void host_reload_forget_previous(host_plugin *p)
     p->prev_dl = NULL;
     p->prev_desc = NULL;
     p->prev_copy = p->prev_version = NULL;
+    p->prev_build[0] = '\0';
 }
 
 /* Take over the new version's shared object, copy and description into p. keep: the
@@ -414,7 +441,10 @@ static void adopt(host_plugin *p, host_plugin *n, void *state, bool keep)
     void *old_dl = p->dl;
     char *old_copy = p->copy_path, *old_version = keep ? strdup(p->version) : NULL;
     const ecs_plugin_desc *old_desc = p->desc;
+    char old_build[sizeof p->build];
+    memcpy(old_build, p->build, sizeof old_build);
     host_reload_forget_previous(p); /* one version back at most */
+    memcpy(p->build, n->build, sizeof p->build);
     p->dl = n->dl;
     p->copy_path = n->copy_path;
     p->desc = n->desc;
@@ -434,6 +464,7 @@ static void adopt(host_plugin *p, host_plugin *n, void *state, bool keep)
         p->prev_desc = old_desc;
         p->prev_copy = old_copy;
         p->prev_version = old_version;
+        memcpy(p->prev_build, old_build, sizeof p->prev_build);
     } else {
         free(old_version);
         close_version(p, old_dl, old_copy);
@@ -451,6 +482,14 @@ static void call_prev_load(void *arg)
 {
     prev_load *c = arg;
     c->status = c->p->prev_desc->load(&c->p->table, c->args, &c->state);
+}
+
+/* "2.0.0 (build of 14:03:22, 5d41402a)" into buf: a version and which build of it (two
+ * builds of one version told apart); the version alone when the build is not known. */
+static void build_text(char *buf, size_t len, const char *version, const char *build)
+{
+    host_format(buf, len, "%s%s%s%s", version ? version : "?", *build ? " (" : "", build,
+                *build ? ")" : "");
 }
 
 bool host_reload_rollback(host_world *w, host_plugin *p)
@@ -474,15 +513,21 @@ bool host_reload_rollback(host_world *w, host_plugin *p)
     if (!ok && !sig && c.status == ECS_OK) host_plugin_outcome(p, false);
     if (!ok) {
         p->commit_fn = NULL; /* its load() failed or crashed: it hears nothing */
+        char prev[64];
+        build_text(prev, sizeof prev, p->prev_version, p->prev_build);
         host_error("guard", "%s: version %s could not take over again: the plugin is unloaded",
-                   p->name, p->prev_version);
+                   p->name, prev);
         host_plugin_note(p, HOST_EVENT_REFUSED, "no rollback: version %s could not take over again",
-                         p->prev_version);
+                         prev);
         host_reload_forget_previous(p);
         return false;
     }
     void *bad_dl = p->dl; /* the crashed build: never called again */
-    char *bad_copy = p->copy_path, *bad_version = p->version;
+    char *bad_copy = p->copy_path, bad[64], good[64];
+    build_text(bad, sizeof bad, p->version, p->build);
+    build_text(good, sizeof good, p->prev_version, p->prev_build);
+    free(p->version);
+    memcpy(p->build, p->prev_build, sizeof p->build);
     p->dl = p->prev_dl;
     p->desc = p->prev_desc;
     p->copy_path = p->prev_copy;
@@ -500,10 +545,9 @@ bool host_reload_rollback(host_world *w, host_plugin *p)
     if (bad_copy) unlink(bad_copy);
     free(bad_copy);
     host_warn("guard", "%s: rolled back from the crashed version %s to version %s, state kept",
-              p->name, bad_version, p->version);
+              p->name, bad, good);
     host_plugin_note(p, HOST_EVENT_ROLLBACK, "rolled back from the crashed %s to %s, state kept",
-                     bad_version, p->version);
-    free(bad_version);
+                     bad, good);
     return true;
 }
 
@@ -556,6 +600,24 @@ static void call_restore(void *arg)
     c->restore_ns = host_now_ns() - t0;
 }
 
+/* A migration's new build (version) is swapped in (its memory joins p's) or refused: what
+ * it left allocated is freed now and said, rather than reported as p's leak at exit (a
+ * build that crashed never had its unload() called). */
+static void end_attempt(host_plugin *p, bool swapped, const char *version)
+{
+    if (!p->attempting) return;
+    p->attempting = false;
+    if (swapped) {
+        host_mem_move_all(&p->mem, &p->attempt_mem);
+    } else if (p->attempt_mem.blocks) {
+        host_warn("reload",
+                  "%s: the refused build %s held %zu bytes in %zu allocations when it was "
+                  "refused: freed by the host",
+                  p->name, version ? version : "?", p->attempt_mem.bytes, p->attempt_mem.blocks);
+        host_mem_release_all(&p->attempt_mem);
+    }
+}
+
 /* Load n's code beside p's and, if that works, swap it in. */
 static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t changed_at)
 {
@@ -563,9 +625,9 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
     bool same = n->state_version == p->state_version;
     size_t count = 0;
     host_manager **old = managers_of(w, p, &count);
-    const char *why = NULL, *api = NULL;
-    host_plugin *user = NULL;
-    uint32_t api_version = 0, bad_count = 0;
+    const char *why = NULL;
+    char withdrawn[600];
+    uint32_t bad_count = 0;
     host_scene_captured doc = {0};
     if (!old) {
         refuse(r, p, "out of memory");
@@ -601,13 +663,14 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
     p->uses = NULL, p->use_count = 0;
     host_plugin_begin_load(p);
     p->reloading = true;
+    p->attempting = !same; /* a new state: its memory apart until the host accepts it */
     host_call named = {p->name, "load() of the new build", NULL};
     int sig = host_guard_call(&named, call_new_load, &c);
     p->in_load = false;
     ecs_status s = c.status;
     void *state = c.state;
     ecs_unload_reason undo = same ? ECS_UNLOAD_RELOAD_KEEP_STATE : ECS_UNLOAD_SHUTDOWN;
-    if (sig) { /* never call that build again; what it allocated is lost to the leak count */
+    if (sig) { /* never call that build again (a new state it made: freed in end_attempt) */
         refuse(r, p, "its load() %s", host_guard_outcome(sig));
     } else if (s == ECS_OK && p->registration_failed) {
         host_plugin_undo_load(p, n->desc, state, undo);
@@ -640,11 +703,9 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
                    "there can be entities (2^22): it reads the state through another layout; "
                    "bump state_version so the components migrate through JSON",
                    why, bad_count);
-    } else if ((user = user_of_withdrawn(w, p, &api, &api_version)) != NULL) {
+    } else if (withdrawn_api(w, p, withdrawn, sizeof withdrawn)) {
         host_plugin_undo_load(p, n->desc, state, undo);
-        refuse(r, p,
-               "it no longer publishes API '%s' (version %u or later), which plugin '%s' uses", api,
-               api_version, user->name);
+        refuse(r, p, "it no longer publishes %s", withdrawn);
     } else if (commit_replace(w, p) != ECS_OK) {
         host_plugin_undo_load(p, n->desc, state, undo);
         refuse(r, p, "out of memory");
@@ -681,6 +742,7 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
         free(old_version);
     }
     p->reloading = false;
+    end_attempt(p, swapped, n->version);
     if (sig || s == ECS_OK) p->missing_api[0] = '\0'; /* only a failed load() waits for one */
     p->commit_fn = NULL;            /* a load() that failed or crashed hears nothing */
     host_plugin_discard_pending(p); /* nothing left after a commit; the attempt otherwise */
@@ -695,13 +757,13 @@ static void remove_plugin(host_reloader *r, host_plugin *p)
 {
     host_world *w = r->w;
     host_world_park_dependents(w, p, "is disabled by " MANIFEST_FILE);
-    bool kept = host_scene_keep_plugin(w, p);
+    host_kept k = host_plugin_keep(w, p);
+    const char *kept = k == HOST_KEPT        ? "; its components are kept and come back with it"
+                       : k == HOST_KEPT_NONE ? "; it has no components to keep"
+                                             : "; its components could not be kept";
     host_info("reload", "%s: disabled by %s: plugin '%s' unloaded%s", p->file, MANIFEST_FILE,
-              p->name,
-              kept ? "; its components are kept and come back with it"
-                   : " (its components could not be kept)");
-    host_plugin_note(p, HOST_EVENT_UNLOAD, "disabled by %s: unloaded%s", MANIFEST_FILE,
-                     kept ? "; its components are kept" : "; its components could not be kept");
+              p->name, kept);
+    host_plugin_note(p, HOST_EVENT_UNLOAD, "disabled by %s: unloaded%s", MANIFEST_FILE, kept);
     host_plugin_unload(w, p, ECS_UNLOAD_SHUTDOWN);
     host_reload_forget_previous(p);
     host_plugin_release(p);

@@ -174,6 +174,17 @@ int host_mem_free(void *ptr)
     return 0;
 }
 
+void host_mem_move_all(host_mem_account *to, host_mem_account *from)
+{
+    while (from->list) {
+        host_mem_block *b = from->list;
+        unlink_block(b);
+        link_block(to, b);
+    }
+    to->total_allocs += from->total_allocs;
+    from->total_allocs = 0;
+}
+
 size_t host_mem_release_all(host_mem_account *acct)
 {
     size_t freed = acct->bytes;

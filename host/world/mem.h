@@ -46,6 +46,9 @@ void *host_mem_realloc(host_mem_account *acct, void *ptr, size_t size, int *bad)
  * (then nothing is freed). */
 int host_mem_free(void *ptr);
 
+/* Count every block of from to `to` instead (from is left empty). */
+void host_mem_move_all(host_mem_account *to, host_mem_account *from);
+
 /* Free every block still held by acct; returns the bytes that were freed. */
 size_t host_mem_release_all(host_mem_account *acct);
 

@@ -361,11 +361,13 @@ def a_build_that_crashes_is_shown_red_with_its_rollback(s):
     the panel shows the crash and the rollback as red entries with the reason, and the
     notice is red. Before, it showed a green "spin 1.0.1 loaded"."""
     build_spin(s, "1.0.2", crash=True)
-    s.host.wait_for(r"rolled back from the crashed version 1\.0\.2 to version 1\.0\.1")
+    s.host.wait_for(r"rolled back from the crashed version 1\.0\.2 \(build of [0-9:]+, [0-9a-f]{8}\) "
+                    r"to version 1\.0\.1 \(build of [0-9:]+, [0-9a-f]{8}\)")
     rows = wait_until(lambda: (lambda r: r if any("rollback" in t.lower() for _, t in r) else None)(
         plugin_rows(s, "spin")), "the rollback in the panel")
     crash = [(c, t) for c, t in rows if "crashed with SIGSEGV in spin.rotate" in t]
-    back = [(c, t) for c, t in rows if "rolled back from the crashed 1.0.2 to 1.0.1" in t]
+    back = [(c, t) for c, t in rows if "rolled back from the crashed 1.0.2 (build of" in t
+            and ") to 1.0.1 (build of" in t]
     assert crash and "bad" in crash[0][0].split(), rows
     assert back and "bad" in back[0][0].split(), rows
     assert "1.0.1" in rows[0][1] and "loaded" in rows[0][1], rows  # the good build runs
