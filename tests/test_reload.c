@@ -325,7 +325,7 @@ static void stop(fixture *f, const char *file, int line)
 /* The step of an rl version, as tests/plugins_reload/meson.build builds it. */
 static long long step_of(const char *version)
 {
-    return !strcmp(version, "1")                             ? 1
+    return !strcmp(version, "1") || !strcmp(version, "1a")   ? 1
            : !strcmp(version, "2")                           ? 10
            : !strcmp(version, "3") || !strcmp(version, "3s") ? 100
                                                              : 0;
@@ -1675,6 +1675,123 @@ static void Reload_api_find_edges_belong_to_the_build_that_made_them(void **stat
     EXPECT_SAVED_OF(f, "b");
 }
 
+/* ---- Lifecycle: the transitions a planted bug would break ---- */
+
+/* --safe: rl 1a runs, a new build (same layout) crashes in its first update, and the way
+ * back fails: 1a's load() refuses the state it is handed. Then the plugin is unloaded with
+ * its components kept (the crashed build can still save them), never left half rolled
+ * back; the next good build restores every value. */
+static void Reload_safe_rollback_whose_old_load_fails_unloads_keeping_components(void **state)
+{
+    fixture *f = *state;
+    put_rl_with_peers(f, "rl_adoptfail");
+    START(f, "rl 1a first update", "--safe");
+    put_rename(f, "rl_crash", "rl.so");
+    WAIT_LINE(f, "reload: rl 1a -> crash: same state layout, 8 components kept");
+    WAIT_LINE(f, "[error] guard: rl: version 1a could not take over again: the plugin is unloaded");
+    WAIT_LINE(f, "[warn] guard: plugin 'rl' unloaded after its crash; its components are kept");
+    let_run(f, 100);
+    put_rename(f, "rl_v2", "rl.so");
+    WAIT_LINE(f, "restored the kept components of 8 entities");
+    WAIT_LINE(f, "rl 2 first update");
+    STOP(f);
+    EXPECT_ONCE(f, "rl 1a load: failing to adopt on purpose");
+    EXPECT_ABSENT(f, "rolled back");
+    EXPECT_ABSENT(f, "leaked");
+    EXPECT_SAVED(f);
+}
+
+/* a needs b needs c, each calling its provider's API every update and in unload().
+ * Disabling c parks a first, then b (a's unload() still reaches b), then c goes;
+ * enabling c brings back c, b and a with every component. */
+static void Reload_disabling_the_end_of_a_chain_of_three_parks_it_from_the_top(void **state)
+{
+    fixture *f = *state;
+    put_chain(f);
+    START(f, "a 1 first update", NULL);
+    write_manifest(f, "{\"plugins\": [{\"name\": \"c\", \"disabled\": true}]}\n");
+    WAIT_LINE(f, "disabled by manifest.json: plugin 'c' unloaded");
+    let_run(f, 100);
+    write_manifest(f, "{\"plugins\": []}\n");
+    WAIT_LINE(f, "plugin 'a' comes back");
+    WAIT_NTH(f, "a 1 first update", 2);
+    STOP(f);
+    EXPECT_ONCE(f, "plugin 'a' parked: it depends on plugin 'b', which depends on plugin 'c', "
+                   "which is disabled by manifest.json; its components are kept");
+    EXPECT_ONCE(f, "plugin 'b' parked: it depends on plugin 'c', which is disabled by "
+                   "manifest.json; its components are kept");
+    const char *a = strstr(f->run.err, "plugin 'a' parked"),
+               *b = strstr(f->run.err, "plugin 'b' parked"),
+               *c = strstr(f->run.err, "plugin 'c' unloaded");
+    assert_true(a && b && c && a < b && b < c);
+    EXPECT_COUNT(f, "a 1 unload: its provider has 8 components", 2); /* parked, and at exit */
+    EXPECT_COUNT(f, "b 1 unload: its provider has 8 components", 2);
+    EXPECT_ABSENT(f, "[error]");
+    EXPECT_SAVED_OF(f, "a");
+    EXPECT_SAVED_OF(f, "b");
+    EXPECT_SAVED_OF(f, "c");
+}
+
+/* rluser found test.reloadee at version 1 or later: a build of rl that offers it again at
+ * version 0 is refused naming rluser, and rl 1 goes on. */
+static void Reload_provider_build_offering_a_used_api_at_a_lower_version_is_refused(void **state)
+{
+    fixture *f = *state;
+    put_rl_with_peers(f, "rl_v1");
+    put_copy(f, "rluser", "rluser.so");
+    START(f, "rluser first update: 8 rl components", NULL);
+    put_rename(f, "rl_api_v0", "rl.so");
+    WAIT_LINE(f, "rl: new build refused, version 1 keeps running: it no longer publishes API "
+                 "'test.reloadee' (version 1 or later), which plugin 'rluser' uses");
+    let_run(f, 100);
+    STOP(f);
+    EXPECT_ABSENT(f, "rl v0 first update");
+    EXPECT_OUT(f, "reloads: 0 done, 1 refused");
+    EXPECT_CONTINUOUS(f);
+    EXPECT_SAVED(f);
+}
+
+/* A build whose load() has a registration refused (its API published twice) but returns
+ * ECS_OK is refused as such; it hears of the refusal, and rl 1 goes on with its state. */
+static void Reload_build_whose_load_went_on_after_a_refused_registration_is_refused(void **state)
+{
+    fixture *f = *state;
+    put_rl_with_peers(f, "rl_v1");
+    START(f, "rl 1 first update", NULL);
+    put_rename(f, "rl_ignores_refusal", "rl.so");
+    WAIT_LINE(f, "rl: new build refused, version 1 keeps running: its load() went on after a "
+                 "refused registration: ");
+    let_run(f, 100);
+    STOP(f);
+    EXPECT_ONCE(f, "rl ir load: publishing again: ");
+    EXPECT_ABSENT(f, "rl ir first update");
+    EXPECT_OUT(f, "reloads: 0 done, 1 refused");
+    EXPECT_CONTINUOUS(f);
+    EXPECT_SAVED(f);
+}
+
+/* A load whose commit fails half-way keeps nothing it published: rl crashes with nothing to
+ * roll back to (--safe; its API withdrawn, its components kept); the next file publishes
+ * test.first, then test.reloadee grown past the room the host keeps for that name: the
+ * commit fails at the second, and test.first must not stay published by a plugin that never
+ * loaded. So the next build, which publishes test.first too, loads and gets every value. */
+static void Reload_commit_failing_half_way_keeps_none_of_its_apis(void **state)
+{
+    fixture *f = *state;
+    put_rl_with_peers(f, "rl_crash");
+    START(f, "[warn] guard: plugin 'rl' unloaded after its crash; its components are kept",
+          "--safe");
+    put_rename(f, "rl_grown_api", "rl.so");
+    WAIT_LINE(f, "rl grown unload (shutdown)"); /* refused after its load(): it frees */
+    put_rename(f, "rl_first", "rl.so");
+    WAIT_LINE(f, "restored the kept components of 8 entities");
+    WAIT_LINE(f, "rl 2 first update");
+    STOP(f);
+    EXPECT_ONCE(f, "rl.so: registering failed: "); /* the commit failed: the case itself */
+    EXPECT_ABSENT(f, "already published");
+    EXPECT_SAVED(f);
+}
+
 /* ---- A dependency reloaded under its user ---- */
 
 /* Reload the real transform.so (the same file copied over it) under the real mesh.so and
@@ -2627,6 +2744,11 @@ int main(void)
         TEST(Reload_build_closing_a_dependency_cycle_is_refused_naming_it),
         TEST(Reload_parking_walks_a_cycle_made_by_a_lazy_api_find_once),
         TEST(Reload_api_find_edges_belong_to_the_build_that_made_them),
+        TEST(Reload_safe_rollback_whose_old_load_fails_unloads_keeping_components),
+        TEST(Reload_disabling_the_end_of_a_chain_of_three_parks_it_from_the_top),
+        TEST(Reload_provider_build_offering_a_used_api_at_a_lower_version_is_refused),
+        TEST(Reload_build_whose_load_went_on_after_a_refused_registration_is_refused),
+        TEST(Reload_commit_failing_half_way_keeps_none_of_its_apis),
         TEST(Reload_transform_under_mesh_keeps_world_matrices_and_bounds),
         TEST(Reload_disabled_transform_comes_back_with_its_hierarchy),
         TEST(Reload_transform_layout_change_migrates_its_hierarchy),

@@ -37,6 +37,13 @@
  *   RL_USES="api"   finds API "api" (RL_USES_MIN, default 1) with api_find in load(), which
  *                   fails without it (ECS_ERR_NOT_FOUND); every update and unload() call its
  *                   count(), so the provider's code runs while this plugin does
+ *   RL_API_VERSION=n  the version it publishes its API at (default 1)
+ *   RL_API_PAD=n    its API struct is n bytes longer (an API grown past the host's room)
+ *   RL_API_FIRST="x"  publishes a second API "x" before its own (a commit's first)
+ *   RL_ADOPT_FAILS  load() fails (after registering) when it is handed a state: a fresh
+ *                   load works, taking a state over (a reload, a rollback) does not
+ *   RL_IGNORES_REFUSAL  load() publishes its API twice, and returns ECS_OK although the
+ *                   host refused the second
  *   RL_USES_LATE    finds RL_USES in an update instead (a lazy find), not in load(), and
  *                   calls it only while it is there (a withdrawn API reads as zeros)
  *
@@ -79,6 +86,12 @@
 #endif
 #ifndef RL_USES_MIN
 #define RL_USES_MIN 1u
+#endif
+#ifndef RL_API_VERSION
+#define RL_API_VERSION RELOADEE_API_VERSION
+#endif
+#ifndef RL_API_PAD
+#define RL_API_PAD 1
 #endif
 #define WHO RL_NAME " " RL_VERSION
 
@@ -400,8 +413,21 @@ static ecs_status register_all(const ecs_host *h, rl_state *s)
 #endif
     ecs_status st = h->register_manager(h, &m);
 #ifndef RL_NO_API
-    reloadee_api api = {sizeof api, s, api_populate, api_sum, api_count};
-    if (st == ECS_OK) st = h->api_publish(h, RL_API_NAME, RELOADEE_API_VERSION, &api, sizeof api);
+    struct {
+        reloadee_api api;
+        char pad[RL_API_PAD]; /* an API that grew */
+    } api = {{sizeof api, s, api_populate, api_sum, api_count}, {0}};
+    size_t size = RL_API_PAD > 1 ? sizeof api : sizeof api.api;
+    api.api.struct_size = (uint32_t)size;
+#ifdef RL_API_FIRST
+    if (st == ECS_OK) st = h->api_publish(h, RL_API_FIRST, 1, &api, sizeof api.api);
+#endif
+    if (st == ECS_OK) st = h->api_publish(h, RL_API_NAME, RL_API_VERSION, &api, size);
+#ifdef RL_IGNORES_REFUSAL
+    if (st == ECS_OK) /* refused: the name is published twice; the status is dropped */
+        h->log(h, ECS_LOG_INFO, WHO " load: publishing again: %s",
+               ecs_status_text(h->api_publish(h, RL_API_NAME, RL_API_VERSION, &api, size)));
+#endif
 #else
     (void)api_populate, (void)api_sum, (void)api_count;
 #endif
@@ -470,6 +496,12 @@ static ecs_status rl_load(const ecs_host *h, const ecs_load_args *args, void **s
     const ecs_host *old_host = s->host;
     s->host = h;
     ecs_status st = register_all(h, s);
+#ifdef RL_ADOPT_FAILS
+    if (st == ECS_OK && prev) {
+        h->log(h, ECS_LOG_INFO, WHO " load: failing to adopt on purpose");
+        st = ECS_ERR_PLUGIN;
+    }
+#endif
 #ifdef RL_LOAD_FAILS
     if (st == ECS_OK) {
         h->log(h, ECS_LOG_INFO, WHO " load: failing on purpose");
