@@ -1770,11 +1770,12 @@ static void Reload_build_whose_load_went_on_after_a_refused_registration_is_refu
     EXPECT_SAVED(f);
 }
 
-/* A load whose commit fails half-way keeps nothing it published: rl crashes with nothing to
- * roll back to (--safe; its API withdrawn, its components kept); the next file publishes
- * test.first, then test.reloadee grown past the room the host keeps for that name: the
- * commit fails at the second, and test.first must not stay published by a plugin that never
- * loaded. So the next build, which publishes test.first too, loads and gets every value. */
+/* A load whose commit fails keeps nothing it published: rl crashes with nothing to roll back
+ * to (--safe; its API withdrawn, its components kept); the next file publishes test.first,
+ * then test.reloadee grown past the room the host keeps for that name: the commit fails
+ * (it used to fail half-way, after test.first), and test.first must not stay published by
+ * a plugin that never loaded. So the next build, which publishes test.first too, loads and
+ * gets every value. */
 static void Reload_commit_failing_half_way_keeps_none_of_its_apis(void **state)
 {
     fixture *f = *state;
@@ -1787,8 +1788,29 @@ static void Reload_commit_failing_half_way_keeps_none_of_its_apis(void **state)
     WAIT_LINE(f, "restored the kept components of 8 entities");
     WAIT_LINE(f, "rl 2 first update");
     STOP(f);
-    EXPECT_ONCE(f, "rl.so: registering failed: "); /* the commit failed: the case itself */
+    EXPECT_ONCE(f, "rl.so: registering failed: API 'test.reloadee' is 1064 bytes, more than "
+                   "the 256 the host keeps for it");
     EXPECT_ABSENT(f, "already published");
+    EXPECT_SAVED(f);
+}
+
+/* A build of rl whose API struct grew past the room the host keeps for test.reloadee
+ * (pointers to it must stay valid, so it never moves) is refused naming the API and the
+ * sizes; rl 1 goes on, and rluser keeps calling it through its pointer. */
+static void Reload_provider_build_whose_api_outgrew_its_storage_is_refused(void **state)
+{
+    fixture *f = *state;
+    put_rl_with_peers(f, "rl_v1");
+    put_copy(f, "rluser", "rluser.so");
+    START(f, "rluser first update: 8 rl components", NULL);
+    put_rename(f, "rl_grown", "rl.so");
+    WAIT_LINE(f, "rl: new build refused, version 1 keeps running: API 'test.reloadee' is 1064 "
+                 "bytes, more than the 256 the host keeps for it");
+    let_run(f, 100);
+    STOP(f);
+    EXPECT_ABSENT(f, "rl g first update");
+    EXPECT_OUT(f, "reloads: 0 done, 1 refused");
+    EXPECT_CONTINUOUS(f);
     EXPECT_SAVED(f);
 }
 
@@ -2749,6 +2771,7 @@ int main(void)
         TEST(Reload_provider_build_offering_a_used_api_at_a_lower_version_is_refused),
         TEST(Reload_build_whose_load_went_on_after_a_refused_registration_is_refused),
         TEST(Reload_commit_failing_half_way_keeps_none_of_its_apis),
+        TEST(Reload_provider_build_whose_api_outgrew_its_storage_is_refused),
         TEST(Reload_transform_under_mesh_keeps_world_matrices_and_bounds),
         TEST(Reload_disabled_transform_comes_back_with_its_hierarchy),
         TEST(Reload_transform_layout_change_migrates_its_hierarchy),

@@ -494,9 +494,34 @@ static void release_collections(host_world *w, host_plugin *p)
     p->collection_count = 0;
 }
 
-/* Move p's pending registrations into the world. All or nothing. */
+bool host_plugin_apis_fit(host_world *w, const host_plugin *p, char *why, size_t len)
+{
+    for (size_t i = 0; i < p->pending_api_count; i++) {
+        const host_pending_api *a = &p->pending_apis[i];
+        size_t room = 0;
+        ecs_status s = host_registry_check(&w->registry, p, a->name, a->size, &room);
+        if (s == ECS_ERR_BAD_VALUE)
+            return host_format(why, len,
+                               "API '%s' is %zu bytes, more than the %zu the host keeps for it "
+                               "(its storage never moves, so the pointers plugins hold stay "
+                               "valid): publish the larger one under a new name",
+                               a->name, a->size, room),
+                   false;
+        if (s != ECS_OK)
+            return host_format(why, len, "API '%s': %s", a->name, ecs_status_text(s)), false;
+    }
+    return true;
+}
+
+/* Move p's pending registrations into the world. All or nothing: on failure nothing of it
+ * is published, with the reason in p->reason. */
 static ecs_status commit(host_world *w, host_plugin *p)
 {
+    char why[sizeof p->reason];
+    if (!host_plugin_apis_fit(w, p, why, sizeof why)) {
+        host_format(p->reason, sizeof p->reason, "registering failed: %s", why);
+        return ECS_ERR_BAD_VALUE;
+    }
     if (host_world_reserve_for(w, p) != ECS_OK) return ECS_ERR_NO_MEMORY;
     char **names = calloc(p->pending_api_count + 1, sizeof *names);
     if (!names) return ECS_ERR_NO_MEMORY;
@@ -504,8 +529,9 @@ static ecs_status commit(host_world *w, host_plugin *p)
         host_pending_api *a = &p->pending_apis[i];
         ecs_status s =
             host_registry_publish(&w->registry, p, a->name, a->version, a->bytes, a->size);
-        if (s != ECS_OK) {
+        if (s != ECS_OK) { /* memory for a new name: take back what went out */
             host_registry_withdraw(&w->registry, p);
+            for (size_t j = 0; j < i; j++) p->pending_apis[j].name = names[j];
             free(names);
             return s;
         }
@@ -577,9 +603,10 @@ ecs_status host_plugin_load(host_world *w, host_plugin *p)
         s = ECS_ERR_PLUGIN;
         host_format(p->reason, sizeof p->reason, "load() went on after a refused registration: %s",
                     refusal);
-    } else if (s == ECS_OK && (s = commit(w, p)) != ECS_OK) {
+    } else if (s == ECS_OK && (p->reason[0] = '\0', s = commit(w, p)) != ECS_OK) {
         host_plugin_undo_load(p, p->desc, p->state, ECS_UNLOAD_SHUTDOWN);
-        snprintf(p->reason, sizeof p->reason, "registering failed: %s", ecs_status_text(s));
+        if (!p->reason[0])
+            snprintf(p->reason, sizeof p->reason, "registering failed: %s", ecs_status_text(s));
     } else if (s != ECS_OK) {
         char missing[300];
         host_plugin_missing_api(w, p, missing, sizeof missing);

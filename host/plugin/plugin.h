@@ -190,6 +190,11 @@ bool host_plugin_desc_ok(const ecs_plugin_desc *d, char *why, size_t len);
  * in the schedule. ECS_ERR_NO_MEMORY changes nothing the frame reads. */
 ecs_status host_world_reserve_for(host_world *w, const host_plugin *p);
 
+/* Can every API p's load() published (pending) be published now: no other plugin holds
+ * the name, and it fits the storage the host keeps for that name? False with the reason
+ * in why. */
+bool host_plugin_apis_fit(host_world *w, const host_plugin *p, char *why, size_t len);
+
 /* Drop what p registered during a load() that is being undone. */
 void host_plugin_discard_pending(host_plugin *p);
 

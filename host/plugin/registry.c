@@ -39,12 +39,21 @@ static host_api_entry *entry_new(host_registry *reg, const char *name, size_t si
     return e;
 }
 
+ecs_status host_registry_check(const host_registry *reg, const void *owner, const char *name,
+                               size_t size, size_t *room)
+{
+    const host_api_entry *e = host_registry_entry(reg, name);
+    if (e && e->owner && e->owner != owner) return ECS_ERR_EXISTS;
+    if (room) *room = e ? e->capacity : 0;
+    return e && size > e->capacity ? ECS_ERR_BAD_VALUE : ECS_OK;
+}
+
 ecs_status host_registry_publish(host_registry *reg, const void *owner, const char *name,
                                  uint32_t version, const void *api, size_t size)
 {
     host_api_entry *e = host_registry_entry(reg, name);
-    if (e && e->owner && e->owner != owner) return ECS_ERR_EXISTS;
-    if (e && size > e->capacity) return ECS_ERR_BAD_VALUE;
+    ecs_status s = host_registry_check(reg, owner, name, size, NULL);
+    if (s != ECS_OK) return s;
     if (!e && !(e = entry_new(reg, name, size))) return ECS_ERR_NO_MEMORY;
     memcpy(e->storage, api, size);
     memset((char *)e->storage + size, 0, e->capacity - size);

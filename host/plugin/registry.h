@@ -36,6 +36,12 @@ host_api_entry *host_registry_entry(const host_registry *reg, const char *name);
 ecs_status host_registry_publish(host_registry *reg, const void *owner, const char *name,
                                  uint32_t version, const void *api, size_t size);
 
+/* Could owner publish size bytes under name now: ECS_OK, ECS_ERR_EXISTS (another owner
+ * holds it) or ECS_ERR_BAD_VALUE (more than the entry's storage, its size in *room; room
+ * may be NULL). Changes nothing. */
+ecs_status host_registry_check(const host_registry *reg, const void *owner, const char *name,
+                               size_t size, size_t *room);
+
 /* The published API name with version >= min_version, its size in *size (may be NULL);
  * NULL when there is none. */
 const void *host_registry_find(const host_registry *reg, const char *name, uint32_t min_version,

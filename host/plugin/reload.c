@@ -349,7 +349,7 @@ static ecs_status commit_replace(host_world *w, host_plugin *p)
         free(renewed);
         return ECS_ERR_NO_MEMORY;
     }
-    for (size_t i = 0; i < p->pending_api_count; i++) { /* cannot fail: p owns each name */
+    for (size_t i = 0; i < p->pending_api_count; i++) { /* cannot fail: they fit (checked) */
         host_pending_api *a = &p->pending_apis[i];
         host_registry_publish(&w->registry, p, a->name, a->version, a->bytes, a->size);
         names[i] = a->name;
@@ -659,7 +659,7 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
     host_api_use *old_uses = p->uses; /* the old build's edges: the new one makes its own */
     size_t old_use_count = p->use_count;
     bool swapped = false;
-    char cycle[400];
+    char text[400];
     p->uses = NULL, p->use_count = 0;
     host_plugin_begin_load(p);
     p->reloading = true;
@@ -680,9 +680,9 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
         host_plugin_missing_api(w, p, missing, sizeof missing);
         refuse(r, p, "its load() failed: %s%s%s", ecs_status_text(s), *missing ? ": " : "",
                missing);
-    } else if (host_plugin_closes_cycle(w, p, NULL, p->uses, p->use_count, cycle, sizeof cycle)) {
+    } else if (host_plugin_closes_cycle(w, p, NULL, p->uses, p->use_count, text, sizeof text)) {
         host_plugin_undo_load(p, n->desc, state, undo);
-        refuse(r, p, "dependency cycle: %s (an API its load() found)", cycle);
+        refuse(r, p, "dependency cycle: %s (an API its load() found)", text);
     } else if (!same &&
                (why = cannot_migrate(p->pending_managers, p->pending_manager_count, false))) {
         host_plugin_undo_load(p, n->desc, state, undo);
@@ -706,6 +706,9 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
     } else if (withdrawn_api(w, p, withdrawn, sizeof withdrawn)) {
         host_plugin_undo_load(p, n->desc, state, undo);
         refuse(r, p, "it no longer publishes %s", withdrawn);
+    } else if (!host_plugin_apis_fit(w, p, text, sizeof text)) {
+        host_plugin_undo_load(p, n->desc, state, undo);
+        refuse(r, p, "%s", text);
     } else if (commit_replace(w, p) != ECS_OK) {
         host_plugin_undo_load(p, n->desc, state, undo);
         refuse(r, p, "out of memory");
