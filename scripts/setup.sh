@@ -52,11 +52,16 @@ ecs_install_missing() {
 # build everything, or only the targets named in $ECS_TARGETS (demo.sh: the host and the
 # plugins). Extra arguments (and $ECS_MESON_OPTS) go to `meson setup` of a new build dir.
 ecs_build() {
-    if [ ! -f "$ECS_BUILD/build.ninja" ]; then
-        # an earlier setup of ours failed half-way: start that directory again
-        [ -d "$ECS_BUILD/meson-private" ] && rm -rf "$ECS_BUILD"
-        meson setup "$ECS_BUILD" "$ECS_ROOT" -Doptimization=2 -Ddebug=false \
-            -Db_ndebug=true ${ECS_MESON_OPTS:-} "$@" >&2 || return 1
-    fi
+    ecs_configure "$@" || return 1
     meson compile -C "$ECS_BUILD" ${ECS_TARGETS:-} >&2
+}
+
+# Configure $ECS_BUILD as ecs_build does, without building (scripts/dist.sh: meson dist
+# builds its own copy).
+ecs_configure() {
+    [ -f "$ECS_BUILD/build.ninja" ] && return 0
+    # an earlier setup of ours failed half-way: start that directory again
+    [ -d "$ECS_BUILD/meson-private" ] && rm -rf "$ECS_BUILD"
+    meson setup "$ECS_BUILD" "$ECS_ROOT" -Doptimization=2 -Ddebug=false \
+        -Db_ndebug=true ${ECS_MESON_OPTS:-} "$@" >&2
 }
