@@ -2185,6 +2185,19 @@ static bool capture_walk(scene_save *v, host_manager *const *mgrs, size_t count,
     return !error && !v->failed && !c->jw.no_memory;
 }
 
+/* A manager's write_component or save_component stopped by sig while v wrote entity
+ * v->saving_entity: one line naming them, its plugin marked crashed. */
+static void write_crashed(scene_save *v, int sig)
+{
+    v->w->scene_save = NULL;
+    host_manager *m = v->current;
+    const char *in = m && m->desc.write_component ? "write_component" : "save_component";
+    host_error("scene", "manager '%s' %s in %s, writing entity #%u.%u", m ? m->name : "?",
+               host_guard_outcome(sig), in, ecs_entity_index(v->saving_entity),
+               ecs_entity_generation(v->saving_entity));
+    if (m) host_plugin_crashed(v->w, m->owner, sig, in);
+}
+
 typedef struct capture_call {
     scene_save *v;
     host_manager *const *mgrs;
@@ -2207,15 +2220,8 @@ static bool capture_run(scene_save *v, host_manager *const *mgrs, size_t count, 
 {
     capture_call k = {v, mgrs, count, lead, with_kept, false, c};
     int sig = host_guard_run(call_capture, &k);
-    if (!sig) return k.ok;
-    v->w->scene_save = NULL;
-    host_manager *m = v->current;
-    const char *in = m && m->desc.write_component ? "write_component" : "save_component";
-    host_error("scene", "manager '%s' crashed with %s in %s, writing entity #%u.%u",
-               m ? m->name : "?", host_guard_signal_name(sig), in,
-               ecs_entity_index(v->saving_entity), ecs_entity_generation(v->saving_entity));
-    if (m) host_plugin_crashed(v->w, m->owner, sig, in);
-    return false;
+    if (sig) write_crashed(v, sig);
+    return !sig && k.ok;
 }
 
 static void save_free(scene_save *v, capture *c)
@@ -2449,6 +2455,34 @@ ecs_status host_scene_restore(host_world *w, const host_scene_captured *doc,
 
 /* ---- the inspector: a few entities as JSON, an edit of one component ---- */
 
+typedef struct entities_call {
+    scene_save *v;
+    capture *c;
+    const ecs_entity *list;
+    uint32_t n;
+    bool error;
+} entities_call;
+
+/* The objects of the live entities of k->list, each as a save writes it. */
+static void call_entities(void *arg)
+{
+    entities_call *k = arg;
+    scene_save *v = k->v;
+    for (uint32_t i = 0; !k->error && i < k->n; i++) {
+        if (!host_entity_alive(v->w->entities, k->list[i])) continue;
+        size_t before = k->c->jw.len;
+        v->saving_entity = k->list[i];
+        k->error = !save_entity(v, k->c, v->w->managers, v->w->manager_count, true, k->list[i]);
+        if (!k->error && k->c->jw.len == before) { /* nothing to save: the id alone */
+            char guess[300];
+            host_jw_raw(&k->c->jw, ", {", 3);
+            host_jw_key(&k->c->jw, false, ENTITY_TABS, "id");
+            host_jw_quoted(&k->c->jw, guess_id(v, k->list[i], guess, sizeof guess));
+            host_jw_raw(&k->c->jw, "}", 1);
+        }
+    }
+}
+
 char *host_scene_entities_text(host_world *w, const ecs_entity *list, uint32_t n, size_t *len)
 {
     scene_save v = {.w = w};
@@ -2459,18 +2493,10 @@ char *host_scene_entities_text(host_world *w, const ecs_entity *list, uint32_t n
     c.wrote = calloc(w->manager_count + 1, 1);
     bool error = !c.wrote || table_init(&v.table, 64) != 0;
     w->scene_save = &v;
-    for (uint32_t i = 0; !error && i < n; i++) {
-        if (!host_entity_alive(w->entities, list[i])) continue;
-        size_t before = c.jw.len;
-        error = !save_entity(&v, &c, w->managers, w->manager_count, true, list[i]);
-        if (!error && c.jw.len == before) { /* nothing to save: the id alone */
-            char guess[300];
-            host_jw_raw(&c.jw, ", {", 3);
-            host_jw_key(&c.jw, false, ENTITY_TABS, "id");
-            host_jw_quoted(&c.jw, guess_id(&v, list[i], guess, sizeof guess));
-            host_jw_raw(&c.jw, "}", 1);
-        }
-    }
+    entities_call k = {&v, &c, list, n, error};
+    int sig = error ? 0 : host_guard_run(call_entities, &k); /* --safe: writes are guarded */
+    if (sig) write_crashed(&v, sig);
+    error = k.error || sig;
     w->scene_save = NULL;
     error = error || v.failed || c.jw.no_memory;
     char *text = error ? NULL : malloc(c.jw.len + 3);
