@@ -238,6 +238,7 @@ int main(int argc, char **argv)
     host_reloader_free(r);
     host_world_unload_all(w);
     host_world_free(w);
+    host_probe_stop();
     host_watchdog_end();
     host_mem_shutdown();
     return code;

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -522,6 +523,58 @@ static void probe_file_refuses_protocol_words_out_of_turn(void **state)
     }
 }
 
+/* The pid of the running host's probe helper (a child of it running --probe-helper), or 0. */
+static pid_t helper_of(pid_t host)
+{
+    DIR *d = opendir("/proc");
+    pid_t found = 0;
+    for (struct dirent *e; d && !found && (e = readdir(d));) {
+        char path[300], stat[512], cmd[512] = "";
+        int ppid = 0;
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        FILE *f = fopen(path, "r");
+        size_t n = f ? fread(stat, 1, sizeof stat - 1, f) : 0;
+        if (f) fclose(f);
+        stat[n] = '\0';
+        const char *after = strrchr(stat, ')'); /* "pid (comm) state ppid ..." */
+        if (!after || sscanf(after + 1, " %*c %d", &ppid) != 1 || ppid != host) continue;
+        snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
+        f = fopen(path, "r");
+        n = f ? fread(cmd, 1, sizeof cmd - 1, f) : 0;
+        if (f) fclose(f);
+        for (size_t i = 0; i < n; i++) cmd[i] = cmd[i] ? cmd[i] : ' ';
+        if (strstr(cmd, "--probe-helper")) found = (pid_t)atoi(e->d_name);
+    }
+    if (d) closedir(d);
+    return found;
+}
+
+/* The probe's helper, killed while the host runs (a tidy-up of stray processes), is
+ * started again at the next build: bad builds are still refused with their lines, pb runs
+ * on and every value is saved. */
+static void probe_helper_killed_is_started_again(void **state)
+{
+    fixture *f = *state;
+    put(f, "pb_good", "pb.so");
+    START(f, "loaded pb", "--watch", "--fps", "100", "--reload-quiet", "50", "--scene", f->scene,
+          "--save", f->out);
+    pid_t helper = helper_of(f->proc.pid);
+    if (!helper) {
+        dump(f);
+        fail_msg("no --probe-helper child of the host");
+    }
+    assert_int_equal(kill(helper, SIGKILL), 0);
+    put(f, "pb_ctor_exit", "pb.so");
+    WAIT_NTH(f, "new build refused, version 1 keeps running: exit(3) while loading", 1);
+    pid_t again = helper_of(f->proc.pid);
+    assert_true(again > 0 && again != helper);
+    put(f, "pb_ctor_segv", "pb.so");
+    WAIT_NTH(f, "new build refused, version 1 keeps running: its constructor crashed", 1);
+    signal_host(f, SIGTERM, true);
+    EXPECT_EXIT(f, 0);
+    EXPECT_PB_SAVED(f);
+}
+
 /* ---- The second SIGINT / SIGTERM ---- */
 
 /* The host is stuck in hang.so's update (a loop that never ends). */
@@ -734,6 +787,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(probe_child_gets_none_of_what_the_host_was_given, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(probe_hung_past_its_deadline_is_killed, setup, teardown),
+        cmocka_unit_test_setup_teardown(probe_helper_killed_is_started_again, setup, teardown),
         cmocka_unit_test_setup_teardown(probe_second_sigint_ends_a_stuck_host_and_saves_with_safe,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(probe_second_sigterm_ends_a_stuck_host_without_safe, setup,

@@ -2,10 +2,13 @@
 /* probe.h: new plugin code runs first in a short-lived child process, never in the host.
  *
  * Before the host maps a plugin file (at start and at every reload), host_probe_file()
- * spawns the probe program (ecs-host itself, through posix_spawn: no copy of the world)
- * as `ecs-host --probe-plugin FILE LIMIT_MS`. The child dlopens the file, calls its entry
- * function, checks and reads the description, dlcloses it, and reports each step on a
- * pipe (its file descriptor 3) in a strict line format:
+ * has a child process try it. The children come from a small helper the host starts once
+ * (at the first probe): the probe program itself (ecs-host) as `ecs-host --probe-helper`,
+ * spawned with posix_spawn (no copy of the world). For each file the helper makes a copy
+ * of itself with clone(CLONE_PARENT), so the child is the host's own, and tells the host
+ * its pid. The child dlopens the file, calls its entry function, checks and reads the
+ * description, dlcloses it, and reports each step on a pipe (its file descriptor 3) in a
+ * strict line format:
  *
  *     ecs-probe 1            the protocol, first
  *     dlopen                 about to dlopen (constructors run)
@@ -22,9 +25,10 @@
  * loading within 2 s", ... Any other text on the pipe makes the report garbled.
  *
  * The child: stdin /dev/null, stdout to the host's stderr (so --list output stays clean),
- * stderr the host's; no other file descriptor; default signal dispositions and mask; its
- * own process group (a Ctrl-C at the terminal reaches the host only); killed when the
- * host dies (PR_SET_PDEATHSIG) and by its own alarm shortly after the limit.
+ * stderr the host's; no other file descriptor; every signal at its default, none blocked;
+ * its own process group (a Ctrl-C at the terminal reaches the host only); killed when the
+ * host dies (PR_SET_PDEATHSIG) and by its own alarm shortly after the limit. The helper
+ * has the same, and ends when the host closes its socket or dies.
  */
 #ifndef HOST_PROBE_H
 #define HOST_PROBE_H
@@ -33,7 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HOST_PROBE_ARG              "--probe-plugin" /* argv[1] of the probe program */
+#define HOST_PROBE_ARG              "--probe-helper" /* argv[1] of the probe program */
 #define HOST_PROBE_DEFAULT_LIMIT_MS 2000u
 
 /* How new plugin files are probed. Zero-initialized: no probe (the unit tests' in-process
@@ -59,10 +63,13 @@ typedef struct host_probe_report {
 bool host_probe_file(const host_probe_config *cfg, const char *path, host_probe_report *rep,
                      char *why, size_t len);
 
-/* The probe program: `ecs-host --probe-plugin FILE LIMIT_MS`, called first thing in
- * main() (nothing of the host is set up). Returns the exit status (2: bad arguments);
- * normally it ends the process itself. */
+/* The probe program: `ecs-host --probe-helper`, called first thing in main() (nothing of
+ * the host is set up). Returns the exit status (2: bad arguments); normally it ends the
+ * process itself. */
 int host_probe_main(int argc, char **argv);
+
+/* End the helper, if one runs (at exit; the next probe starts a new one). */
+void host_probe_stop(void);
 
 /* This program's own file, for host_probe_config.exe: /proc/self/exe resolved (under
  * valgrind, the client's file). NULL when it cannot be found or was deleted. */
