@@ -6,6 +6,7 @@
   entry has an ABI line ("**ABI M.m...**"); the newest names the ABI of sdk/ecs_plugin.h.
 - `ecs-host --version` prints "ecs-host VERSION (plugin ABI M.m)" with that version and
   the header's ABI.
+- debian/changelog's newest entry packages that version ("ecs-host (VERSION-N) ...").
 
 usage: check_release.py ECS_HOST SOURCE_ROOT VERSION
 """
@@ -61,6 +62,18 @@ def version_problems(ecs_host, version, abi):
     return []
 
 
+def debian_problems(root, version):
+    first = read(os.path.join(root, "debian", "changelog")).split("\n", 1)[0]
+    m = re.match(r"^ecs-host \(([^)-]+)-[^)]+\) ", first)
+    if not m:
+        return [f"debian/changelog starts with {first!r}, not 'ecs-host (VERSION-N) ...'"]
+    if m.group(1) != version:
+        return [f"debian/changelog's newest entry packages {m.group(1)}, meson.build says "
+                f"{version}: add an entry 'ecs-host ({version}-1) UNRELEASED; urgency=medium' "
+                "(dch -v, or by hand)"]
+    return []
+
+
 def main():
     if len(sys.argv) != 4:
         print(__doc__, file=sys.stderr)
@@ -72,6 +85,7 @@ def main():
          changelog_problems(root, version, abi)),
         ("ecs-host --version prints this version and the header's ABI",
          version_problems(ecs_host, version, abi)),
+        ("debian/changelog packages this version", debian_problems(root, version)),
     ]
     return report(checks)
 

@@ -32,13 +32,15 @@ SOURCE_KINDS = [
     (("*.c", "*.h", "*.cc", "*.cpp", "*.inc"), C_LIKE),
     (("*.py",), PYTHON),
     (("*.sh", "meson.build", "meson_options.txt", "Makefile", ".clang-format", "*.dict",
-      "*.pc.in", ".ci/*", "completion/*"), HASH),
+      "*.pc.in", ".ci/*", "completion/*", "debian/rules", "debian/tests/*"), HASH),
     (("*.html",), HTML),
     (("man/*.in",), ROFF),
 ]
 # Data and prose: no comment syntax (JSON, glTF, images) or not code (Markdown, the
-# license itself, git's list of ignored files).
-DATA = ("*.md", "*.json", "*.gltf", "*.glb", "*.png", "LICENSE", ".gitignore")
+# license itself, git's list of ignored files, Debian's packaging metadata, which
+# debian/copyright covers).
+DATA = ("*.md", "*.json", "*.gltf", "*.glb", "*.png", "LICENSE", ".gitignore", "debian/*")
+NOT_SOURCE = ("debian/tests/control",)  # data, though a source pattern above matches it
 FIRST_LINES = ("#!", "<!doctype", "#compdef")  # may stand above the SPDX line
 
 
@@ -49,6 +51,8 @@ def matches(path, patterns):
 
 def kind_of(path):
     """The (SPDX line, overview openers) of a source file; None for data; "?" if unknown."""
+    if path in NOT_SOURCE:
+        return None
     for patterns, kind in SOURCE_KINDS:
         if matches(path, patterns):
             return kind
