@@ -450,6 +450,23 @@ typedef struct ecs_system_desc {
                 const ecs_frame_info *frame);
 } ecs_system_desc;
 
+/* ---- Plugin-wide state ---------------------------------------------------------------
+ *
+ * State outside components (ecs_host.plugin_state): JSON the plugin writes and reads
+ * itself, kept by the host beside its components. */
+typedef struct ecs_plugin_state_desc {
+    uint32_t struct_size; /* sizeof(ecs_plugin_state_desc) as the plugin was built */
+    void *state;          /* passed back to write and read */
+    /* [main-thread] Write the plugin's state as one JSON value through w (an object is
+     * usual), or nothing when there is nothing to keep. No entity references: entity()
+     * fails the write (an id is a component's business). */
+    ecs_status (*write)(void *state, ecs_json_writer *w);
+    /* [main-thread] Take the state from the one value r stands before (the same reader
+     * rules as read_component; no entity()). On error leave the state as it was and
+     * return the error: a scene load then fails, a migration is refused. */
+    ecs_status (*read)(void *state, ecs_json_reader *r);
+} ecs_plugin_state_desc;
+
 /* ---- The host table ---------------------------------------------------------------
  *
  * One table per plugin, built by the host, valid from the call to the plugin's load()
@@ -606,6 +623,17 @@ struct ecs_host {
      * second call replaces the first. A fresh load (no previous state) may use it too. */
     ecs_status (*on_commit)(const ecs_host *h,
                             void (*fn)(const ecs_host *h, void *arg, bool accepted), void *arg);
+
+    /* [load] Offer the plugin-wide state: what the plugin keeps outside components (a
+     * counter, a random seed, settings), as one JSON value written and read through the
+     * host's writer and reader. The host then keeps it wherever it keeps components: in
+     * scene files, under the plugin's name in the top-level "plugins" object (saved, and
+     * read back at a scene load after the components); through a reload that migrates
+     * through JSON (the old build writes it, the new one reads it after the components);
+     * and while the plugin is away (parked, disabled, unloaded after a crash: read again
+     * when it loads). desc is copied; one per plugin (ECS_ERR_EXISTS for a second). A
+     * reload with the same state_version hands the state itself over, as always. */
+    ecs_status (*plugin_state)(const ecs_host *h, const ecs_plugin_state_desc *desc);
 };
 
 /* Register fn for the outcome of this load() (ecs_host.on_commit). On a host built before

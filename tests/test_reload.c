@@ -1484,6 +1484,168 @@ static void Reload_plugin_refused_at_start_for_want_of_an_api_loads_once_it_is_t
     EXPECT_PHYSICS_SAVED(f);
 }
 
+/* ---- Plugin-wide state outside components (issue 32 item 3) ---- */
+
+/* The number after `prefix` in the last line holding it, or -1. */
+static long long last_number_after(const char *text, const char *prefix)
+{
+    long long n = -1;
+    for (const char *at = text ? strstr(text, prefix) : NULL; at; at = strstr(at + 1, prefix))
+        if (sscanf(at + strlen(prefix), "%lld", &n) != 1) n = -1;
+    return n;
+}
+
+/* spawner's counter (its plugin state, no component) survives a reload that changes its
+ * state_version: the old build writes it, the new one reads it after the components, so
+ * at exit it has counted every frame of the run, not only those since the migration. */
+static void Reload_json_migration_keeps_the_plugin_state(void **state)
+{
+    fixture *f = *state;
+    put_physics_and_spawner(f);
+    START(f, "spawner 1 first update", NULL);
+    let_run(f, 200);
+    put_rename(f, "spawner_layout2", "a_spawner.so");
+    WAIT_LINE(f, "reload: spawner 1 -> 3: JSON migration");
+    WAIT_LINE(f, "spawner 3 first update");
+    STOP(f);
+    long long read = last_number_after(f->run.err, "spawner 3 state read: counter ");
+    long long at_exit = last_number_after(f->run.err, "spawner 3 unload (shutdown): counter ");
+    if (read <= 0 || at_exit != frames_run(f)) {
+        fprintf(stderr, "counter read %lld, at exit %lld, frames %lld\n", read, at_exit,
+                frames_run(f));
+        dump(f);
+        fail();
+    }
+    EXPECT_ABSENT(f, "[error]");
+    EXPECT_PHYSICS_SAVED(f);
+}
+
+/* A build that offers no plugin state (built before ABI 1.1, or simply without) does not
+ * lose the old build's: it is kept, saved in the scene under "plugins", and a later build
+ * that offers it reads it back. */
+static void Reload_plugin_state_no_build_reads_is_kept_for_one_that_does(void **state)
+{
+    fixture *f = *state;
+    put_physics_and_spawner(f);
+    START(f, "spawner 1 first update", NULL);
+    put_rename(f, "spawner_nostate", "a_spawner.so");
+    WAIT_LINE(f, "spawner: the new version offers no plugin state: the old one's is kept");
+    put_rename(f, "spawner_v1", "a_spawner.so");
+    WAIT_LINE(f, "spawner 1 state read: counter ");
+    STOP(f);
+    long long kept = last_number_after(f->run.err, "spawner 1 unload (migrated): counter ");
+    long long read = last_number_after(f->run.err, "spawner 1 state read: counter ");
+    if (kept <= 0 || read != kept) {
+        fprintf(stderr, "counter kept %lld, read back %lld\n", kept, read);
+        dump(f);
+        fail();
+    }
+    EXPECT_ABSENT(f, "[error]");
+}
+
+/* A plugin parked while its provider is away keeps its plugin state (beside the
+ * components it has none of) and reads it back when it comes back. */
+static void Reload_parked_plugin_gets_its_plugin_state_back(void **state)
+{
+    fixture *f = *state;
+    char manifest[4096];
+    put_physics_and_spawner(f);
+    START(f, "spawner 1 first update", NULL);
+    path_in_dir(f, "manifest.json", manifest, sizeof manifest);
+    assert_int_equal(harness_write_file(manifest,
+                                        "{\"plugins\": [{\"name\": \"physics\", "
+                                        "\"disabled\": true}, {\"name\": \"spawner\"}]}\n",
+                                        0600),
+                     0);
+    WAIT_LINE(f, "plugin 'spawner' parked");
+    let_run(f, 100);
+    assert_int_equal(harness_write_file(manifest,
+                                        "{\"plugins\": [{\"name\": \"physics\"}, "
+                                        "{\"name\": \"spawner\"}]}\n",
+                                        0600),
+                     0);
+    WAIT_LINE(f, "spawner 1 state read: counter ");
+    STOP(f);
+    long long parked = last_number_after(f->run.err, "spawner 1 unload (shutdown): counter ");
+    long long read = last_number_after(f->run.err, "spawner 1 state read: counter ");
+    const char *first = strstr(f->run.err, "spawner 1 unload (shutdown): counter ");
+    long long at_park =
+        first ? strtoll(first + strlen("spawner 1 unload (shutdown): counter "), NULL, 10) : -1;
+    if (at_park <= 0 || read != at_park || parked < read) {
+        fprintf(stderr, "counter at park %lld, read back %lld, at exit %lld\n", at_park, read,
+                parked);
+        dump(f);
+        fail();
+    }
+    EXPECT_ABSENT(f, "[error]");
+}
+
+/* Scenes keep plugin states under "plugins": a save writes spawner's counter and seed, a
+ * load into a new host gives them back (after the components), and the new run counts on. */
+static void Scene_save_and_load_keep_the_plugin_state(void **state)
+{
+    fixture *f = *state;
+    char second[4200];
+    put_physics_and_spawner(f);
+    START(f, "spawner 1 first update", NULL);
+    let_run(f, 100);
+    STOP(f);
+    long long saved = last_number_after(f->run.err, "spawner 1 unload (shutdown): counter ");
+    char *text = harness_read_file(f->out, NULL);
+    cJSON *root = text ? cJSON_Parse(text) : NULL;
+    const cJSON *own = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(root, "plugins"), "spawner");
+    const cJSON *counter = cJSON_GetObjectItemCaseSensitive(own, "counter");
+    const cJSON *seed = cJSON_GetObjectItemCaseSensitive(own, "seed");
+    bool ok = cJSON_IsNumber(counter) && counter->valuedouble == (double)saved && saved > 0 &&
+              cJSON_IsString(seed);
+    cJSON_Delete(root);
+    free(text);
+    if (!ok) {
+        fprintf(stderr, "%s holds no \"plugins\": {\"spawner\": {\"counter\": %lld, ...}}\n",
+                f->out, saved);
+        dump(f);
+        fail();
+    }
+    snprintf(second, sizeof second, "%s/second.json", f->root);
+    const char *const argv[] = {ECS_HOST_PATH, "--fps",  "0",    "--frames", "10", "--scene",
+                                f->out,        "--save", second, f->dir,     NULL};
+    harness_output r;
+    assert_int_equal(harness_run(&r, 60.0, argv), 0);
+    char want[128];
+    snprintf(want, sizeof want, "spawner 1 state read: counter %lld", saved);
+    long long after = last_number_after(r.err, "spawner 1 unload (shutdown): counter ");
+    bool again = r.exit_code == 0 && strstr(r.err, want) && after == saved + 10;
+    if (!again)
+        fprintf(stderr, "expected '%s', then counter %lld at exit:\n%s", want, saved + 10, r.err);
+    harness_output_free(&r);
+    assert_true(again);
+}
+
+/* A plugin state the plugin refuses fails the scene load like a bad component: one line
+ * with file:line:column and JSON path, exit status 1, and nothing loaded. */
+static void Scene_plugin_state_it_refuses_fails_the_load_at_its_place(void **state)
+{
+    fixture *f = *state;
+    put_physics_and_spawner(f);
+    assert_int_equal(harness_write_file(f->scene,
+                                        "{\"version\": 1, \"entities\": [],\n"
+                                        " \"plugins\": {\"spawner\": {\"counter\": -3, "
+                                        "\"seed\": \"2a\"}}}\n",
+                                        0600),
+                     0);
+    const char *const argv[] = {ECS_HOST_PATH, "--frames", "1", "--scene", f->scene, f->dir, NULL};
+    harness_output r;
+    assert_int_equal(harness_run(&r, 60.0, argv), 0);
+    bool ok = r.exit_code == 1 &&
+              strstr(r.err, "scene.json:2:25: plugins.spawner: plugin 'spawner' refused its "
+                            "state: expected \"counter\": a count") &&
+              !strstr(r.err, "state read");
+    if (!ok) fprintf(stderr, "exit %d:\n%s", r.exit_code, r.err);
+    harness_output_free(&r);
+    assert_true(ok);
+}
+
 /* meson compile relinks the spawner before physics, within one quiet period: the host
  * loads them in dependency order (spawner uses physics' API), so both land, no refusal.
  * (physics comes 50 ms after spawner, so spawner's quiet period ends first: applied alone,
@@ -2762,6 +2924,11 @@ int main(void)
         TEST(Reload_build_refused_for_want_of_an_api_is_retried_when_its_provider_lands),
         TEST(Reload_files_changed_together_reload_in_dependency_order),
         TEST(Reload_plugin_refused_at_start_for_want_of_an_api_loads_once_it_is_there),
+        TEST(Reload_json_migration_keeps_the_plugin_state),
+        TEST(Reload_plugin_state_no_build_reads_is_kept_for_one_that_does),
+        TEST(Reload_parked_plugin_gets_its_plugin_state_back),
+        TEST(Scene_save_and_load_keep_the_plugin_state),
+        TEST(Scene_plugin_state_it_refuses_fails_the_load_at_its_place),
         TEST(Reload_safe_provider_crash_parks_its_users_until_it_is_back),
         TEST(Reload_manifest_disabling_a_provider_parks_its_users),
         TEST(Reload_build_closing_a_dependency_cycle_is_refused_naming_it),

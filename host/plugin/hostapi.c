@@ -350,6 +350,32 @@ static ecs_status on_commit(const ecs_host *h, void (*fn)(const ecs_host *h, voi
     return ECS_OK;
 }
 
+/* The plugin's own state, beside its components (plugin.h, pstate.h). */
+static ecs_status plugin_state(const ecs_host *h, const ecs_plugin_state_desc *desc)
+{
+    HOST_MAIN_THREAD_OR(h, "plugin_state", ECS_ERR_WRONG_TIME);
+    host_plugin *p = plugin_of(h);
+    const char *call = "plugin_state";
+    size_t v1 = offsetof(ecs_plugin_state_desc, read) + sizeof desc->read;
+    ecs_status s = ECS_OK;
+    if (!p->in_load) return refuse(p, ECS_ERR_WRONG_TIME, call, "only allowed inside load()");
+    if (!desc || desc->struct_size < v1)
+        s = refuse(p, ECS_ERR_INVALID_ARGUMENT, call, "desc NULL or struct_size too small");
+    else if (!desc->write || !desc->read)
+        s = refuse(p, ECS_ERR_INVALID_ARGUMENT, call, "it needs both write and read");
+    else if (p->has_pending_pstate)
+        s = refuse(p, ECS_ERR_EXISTS, call, "the plugin offers its state twice");
+    if (s != ECS_OK) {
+        p->registration_failed = true;
+        return s;
+    }
+    memset(&p->pending_pstate, 0, sizeof p->pending_pstate);
+    memcpy(&p->pending_pstate, desc, v1); /* fields of a later minor stay zero */
+    p->pending_pstate.struct_size = sizeof p->pending_pstate;
+    p->has_pending_pstate = true;
+    return ECS_OK;
+}
+
 void host_api_init(host_plugin *p)
 {
     ecs_host *t = &p->table;
@@ -380,4 +406,5 @@ void host_api_init(host_plugin *p)
     t->config = p->config;
     host_api_init_query(t);
     t->on_commit = on_commit;
+    t->plugin_state = plugin_state;
 }

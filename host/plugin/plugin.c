@@ -27,6 +27,7 @@
 #include "log.h"
 #include "plugin_file.h"
 #include "private.h"
+#include "pstate.h"
 #include "reload.h"
 #include "scene.h"
 #include "world.h"
@@ -365,6 +366,7 @@ void host_plugin_discard_pending(host_plugin *p)
     p->pending_collections = NULL;
     p->pending_manager_count = p->pending_api_count = 0;
     p->pending_system_count = p->pending_collection_count = 0;
+    p->has_pending_pstate = false;
 }
 
 typedef struct unload_call {
@@ -551,6 +553,8 @@ static ecs_status commit(host_world *w, host_plugin *p)
     p->system_count = p->pending_system_count;
     p->pending_system_count = 0;
     commit_collections(w, p);
+    p->pstate = p->pending_pstate;
+    p->has_pstate = p->has_pending_pstate;
     p->api_names = names;
     p->api_count = p->pending_api_count;
     p->pending_entity_count = 0; /* the load stands: its entities stay */
@@ -662,6 +666,7 @@ void host_plugin_unload(host_world *w, host_plugin *p, ecs_unload_reason why)
     w->system_count = kept;
     p->system_count = 0;
     release_collections(w, p);
+    p->has_pstate = false;
     host_world_managers_changed(w); /* smaller: no memory needed */
     host_registry_withdraw(&w->registry, p);
     for (size_t i = 0; i < p->api_count; i++) free(p->api_names[i]);
@@ -845,8 +850,98 @@ void host_plugin_keep_uses(host_plugin *p, bool swapped, host_api_use *old, size
     p->use_count = old_count;
 }
 
+typedef struct pstate_call {
+    const ecs_plugin_state_desc *d;
+    const char *text; /* read: the value's text; write: out */
+    size_t len, at, err_at;
+    char *out;
+    ecs_status status;
+    char why[300];
+} pstate_call;
+
+static void call_pstate_write(void *arg)
+{
+    pstate_call *c = arg;
+    c->out = host_pstate_write(c->d, &c->len, c->why, sizeof c->why);
+}
+
+static void call_pstate_read(void *arg)
+{
+    pstate_call *c = arg;
+    c->status = host_pstate_read(c->d, c->text, c->len, c->at, &c->err_at, c->why, sizeof c->why);
+}
+
+char *host_plugin_state_text(host_plugin *p, size_t *len, char *why, size_t whylen)
+{
+    *why = '\0';
+    if (!p->has_pstate) return NULL;
+    pstate_call c = {.d = &p->pstate};
+    host_call named = {p->name, "write of its plugin state", NULL};
+    int sig = host_guard_call(&named, call_pstate_write, &c);
+    if (sig) {
+        free(c.out);
+        host_format(why, whylen, "its write %s", host_guard_outcome(sig));
+        return NULL;
+    }
+    if (!c.out) host_format(why, whylen, "its write failed: %s", c.why);
+    *len = c.len;
+    return c.out;
+}
+
+ecs_status host_plugin_state_read(host_plugin *p, const ecs_plugin_state_desc *d, const char *text,
+                                  size_t len, size_t at, size_t *err_at, int *sig, char *why,
+                                  size_t whylen)
+{
+    pstate_call c = {.d = d, .text = text, .len = len, .at = at, .err_at = at};
+    host_call named = {p->name, "read of its plugin state", NULL};
+    int crashed = host_guard_call(&named, call_pstate_read, &c);
+    if (sig) *sig = crashed;
+    *err_at = c.err_at;
+    if (crashed) {
+        host_format(why, whylen, "its read %s", host_guard_outcome(crashed));
+        return ECS_ERR_PLUGIN;
+    }
+    if (c.status != ECS_OK) host_format(why, whylen, "%s", c.why);
+    return c.status;
+}
+
+/* Keep p's own state (it goes away) in the scene store, for when it comes back. */
+static void keep_state(host_world *w, host_plugin *p)
+{
+    char why[400];
+    size_t len = 0;
+    char *text = host_plugin_state_text(p, &len, why, sizeof why);
+    if (text && !host_scene_keep_state(w, p->name, text, len))
+        host_format(why, sizeof why, "out of memory");
+    else if (text)
+        *why = '\0';
+    if (*why) host_warn("loader", "%s: its plugin state could not be kept: %s", p->name, why);
+    free(text);
+}
+
+bool host_plugin_restore_state(host_world *w, host_plugin *p)
+{
+    size_t len = 0, err_at = 0;
+    char *text = host_scene_take_state(w, p->name, &len);
+    if (!text) return true;
+    char why[400];
+    ecs_status s = ECS_ERR_UNSUPPORTED;
+    if (p->has_pstate)
+        s = host_plugin_state_read(p, &p->pstate, text, len, 0, &err_at, NULL, why, sizeof why);
+    if (s != ECS_OK) {
+        if (p->has_pstate)
+            host_warn("loader",
+                      "%s: its kept plugin state could not be read back (%s): it stays kept",
+                      p->name, why);
+        host_scene_keep_state(w, p->name, text, len); /* written on save, read by a next build */
+    }
+    free(text);
+    return s == ECS_OK;
+}
+
 host_kept host_plugin_keep(host_world *w, host_plugin *p)
 {
+    keep_state(w, p); /* beside its components, kept whatever becomes of them */
     bool none = true; /* until a manager holds one (or may: it cannot count, but save) */
     for (size_t i = 0; i < w->manager_count && none; i++) {
         const host_manager *m = w->managers[i];

@@ -158,6 +158,10 @@ struct host_plugin {
      * published (host_plugin_missing_api); "" when none */
     char missing_api[64];
     uint32_t missing_version;
+    /* the plugin-wide state it offered (ecs_host.plugin_state): pending during load(),
+     * committed with it; has_pstate false when it offers none */
+    ecs_plugin_state_desc pstate, pending_pstate;
+    bool has_pstate, has_pending_pstate;
 };
 
 /* Load p: call its load(), commit its registrations. Returns ECS_OK or the error (with
@@ -266,6 +270,24 @@ typedef enum host_kept {
 /* Keep loaded p's components as JSON before it goes (its code guarded with --safe).
  * Returns what became of them. */
 host_kept host_plugin_keep(host_world *w, host_plugin *p);
+
+/* p's own state (ecs_host.plugin_state) as JSON text, written by its code under the
+ * guard: malloc'd, *len bytes ("" when it wrote nothing). NULL when it offers none (why
+ * "") or when its write failed or crashed (why says how). */
+char *host_plugin_state_text(host_plugin *p, size_t *len, char *why, size_t whylen);
+
+/* Give the read of d (p's state offer, or the pending one of a new build of p) the value at
+ * text[at] (text[0..len)), under the guard. ECS_OK, or the error with why and where in
+ * text (*err_at). A crash is ECS_ERR_PLUGIN ("its read crashed with SIGSEGV") with the
+ * signal in *sig (may be NULL; 0 when nothing crashed). */
+ecs_status host_plugin_state_read(host_plugin *p, const ecs_plugin_state_desc *d, const char *text,
+                                  size_t len, size_t at, size_t *err_at, int *sig, char *why,
+                                  size_t whylen);
+
+/* p loaded again (back from parking, enabled, a new file): its own state kept in the scene
+ * store, if any, read back by its read (then dropped from the store). False with one warning
+ * when that failed: the state then stays kept. */
+bool host_plugin_restore_state(host_world *w, host_plugin *p);
 
 /* Does loaded plugin q depend on p: does it declare p, or use an API p publishes now? */
 bool host_plugin_depends_on(const host_world *w, const host_plugin *q, const host_plugin *p);

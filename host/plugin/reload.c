@@ -396,6 +396,8 @@ static ecs_status commit_replace(host_world *w, host_plugin *p)
     replace_systems(w, p, sys_renewed);
     free(sys_renewed);
     replace_collections(w, p);
+    p->pstate = p->pending_pstate; /* the new build's own state, or none */
+    p->has_pstate = p->has_pending_pstate;
     p->pending_entity_count = 0; /* the new version stands: its entities stay */
     host_plugin_discard_pending(p);
     host_world_managers_changed(w);
@@ -618,6 +620,25 @@ static void end_attempt(host_plugin *p, bool swapped, const char *version)
     }
 }
 
+/* A migration: the new build of p reads the old build's own state text[0..len) (with its
+ * pending state offer). A new build that offers none leaves it kept in the scene store,
+ * for a later build that does. False with the reason in why (and a crash's signal in
+ * *sig). */
+static bool migrate_state(host_world *w, host_plugin *p, const char *text, size_t len, int *sig,
+                          char *why, size_t whylen)
+{
+    size_t at = 0;
+    *sig = 0;
+    if (p->has_pending_pstate)
+        return host_plugin_state_read(p, &p->pending_pstate, text, len, 0, &at, sig, why, whylen) ==
+               ECS_OK;
+    host_info("reload", "%s: the new version offers no plugin state: the old one's is kept",
+              p->name);
+    if (host_scene_keep_state(w, p->name, text, len)) return true;
+    host_format(why, whylen, "out of memory keeping it");
+    return false;
+}
+
 /* Load n's code beside p's and, if that works, swap it in. */
 static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t changed_at)
 {
@@ -629,6 +650,7 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
     char withdrawn[600];
     uint32_t bad_count = 0;
     host_scene_captured doc = {0};
+    char *state_text = NULL; /* a migration's: the old build's own state as JSON */
     if (!old) {
         refuse(r, p, "out of memory");
         return;
@@ -654,6 +676,13 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
         goto done;
     }
     capture_ns = host_now_ns() - capture_ns;
+    char state_why[400] = ""; /* and its own state, which the new build reads after them */
+    size_t state_len = 0;
+    state_text = same ? NULL : host_plugin_state_text(p, &state_len, state_why, sizeof state_why);
+    if (*state_why) {
+        refuse(r, p, "the old version could not write its plugin state: %s", state_why);
+        goto done;
+    }
     ecs_load_args args = {sizeof args, same ? p->state : NULL};
     new_load c = {p, n, &args, NULL, ECS_OK, &doc, 0, 0};
     host_api_use *old_uses = p->uses; /* the old build's edges: the new one makes its own */
@@ -692,6 +721,10 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
     } else if (!same && c.status != ECS_OK) {
         host_plugin_undo_load(p, n->desc, state, undo);
         refuse(r, p, "the new version could not load the components (see above)");
+    } else if (state_len &&
+               !migrate_state(w, p, state_text, state_len, &sig, state_why, sizeof state_why)) {
+        if (!sig) host_plugin_undo_load(p, n->desc, state, undo);
+        refuse(r, p, "the new version could not read the plugin state: %s", state_why);
     } else if (same && (why = untrusted_count(w, p, &bad_count, &sig)) != NULL) {
         if (!sig) host_plugin_undo_load(p, n->desc, state, undo);
         if (sig)
@@ -726,6 +759,7 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
                       p->name);
         adopt(p, n, state, same);
         host_plugin_outcome(p, true); /* two-phase adoption: the state is the new build's */
+        host_plugin_restore_state(w, p); /* one kept while a build that offers none ran */
         swapped = true;
         r->done++;
         char what[160];
@@ -752,6 +786,7 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
     host_plugin_keep_uses(p, swapped, old_uses, old_use_count);
 done:
     host_scene_captured_free(&doc);
+    free(state_text);
     free(old);
 }
 
@@ -797,6 +832,7 @@ static void add_plugin(host_reloader *r, host_plugin *n)
             host_warn("reload", "%s: its kept components could not be restored: they stay kept",
                       n->name);
         free(mgrs);
+        host_plugin_restore_state(w, n); /* its own state, after its components */
         if (n->reload_count) /* a record that was unloaded or parked: its history goes on */
             host_plugin_note(n, HOST_EVENT_BACK, "%s loaded again%s", n->version,
                              restored ? ", its kept components restored"

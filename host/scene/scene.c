@@ -37,6 +37,7 @@
 #include "json.h"
 #include "jwrite.h"
 #include "log.h"
+#include "pstate.h"
 #include "spool.h"
 #include "thread.h"
 #include "world.h"
@@ -1183,6 +1184,19 @@ void host_scene_error(host_world *w, const cJSON *at, const char *message)
     load_fail_at(l, at ? off : NO_POS, "%s", *l->fallback ? l->fallback : message);
 }
 
+/* The members of from (a scene's "plugins", in extra) into to (the store's), replacing a
+ * member of the same name. */
+static void merge_states(cJSON *to, cJSON *extra, cJSON *from)
+{
+    from = cJSON_DetachItemViaPointer(extra, from);
+    for (cJSON *m = from->child, *next; m; m = next) {
+        next = m->next;
+        cJSON_DeleteItemFromObjectCaseSensitive(to, m->string);
+        cJSON_AddItemToObject(to, m->string, cJSON_DetachItemViaPointer(from, m));
+    }
+    cJSON_Delete(from);
+}
+
 /* Make the load permanent: ids and kept JSON into the store, top-level extras. */
 static bool commit_load(scene_load *l)
 {
@@ -1229,7 +1243,10 @@ static bool commit_load(scene_load *l)
     for (cJSON *c = l->extra ? l->extra->child : NULL, *next; c; c = next) {
         next = c->next; /* unknown top-level keys come back on save */
         if (!s->extra) s->extra = cJSON_CreateObject();
-        if (s->extra && !cJSON_GetObjectItemCaseSensitive(s->extra, c->string))
+        cJSON *had = s->extra ? cJSON_GetObjectItemCaseSensitive(s->extra, c->string) : NULL;
+        if (had && cJSON_IsObject(had) && !strcmp(c->string, HOST_PSTATE_KEY))
+            merge_states(had, l->extra, c); /* states of plugins away: the newest kept */
+        else if (s->extra && !had)
             cJSON_AddItemToObject(s->extra, c->string, cJSON_DetachItemViaPointer(l->extra, c));
     }
     return true;
@@ -1357,6 +1374,102 @@ static bool prepare(scene_load *l)
     return ok;
 }
 
+/* Where the value of the top-level key "plugins" starts in the text, or NO_POS. */
+static size_t states_at(scene_load *l, host_jreader *r)
+{
+    for (size_t k = 0; k < l->nkept; k++) {
+        const char *name = NULL;
+        if (l->kept[k].entity != UINT32_MAX) continue;
+        host_jr_start(r, l->text, l->len, l->kept[k].key_at, HOST_JR_TRUSTED);
+        if (host_jr_api(r)->string(host_jr_api(r), &name, NULL) && !strcmp(name, HOST_PSTATE_KEY))
+            return l->kept[k].value_at;
+    }
+    return NO_POS;
+}
+
+/* A loaded plugin of the scene's "plugins" object, whose value starts at `at`. */
+typedef struct state_read {
+    host_plugin *p;
+    size_t at;
+    char *before; /* what it wrote before reading the scene's: put back on a failure */
+    size_t before_len;
+} state_read;
+
+/* The plugins of "plugins" that are loaded and offer their state, into *out (*n of them).
+ * False when the value is not an object of values (the load failed) or memory ran out. */
+static bool states_to_read(scene_load *l, host_jreader *r, size_t at, state_read **out, size_t *n)
+{
+    ecs_json_reader *api = host_jr_api(r);
+    const char *key;
+    host_jr_start(r, l->text, l->len, at, HOST_JR_STRICT);
+    if (api->peek(api) != ECS_JSON_OBJECT)
+        return load_fail_at(l, at, "expected an object of plugin states by plugin name, found %s",
+                            host_jr_type_name(api->peek(api))),
+               false;
+    api->begin_object(api);
+    while (api->key(api, &key)) {
+        host_plugin *p = host_world_plugin_named(l->w, key);
+        if (!api->skip(api) || !p || !p->has_pstate || p->crashed) continue;
+        state_read *v = realloc(*out, (*n + 1) * sizeof *v);
+        if (!v) return load_fail_at(l, NO_POS, "out of memory"), false;
+        *out = v;
+        v[(*n)++] = (state_read){p, host_jr_last(r), NULL, 0};
+    }
+    return !reader_failed(l, r);
+}
+
+/* Put back the states of v[0..n), read from the scene, as they were before. */
+static void states_put_back(const state_read *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        size_t err_at;
+        char why[300];
+        if (v[i].before_len &&
+            host_plugin_state_read(v[i].p, &v[i].p->pstate, v[i].before, v[i].before_len, 0,
+                                   &err_at, NULL, why, sizeof why) != ECS_OK)
+            host_warn("scene", "%s: its plugin state could not be put back: %s", v[i].p->name, why);
+    }
+}
+
+/* After every component loaded: each loaded plugin that offers its own state reads its
+ * member of the top-level "plugins" object (the others stay kept, written back on save).
+ * All or nothing, like the components: when one fails, those read before it get back what
+ * they wrote just before, and the load fails at the value. The members read are dropped
+ * from the kept object: the plugins hold them now. */
+static ecs_status load_states(scene_load *l)
+{
+    host_jreader *r = l->edit || l->captured ? NULL : host_jr_new();
+    size_t at = r ? states_at(l, r) : NO_POS, n = 0, i = 0, err_at = 0;
+    state_read *v = NULL;
+    bool ok = at == NO_POS || states_to_read(l, r, at, &v, &n);
+    char why[400] = "";
+    for (; ok && i < n; i++) { /* what each held, in case a later one fails */
+        v[i].before = host_plugin_state_text(v[i].p, &v[i].before_len, why, sizeof why);
+        if (!v[i].before)
+            ok = (load_fail_at(l, v[i].at, "plugin '%s': %s", v[i].p->name, why), false);
+    }
+    for (i = 0; ok && i < n; i++) {
+        int sig = 0;
+        if (host_plugin_state_read(v[i].p, &v[i].p->pstate, l->text, l->len, v[i].at, &err_at, &sig,
+                                   why, sizeof why) == ECS_OK)
+            continue;
+        load_fail_at(l, err_at, "plugin '%s' refused its state: %s", v[i].p->name, why);
+        if (sig) host_plugin_crashed(l->w, v[i].p, sig, "read of its plugin state");
+        states_put_back(v, i); /* the one that refused left its own as it was */
+        ok = false;
+    }
+    cJSON *kept =
+        ok && l->extra ? cJSON_GetObjectItemCaseSensitive(l->extra, HOST_PSTATE_KEY) : NULL;
+    for (i = 0; i < n; i++) {
+        if (kept) cJSON_DeleteItemFromObjectCaseSensitive(kept, v[i].p->name);
+        free(v[i].before);
+    }
+    if (kept && !kept->child) cJSON_DeleteItemFromObjectCaseSensitive(l->extra, HOST_PSTATE_KEY);
+    free(v);
+    host_jr_free(r);
+    return ok ? ECS_OK : ECS_ERR_BAD_VALUE;
+}
+
 static ecs_status run_load(scene_load *l)
 {
     l->mgrs = l->w->managers;
@@ -1381,6 +1494,7 @@ static ecs_status run_load(scene_load *l)
     t = now;
     if (crashed) /* its state is suspect: roll it back or unload it after this frame */
         host_plugin_crashed(l->w, l->mgrs[l->current]->owner, crashed, where);
+    if (s == ECS_OK) s = load_states(l); /* the plugins' own, after their components */
     if (s == ECS_OK && !commit_load(l)) s = ECS_ERR_NO_MEMORY;
     l->store_ns = host_now_ns() - t;
     if (s != ECS_OK) { /* all or nothing: the managers hear of the entities' end at once */
@@ -2302,6 +2416,40 @@ static bool document(const capture *c, const cJSON *extra, pieces *d)
     return true;
 }
 
+/* The top-level extras a save writes: the store's (a loaded scene's unknown keys, the
+ * states kept for plugins that are away) with the own state of every loaded plugin that
+ * offers one written now under "plugins". A copy (cJSON_Delete it), or NULL when there is
+ * nothing; NULL with *ok false when a plugin's write failed (said, naming it) or memory ran
+ * out. */
+static cJSON *save_extras(host_world *w, const char *path, bool *ok)
+{
+    cJSON *extra = w->scene->extra ? cJSON_Duplicate(w->scene->extra, true) : cJSON_CreateObject();
+    cJSON *all = extra ? cJSON_GetObjectItemCaseSensitive(extra, HOST_PSTATE_KEY) : NULL;
+    if (extra && !all) all = cJSON_AddObjectToObject(extra, HOST_PSTATE_KEY);
+    *ok = all != NULL;
+    for (size_t i = 0; *ok && i < w->plugin_count; i++) {
+        host_plugin *p = w->plugins[i];
+        if (p->status != HOST_PLUGIN_LOADED || !p->has_pstate || p->crashed) continue;
+        char why[400];
+        size_t len = 0;
+        char *text = host_plugin_state_text(p, &len, why, sizeof why);
+        cJSON *v = text && len ? cJSON_ParseWithLength(text, len) : NULL;
+        cJSON_DeleteItemFromObjectCaseSensitive(all, p->name);
+        if (!text)
+            host_error("scene", "%s: plugin '%s' could not write its plugin state: %s", path,
+                       p->name, why);
+        *ok = text && (!len || (v && cJSON_AddItemToObject(all, p->name, v)));
+        if (!*ok && v && !cJSON_GetObjectItemCaseSensitive(all, p->name)) cJSON_Delete(v);
+        free(text);
+    }
+    if (*ok && !all->child) cJSON_DeleteItemFromObjectCaseSensitive(extra, HOST_PSTATE_KEY);
+    if (!*ok || !extra->child) {
+        cJSON_Delete(extra);
+        return NULL;
+    }
+    return extra;
+}
+
 ecs_status host_scene_save(host_world *w, const char *path)
 {
     scene_save v = {.w = w};
@@ -2311,8 +2459,11 @@ ecs_status host_scene_save(host_world *w, const char *path)
     pieces d = {0};
     ecs_status s = save_file_open(&f, path);
     if (s != ECS_OK) return s;
-    bool ok = capture_run(&v, w->managers, w->manager_count, true, 0, &c) &&
-              document(&c, w->scene->extra, &d);
+    bool ok = false;
+    cJSON *extra = save_extras(w, path, &ok);
+    ok = ok && capture_run(&v, w->managers, w->manager_count, true, 0, &c) &&
+         document(&c, extra, &d);
+    cJSON_Delete(extra);
     if (ok) save_file_write(&f, d.iov, d.n);
     s = save_file_close(&f, ok);
     if (!ok)
@@ -2430,7 +2581,7 @@ ecs_status host_scene_restore(host_world *w, const host_scene_captured *doc,
     int sig = 0;
     uint32_t n = doc->n;
     if ((doc->at ? adopt_offsets(&l, doc) : prepare(&l)) && l.n == n) {
-        memcpy(l.ents, doc->ents, n * sizeof *doc->ents);
+        if (n) memcpy(l.ents, doc->ents, n * sizeof *doc->ents); /* none: ents is NULL */
         const char *where; /* the caller says it: *crashed */
         s = load_components(&l, &sig, &where);
     } else {
@@ -2719,6 +2870,39 @@ ecs_status host_scene_restore_kept(host_world *w, host_manager *const *mgrs, siz
     cJSON_Delete(doc);
     free(ents);
     return st;
+}
+
+/* The store's "plugins" object (made when make), or NULL. */
+static cJSON *kept_states(host_scene_store *s, bool make)
+{
+    cJSON *all = s->extra ? cJSON_GetObjectItemCaseSensitive(s->extra, HOST_PSTATE_KEY) : NULL;
+    if (all || !make) return cJSON_IsObject(all) ? all : NULL;
+    if (!s->extra && !(s->extra = cJSON_CreateObject())) return NULL;
+    return cJSON_AddObjectToObject(s->extra, HOST_PSTATE_KEY);
+}
+
+bool host_scene_keep_state(host_world *w, const char *name, const char *text, size_t len)
+{
+    cJSON *all = kept_states(w->scene, len > 0);
+    if (all) cJSON_DeleteItemFromObjectCaseSensitive(all, name);
+    if (len == 0) return true;
+    cJSON *v = cJSON_ParseWithLength(text, len);
+    if (!v || !all || !cJSON_AddItemToObject(all, name, v)) {
+        cJSON_Delete(v);
+        return false;
+    }
+    return true;
+}
+
+char *host_scene_take_state(host_world *w, const char *name, size_t *len)
+{
+    cJSON *all = kept_states(w->scene, false);
+    cJSON *v = all ? cJSON_GetObjectItemCaseSensitive(all, name) : NULL;
+    char *text = v ? host_json_print(v, len) : NULL;
+    if (text) cJSON_DeleteItemFromObjectCaseSensitive(all, name);
+    if (all && !all->child)
+        cJSON_DeleteItemFromObjectCaseSensitive(w->scene->extra, HOST_PSTATE_KEY);
+    return text;
 }
 
 bool host_scene_keep_plugin(host_world *w, const host_plugin *p)

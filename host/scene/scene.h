@@ -86,6 +86,16 @@ bool host_scene_keep(host_world *w, const host_scene_captured *doc);
  * deleted, or it crashed). False when a manager cannot save or memory ran out. */
 bool host_scene_keep_plugin(host_world *w, const host_plugin *p);
 
+/* Keep plugin `name`'s own state, the JSON text[0..len), in the store under the top-level
+ * "plugins" object (written on save); an empty text keeps nothing (and drops what was
+ * kept). False when the text is not JSON or memory ran out. */
+bool host_scene_keep_state(host_world *w, const char *name, const char *text, size_t len);
+
+/* The state kept for plugin `name` (host_scene_keep_state, or a scene's "plugins" member
+ * no loaded plugin read) as a malloc'd text of *len bytes, dropped from the store; NULL
+ * when none is kept. */
+char *host_scene_take_state(host_world *w, const char *name, size_t *len);
+
 /* Give the kept components of mgrs (a plugin loaded again) back to their entities and
  * drop them from the store. Nothing kept: ECS_OK. */
 ecs_status host_scene_restore_kept(host_world *w, host_manager *const *mgrs, size_t count);

@@ -37,6 +37,9 @@
     X("offsetof ecs_host.plugin_name", offsetof(ecs_host, plugin_name))                            \
     X("offsetof ecs_host.config", offsetof(ecs_host, config))                                      \
     X("offsetof ecs_host.on_commit", offsetof(ecs_host, on_commit))                                \
+    X("offsetof ecs_host.plugin_state", offsetof(ecs_host, plugin_state))                          \
+    X("sizeof ecs_plugin_state_desc", sizeof(ecs_plugin_state_desc))                               \
+    X("offsetof ecs_plugin_state_desc.read", offsetof(ecs_plugin_state_desc, read))                \
     X("sizeof ecs_load_args", sizeof(ecs_load_args))                                               \
     X("offsetof ecs_load_args.previous_state", offsetof(ecs_load_args, previous_state))            \
     X("sizeof ecs_plugin_desc", sizeof(ecs_plugin_desc))                                           \
