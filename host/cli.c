@@ -20,6 +20,9 @@
 #ifndef ECS_DEFAULT_PLUGIN_DIR
 #error "host/meson.build defines ECS_DEFAULT_PLUGIN_DIR (prefix/libdir/ecs-host/plugins)"
 #endif
+#ifndef ECS_DOC_DIR
+#error "host/meson.build defines ECS_DOC_DIR (where the guides are installed)"
+#endif
 
 static const char usage[] =
     "usage: ecs-host [options] [PLUGIN_DIR...]\n"
@@ -72,7 +75,10 @@ static const char usage[] =
     "  -h, --help                 this text\n"
     "  --version                  print the host and ABI versions\n"
     "\n"
-    "exit status: 0 ok, 1 runtime failure, 2 usage error\n";
+    "exit status: 0 ok, 1 runtime failure, 2 usage error\n"
+    "\n"
+    "README.md, the guides (writing-a-plugin.md, abi.md, scene-format.md, inspector.md),\n"
+    "the plugin template and a C++ plugin are installed in " ECS_DOC_DIR "\n";
 
 enum {
     OPT_FRAMES = 256,

@@ -16,9 +16,10 @@
  *   on each callback and function say when it may be called:
  *     [main-thread]          any time from the main thread while the plugin is loaded;
  *     [load]                 only inside the plugin's load();
- *     [frame]                during a frame: inside an update or a destroyed callback;
- *     [scene-load]           only inside a manager's load_component() or read_component();
- *     [scene-save]           only inside a manager's save_component().
+ *     [frame]                during a frame: inside an update, a system's run or an
+ *                            entities_destroyed callback;
+ *     [scene-load]           only inside a manager's read_component() or load_component();
+ *     [scene-save]           only inside a manager's write_component() or save_component().
  * - Ownership. Strings and structs passed to the host are copied unless a comment says
  *   otherwise. Pointers the host returns stay valid for as long as the comment says.
  * - Errors. Every call that can fail returns an ecs_status; ecs_status_text() turns it
@@ -782,11 +783,13 @@ typedef struct ecs_plugin_desc {
     const char *name;     /* unique plugin name: [a-z0-9_]+ */
     const char *version;  /* free text, for example "1.2.0" */
     /* Version of the layout of the plugin's state. A reload to a build with the same
-     * value hands the old state over; a different value migrates through JSON: the old
-     * version's managers save every component (save_component), the new version's load
-     * them (load_component). A plugin that cannot migrate says so by leaving those out:
-     * a reload that changes its state_version is then refused, and the old version
-     * keeps running. */
+     * value hands the old state over (when the recorded layouts agree, state_size below);
+     * a different value migrates through JSON: the old version's managers write every
+     * component (write_component, else save_component), the new version's read them
+     * (read_component, else load_component), and the plugin's own state goes the same way
+     * (ecs_host.plugin_state). A plugin that cannot migrate says so by leaving those out:
+     * a reload that changes its state_version is then refused, and the old version keeps
+     * running. */
     uint32_t state_version;
     /* NULL-terminated list of plugin names this one needs loaded first (or NULL). */
     const char *const *dependencies;

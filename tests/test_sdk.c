@@ -6,8 +6,10 @@
  * installed; build examples/plugin-template with cc + pkg-config, with its Makefile and
  * with its meson.build, never with an -I into the source tree; run the installed ecs-host
  * on the installed plugins plus the template with the template's scene; check that every
- * plugin exports exactly one dynamic symbol; and run every command of
- * docs/writing-a-plugin.md in order. */
+ * plugin exports exactly one dynamic symbol. And, apart from that install: every command
+ * of README.md and then of docs/writing-a-plugin.md, as written, on a fresh copy of the
+ * repository's files with a fresh home folder (the README builds, installs into ~/.local,
+ * and the tutorial builds its plugins against that). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -33,9 +35,18 @@
 #error "tests/meson.build defines the build, source and install paths this test uses"
 #endif
 
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_SANITIZERS 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_SANITIZERS 1
+#endif
+#endif
+
 #define TEMPLATE_DIR SOURCE_ROOT "/examples/plugin-template"
 #define DOC_PATH     SOURCE_ROOT "/docs/writing-a-plugin.md"
 #define RUN_TIMEOUT  120.0 /* seconds for one command (a meson setup, a compile, a run) */
+#define DOCS_TIMEOUT 480.0 /* seconds for every command of the README and the tutorial */
 #define MAX_ARGS     64
 #define PATH_SIZE    4096
 
@@ -51,6 +62,7 @@ typedef struct sdk {
     char plugindir[PATH_SIZE], pcdir[PATH_SIZE], host[PATH_SIZE];
     char template_so[PATH_SIZE]; /* bob.so built by Sdk_template_builds_with_cc_and_pkg_config */
     char cmd[8192];              /* the last command line, for messages */
+    char user_path[PATH_SIZE];   /* PATH as the tests started, before the install's */
     harness_output run;          /* the last finished run */
 } sdk;
 
@@ -186,6 +198,7 @@ static int group_setup(void **state)
     }
     char search[2 * PATH_SIZE + 8];
     const char *old_path = getenv("PATH");
+    snprintf(s.user_path, sizeof s.user_path, "%s", old_path ? old_path : "/usr/bin:/bin");
     snprintf(search, sizeof search, "%s:%s", s.bindir, old_path ? old_path : "/usr/bin:/bin");
     if (set_env("PATH", search) || set_env("PKG_CONFIG_PATH", s.pcdir) ||
         set_env("PKG_CONFIG_SYSROOT_DIR", s.destdir))
@@ -344,12 +357,15 @@ static void Sdk_install_puts_man_pages_completions_guides_and_template_in_place(
     EXPECT_FILE(p);
     pathf(p, "%s%s/_ecs-host", S->destdir, INSTALL_ZSH_COMPLETION_DIR);
     EXPECT_FILE(p);
-    static const char *const docs[] = {"writing-a-plugin.md",
+    static const char *const docs[] = {"README.md",
+                                       "writing-a-plugin.md",
                                        "abi.md",
                                        "scene-format.md",
+                                       "inspector.md",
                                        "examples/plugin-template/bob.c",
                                        "examples/plugin-template/Makefile",
-                                       "examples/plugin-template/meson.build"};
+                                       "examples/plugin-template/meson.build",
+                                       "examples/cpp-plugin/cpp_counter.cpp"};
     for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {
         pathf(p, "%s%s/%s", S->destdir, INSTALL_DOCDIR, docs[i]);
         EXPECT_FILE(p);
@@ -369,6 +385,8 @@ static void Sdk_install_puts_man_pages_completions_guides_and_template_in_place(
     if (!strstr(page, "\n.It Pa " INSTALL_DOCDIR "/writing-a-plugin.md\n"))
         fail_msg("ecs-plugin(7) does not name the installed guide");
     free(page);
+    RUN(0, S->host, "--help"); /* it names where they are */
+    EXPECT_OUT("the plugin template and a C++ plugin are installed in " INSTALL_DOCDIR "\n");
 }
 
 /* ---- the template, built three ways against the install ---- */
@@ -491,17 +509,42 @@ static void Sdk_template_reports_bad_scene_values_with_their_place(void **state)
     EXPECT_ERR("entities[0].bob.amplitude: expected a finite number");
 }
 
-/* ---- docs/writing-a-plugin.md, every command in order ---- */
+/* ---- README.md and docs/writing-a-plugin.md, every command as written ---- */
 
-/* Write the doc's runnable blocks to out as one shell script: ```sh blocks as they are,
- * ```LANG file=NAME blocks as heredocs that write NAME (append to it when an earlier
- * block wrote it). Other blocks (```json without file=, ```meson...) are shown, not run.
- * Returns the number of blocks taken. */
-static int doc_script(const char *md, FILE *out)
+/* One line of a ```sh block into out: as it is, or, when its comment says it runs until
+ * Ctrl-C, started in the background (its pid kept in $ecs_bg, stopped at the block's end). */
+static void doc_command(const char *line, int len, FILE *out, bool *background)
+{
+    const char *hash = NULL;
+    for (const char *p = line; p + 1 < line + len; p++)
+        if (p[0] == ' ' && p[1] == '#') hash = p; /* the last " #": the comment */
+    bool until = hash && memmem(hash, (size_t)(line + len - hash), "until Ctrl-C", 12);
+    if (!until) {
+        fprintf(out, "%.*s\n", len, line);
+        return;
+    }
+    fprintf(out, "%.*s &\necs_bg=\"$ecs_bg $!\"\n", (int)(hash - line), line);
+    *background = true;
+}
+
+/* After a block that started commands in the background: let them run three seconds more,
+ * then SIGTERM, and each must exit 0 (set -e). */
+static void doc_stop_background(FILE *out)
+{
+    fprintf(out, "sleep 3\nfor p in $ecs_bg; do kill -TERM \"$p\"; done\n"
+                 "for p in $ecs_bg; do wait \"$p\"; done\necs_bg=\n");
+}
+
+/* Write the runnable blocks of the markdown md (named name in the markers) to out, as a
+ * shell script: ```sh blocks as they are (but ```sh test=skip; a command whose comment says
+ * "until Ctrl-C" in the background, doc_command), ```LANG file=NAME blocks as heredocs that
+ * write NAME (append to it when an earlier block wrote it). Other blocks (```json without
+ * file=, ```text, ```meson...) are shown, not run. Returns the number of blocks taken. */
+static int doc_script(const char *md, const char *name, FILE *out)
 {
     char written[64][128];
     int nwritten = 0, blocks = 0, line_no = 0;
-    bool in_block = false, take = false, heredoc = false;
+    bool in_block = false, take = false, heredoc = false, background = false;
     for (const char *line = md; line && *line;) {
         const char *end = strchr(line, '\n');
         int len = end ? (int)(end - line) : (int)strlen(line);
@@ -512,11 +555,12 @@ static int doc_script(const char *md, FILE *out)
             char info[256];
             snprintf(info, sizeof info, "%.*s", len - indent - 3, line + indent + 3);
             const char *file = strstr(info, " file=");
+            bool sh = strcmp(info, "sh") == 0;
             in_block = true;
-            take = strcmp(info, "sh") == 0 || file;
+            take = sh || file;
             blocks += take;
-            if (strcmp(info, "sh") == 0) {
-                fprintf(out, "echo '### writing-a-plugin.md:%d' >&2\n", line_no);
+            if (sh) {
+                fprintf(out, "echo '### %s:%d' >&2\n", name, line_no);
             } else if (file) {
                 bool again = false;
                 file += strlen(" file=");
@@ -528,39 +572,95 @@ static int doc_script(const char *md, FILE *out)
             }
         } else if (fence) {
             if (heredoc) fprintf(out, "ECS_DOC_EOF\n");
-            in_block = heredoc = false;
-        } else if (in_block && take) {
+            if (background) doc_stop_background(out);
+            in_block = heredoc = background = false;
+        } else if (in_block && take && heredoc) {
             fprintf(out, "%.*s\n", len, line);
+        } else if (in_block && take) {
+            doc_command(line, len, out, &background);
         }
         line = end ? end + 1 : NULL;
     }
     return blocks;
 }
 
-static void Docs_writing_a_plugin_runs_in_order(void **state)
+/* The repository's files as git tracks them (their working-tree contents: what a commit
+ * would hold), or, outside a git checkout (a release tarball), the source tree without
+ * its build folders, into dir. */
+static void copy_sources(const char *dir)
 {
-    NEED_PROGRAM("cc");
-    NEED_PROGRAM("nm");
-    char dir[PATH_SIZE], script[PATH_SIZE], p[PATH_SIZE];
-    path(dir, S->root, "/doc");
-    path(script, S->root, "/doc.sh");
-    assert_int_equal(mkdir(dir, 0700), 0);
-    char *md = harness_read_file(DOC_PATH, NULL);
-    assert_non_null(md);
+    char cmd[3 * PATH_SIZE];
+    pathf(cmd,
+          "if git -C '%s' rev-parse --is-inside-work-tree >/dev/null 2>&1; then "
+          "cd '%s' && git ls-files -z | tar --null -T - -cf - | tar -xf - -C '%s'; "
+          "else tar -C '%s' --exclude='./build*' -cf - . | tar -xf - -C '%s'; fi",
+          SOURCE_ROOT, SOURCE_ROOT, dir, SOURCE_ROOT, dir);
+    RUN(0, "sh", "-c", cmd);
+}
+
+/* README.md, then docs/writing-a-plugin.md in an empty folder, as one shell script run with
+ * a user's environment: HOME (a fresh one: the install's prefix is ~/.local), the PATH the
+ * tests started with, EDITOR=touch, and ECS_NO_INSTALL=1 (the scripts never install
+ * packages here: what they need is there when the suite runs). */
+static void run_docs(const char *copy, const char *home, const char *tutorial)
+{
+    char script[PATH_SIZE], env_home[PATH_SIZE + 8], env_path[PATH_SIZE + 8];
+    path(script, S->root, "/docs.sh");
     FILE *f = fopen(script, "w");
     assert_non_null(f);
-    fprintf(f, "set -eu\ncd '%s'\n", dir);
-    int blocks = doc_script(md, f);
+    fprintf(f, "set -eu\necs_bg=\ncd '%s'\n", copy);
+    char *readme = harness_read_file(SOURCE_ROOT "/README.md", NULL);
+    char *guide = harness_read_file(DOC_PATH, NULL);
+    assert_non_null(readme);
+    assert_non_null(guide);
+    int blocks = doc_script(readme, "README.md", f);
+    fprintf(f, "cd '%s'\n", tutorial);
+    blocks += doc_script(guide, "writing-a-plugin.md", f);
     assert_int_equal(fclose(f), 0);
-    free(md);
-    assert_true(blocks >= 10);
-    RUN(0, "sh", script);
-    EXPECT_OUT("ecs-host "); /* section 1 */
-    EXPECT_OUT(S->plugindir);
+    free(readme);
+    free(guide);
+    assert_true(blocks >= 15);
+    pathf(env_home, "HOME=%s", home);
+    pathf(env_path, "PATH=%s", S->user_path);
+    const char *const argv[] = {
+        "env", "-i", env_home, env_path, "EDITOR=touch", "ECS_NO_INSTALL=1", "bash", script, NULL};
+    int rc = run_argv(argv, DOCS_TIMEOUT);
+    if (rc != 0 || S->run.exit_code != 0 || S->run.term_signal || S->run.timed_out) {
+        print_error("the commands of the docs failed (the last '###' line names the block)\n");
+        dump();
+        fail();
+    }
+}
+
+/* What README.md's commands must have done (S->run: their output). */
+static void check_readme(const char *copy, const char *home)
+{
+    char p[PATH_SIZE];
+    EXPECT_OUT("== ecs-host on "); /* scripts/demo.sh */
+    path(p, home, "/.local/bin/ecs-host");
+    EXPECT_FILE(p); /* Install, from source: a prefix of its own */
+    path(p, home, "/.local/lib/ecs-host/plugins/transform.so");
+    EXPECT_FILE(p);
+    EXPECT_ERR("[info] inspect: open http://127.0.0.1:"); /* See the live world */
+    EXPECT_ERR("[info] counter: saw 60 frames");          /* In short */
+    pathf(p, "-I%s/.local/include/ecs-host", home);       /* the installed SDK */
+    EXPECT_OUT(p);
+    path(p, copy, "/counter.so");
+    EXPECT_FILE(p);
+    EXPECT_ERR("reload: transform 1.0.0 -> 1.0.0: same state layout"); /* Hot reload */
+}
+
+/* What docs/writing-a-plugin.md's commands must have done. */
+static void check_tutorial(const char *tutorial)
+{
+    char p[PATH_SIZE];
+    EXPECT_OUT("ecs-host ");       /* section 1 */
     EXPECT_ERR_ABSENT("warning:"); /* the doc's code compiles clean with -Wall -Wextra */
     EXPECT_ERR("[info] hello: updated 3 times");
     EXPECT_OUT("name: turn  version: 1.0.0");
     EXPECT_OUT("depends on: transform");
+    EXPECT_OUT("transform.so\n  name: transform"); /* from the installed folder, as it says */
+    EXPECT_ERR_ABSENT("skipped");
     EXPECT_ERR("loaded 3 entities from scene.json");
     EXPECT_ERR("saved 3 entities to saved.json");
     EXPECT_OUT("\"turn\":");
@@ -572,7 +672,7 @@ static void Docs_writing_a_plugin_runs_in_order(void **state)
     assert_non_null(first);
     assert_non_null(strstr(first + 1, " T ecs_plugin_entry\n"));
 
-    path(p, dir, "/my-plugins/saved.json");
+    path(p, tutorial, "/my-plugins/saved.json");
     cJSON *scene = read_json(p);
     const cJSON *wheel = scene_entity(scene, "wheel");
     assert_non_null(wheel);
@@ -581,13 +681,46 @@ static void Docs_writing_a_plugin_runs_in_order(void **state)
     if (!(angle > 0.0 && angle < 360.0)) fail_msg("wheel angle %g after one second", angle);
     assert_non_null(scene_entity(scene, "sign")); /* no turn, still saved */
     cJSON_Delete(scene);
-    path(p, dir, "/my-plugins/reloaded.json"); /* saved after the hot reload */
+    path(p, tutorial, "/my-plugins/reloaded.json"); /* saved after the hot reload */
     scene = read_json(p);
     wheel = scene_entity(scene, "wheel");
     assert_non_null(wheel);
     assert_true(number_at(wheel, "turn", "speed", -1) == 90.0);
     assert_non_null(scene_entity(scene, "valve"));
     cJSON_Delete(scene);
+}
+
+/* Every command of README.md and then of docs/writing-a-plugin.md, as written, from a
+ * fresh copy of the repository's files with a fresh home (so a fresh ~/.local prefix):
+ * the README's quick start builds build/, its install goes to ~/.local, the tutorial
+ * builds its plugins against that install. The next slip in either fails here. */
+static void Docs_readme_and_tutorial_run_as_written(void **state)
+{
+#ifdef UNDER_SANITIZERS
+    print_message("# under sanitizers: the docs build their own unsanitized binaries; skipped\n");
+    skip();
+#endif
+    NEED_PROGRAM("cc");
+    NEED_PROGRAM("nm");
+    NEED_PROGRAM("git");
+    NEED_PROGRAM("tar");
+    char copy[PATH_SIZE], home[PATH_SIZE], tutorial[PATH_SIZE], cmd[PATH_SIZE];
+    path(copy, S->root, "/clone");
+    path(home, S->root, "/home");
+    path(tutorial, S->root, "/tutorial");
+    assert_int_equal(mkdir(copy, 0700), 0);
+    assert_int_equal(mkdir(home, 0700), 0);
+    assert_int_equal(mkdir(tutorial, 0700), 0);
+    copy_sources(copy);
+    pathf(cmd, "cd '%s' && source scripts/setup.sh && ECS_NO_INSTALL=1 ecs_install_missing", copy);
+    if (run_argv((const char *const[]){"bash", "-c", cmd, NULL}, RUN_TIMEOUT) != 0 ||
+        S->run.exit_code != 0) {
+        print_message("# the quick start's packages are not all installed: skipped\n");
+        skip();
+    }
+    run_docs(copy, home, tutorial);
+    check_readme(copy, home);
+    check_tutorial(tutorial);
 }
 
 int main(void)
@@ -602,7 +735,7 @@ int main(void)
         cmocka_unit_test(Sdk_template_builds_with_its_meson_build),
         cmocka_unit_test(Sdk_installed_host_runs_the_template_with_its_scene),
         cmocka_unit_test(Sdk_template_reports_bad_scene_values_with_their_place),
-        cmocka_unit_test(Docs_writing_a_plugin_runs_in_order),
+        cmocka_unit_test(Docs_readme_and_tutorial_run_as_written),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
