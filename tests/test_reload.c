@@ -1580,6 +1580,23 @@ static void Reload_parked_plugin_gets_its_plugin_state_back(void **state)
     EXPECT_ABSENT(f, "[error]");
 }
 
+/* A plugin that offers its state twice in one load() is refused with one line naming the
+ * call, and the old build keeps running (as for any refused registration). */
+static void Reload_plugin_state_offered_twice_is_refused(void **state)
+{
+    fixture *f = *state;
+    put_physics_and_spawner(f);
+    START(f, "spawner 1 first update", NULL);
+    put_rename(f, "spawner_twice", "a_spawner.so");
+    WAIT_LINE(f, "spawner: new build refused, version 1 keeps running: its load() failed: "
+                 "already exists");
+    STOP(f);
+    EXPECT_ONCE(f, "[error] spawner: plugin_state: the plugin offers its state twice (already "
+                   "exists)");
+    EXPECT_ABSENT(f, "spawner 5 state read");
+    EXPECT_OUT(f, "reloads: 0 done, 1 refused");
+}
+
 /* Scenes keep plugin states under "plugins": a save writes spawner's counter and seed, a
  * load into a new host gives them back (after the components), and the new run counts on. */
 static void Scene_save_and_load_keep_the_plugin_state(void **state)
@@ -2927,6 +2944,7 @@ int main(void)
         TEST(Reload_json_migration_keeps_the_plugin_state),
         TEST(Reload_plugin_state_no_build_reads_is_kept_for_one_that_does),
         TEST(Reload_parked_plugin_gets_its_plugin_state_back),
+        TEST(Reload_plugin_state_offered_twice_is_refused),
         TEST(Scene_save_and_load_keep_the_plugin_state),
         TEST(Scene_plugin_state_it_refuses_fails_the_load_at_its_place),
         TEST(Reload_safe_provider_crash_parks_its_users_until_it_is_back),

@@ -13,6 +13,7 @@
  *   SPAWN_NEEDS=n      the version of "game.physics" it asks api_find for (default 1)
  *   SPAWN_LAYOUT=2     another state layout (state_version 2): a reload migrates
  *   SPAWN_NO_STATE     offers no plugin state (as a build before ABI 1.1 would)
+ *   SPAWN_STATE_TWICE  offers it twice (the host refuses the second, and the load fails)
  *
  * Log lines (info), "spawner 1" standing for the name and SPAWN_VERSION:
  *   "spawner 1 load: game.physics found" (else the load fails with ECS_ERR_NOT_FOUND)
@@ -159,6 +160,9 @@ static ecs_status spawn_load(const ecs_host *h, const ecs_load_args *args, void 
     ecs_plugin_state_desc own = {sizeof own, s, state_write, state_read};
     size_t need = offsetof(ecs_host, plugin_state) + sizeof h->plugin_state;
     if (st == ECS_OK && h->struct_size >= need) st = h->plugin_state(h, &own);
+#ifdef SPAWN_STATE_TWICE
+    if (st == ECS_OK) st = h->plugin_state(h, &own); /* refused: one per plugin */
+#endif
 #else
     (void)state_write, (void)state_read;
 #endif
