@@ -55,6 +55,8 @@ static const char usage[] =
     "  --inspect-read-only        the inspector shows, never changes, the world\n"
     "  --inspect-save-dir DIR     the page may save the world into DIR, under a name it\n"
     "                             gives (else only to the --save FILE)\n"
+    "  --inspect-host NAME        let requests name the server NAME in their Host header\n"
+    "                             (a name of this machine, for --inspect ADDR:PORT)\n"
     "  --stats                    print each manager's update time at exit\n"
     "  --trace FILE               write a Chrome trace-event JSON file (Perfetto opens it)\n"
     "  --timing-every N           time each manager's update on one frame in N (8; 1:\n"
@@ -103,6 +105,7 @@ enum {
     OPT_INSPECT,
     OPT_INSPECT_RO,
     OPT_INSPECT_SAVE_DIR,
+    OPT_INSPECT_HOST,
     OPT_NO_INSTALLED
 };
 
@@ -130,6 +133,7 @@ static const struct option long_options[] = {
     {"inspect", required_argument, NULL, OPT_INSPECT},
     {"inspect-read-only", no_argument, NULL, OPT_INSPECT_RO},
     {"inspect-save-dir", required_argument, NULL, OPT_INSPECT_SAVE_DIR},
+    {"inspect-host", required_argument, NULL, OPT_INSPECT_HOST},
     {"no-installed-plugins", no_argument, NULL, OPT_NO_INSTALLED},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
@@ -214,6 +218,11 @@ int host_cli_parse(int argc, char **argv, host_options *opt, FILE *out, FILE *er
             break;
         case OPT_INSPECT_SAVE_DIR:
             opt->inspect_save_dir = optarg;
+            break;
+        case OPT_INSPECT_HOST:
+            if (opt->inspect_host_count == HOST_MAX_INSPECT_HOSTS)
+                return fail(err, exit_code, "--inspect-host %s: at most 16 names", optarg);
+            opt->inspect_hosts[opt->inspect_host_count++] = optarg;
             break;
         case OPT_NO_INSTALLED:
             opt->no_installed = true;

@@ -13,6 +13,8 @@
 
 #define HOST_MAX_PLUGIN_DIRS 32
 
+#define HOST_MAX_INSPECT_HOSTS 16 /* --inspect-host names */
+
 typedef struct host_options {
     const char *plugin_dir; /* the first of plugin_dirs (messages that name one) */
     const char *plugin_dirs[HOST_MAX_PLUGIN_DIRS]; /* PLUGIN_DIR..., then ECS_PLUGIN_PATH's,
@@ -41,6 +43,8 @@ typedef struct host_options {
     const char *inspect;    /* --inspect [ADDR:]PORT: serve the inspector page and API */
     bool inspect_read_only; /* --inspect-read-only: every write answers 403 */
     const char *inspect_save_dir; /* --inspect-save-dir: the page's saves by name go here */
+    const char *inspect_hosts[HOST_MAX_INSPECT_HOSTS]; /* --inspect-host NAME, each */
+    size_t inspect_host_count;
     bool help, version;
 } host_options;
 

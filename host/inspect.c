@@ -13,6 +13,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,24 @@ static void on_log(void *ctx, int level, const char *who, const char *msg)
 
 /* ---- replies ---- */
 
+/* The page's own scripts (their hashes, made by scripts/embed.py) and nothing else; no
+ * frame may hold it (a page of another site cannot put it under a click); what it loads
+ * and connects to: this server only. */
+#define CSP                                                                                        \
+    "default-src 'none'; script-src " HOST_INSPECT_PAGE_SCRIPTS "; style-src 'unsafe-inline'; "    \
+    "img-src data:; connect-src 'self'; base-uri 'none'; form-action 'none'; "                     \
+    "frame-ancestors 'none'"
+
+void inspect_headers(struct MHD_Response *r, const char *type)
+{
+    MHD_add_response_header(r, "Content-Type", type);
+    MHD_add_response_header(r, "Cache-Control", "no-store");
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(r, "Content-Security-Policy", CSP);
+    MHD_add_response_header(r, "X-Frame-Options", "DENY"); /* browsers before frame-ancestors */
+    MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+}
+
 enum MHD_Result inspect_reply_text(struct MHD_Connection *c, unsigned status, const char *type,
                                    char *text, size_t len)
 {
@@ -54,9 +73,7 @@ enum MHD_Result inspect_reply_text(struct MHD_Connection *c, unsigned status, co
         free(text);
         return MHD_NO;
     }
-    MHD_add_response_header(r, "Content-Type", type);
-    MHD_add_response_header(r, "Cache-Control", "no-store");
-    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    inspect_headers(r, type);
     enum MHD_Result ok = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
     return ok;
@@ -210,27 +227,6 @@ static enum MHD_Result job_answer(host_inspector *in, struct MHD_Connection *c, 
 
 /* ---- routing ---- */
 
-/* Is the Host header the bound address or localhost (with our port, or none)? */
-static bool host_ok(const host_inspector *in, struct MHD_Connection *c)
-{
-    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
-    if (!h) return false;
-    char port[16];
-    snprintf(port, sizeof port, ":%u", in->port);
-    const char *names[] = {"localhost", "127.0.0.1", in->addr};
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-        size_t n = strlen(names[i]);
-        if (strncmp(h, names[i], n) == 0 && (!h[n] || strcmp(h + n, port) == 0)) return true;
-    }
-    return false;
-}
-
-static bool token_ok(const host_inspector *in, struct MHD_Connection *c)
-{
-    const char *a = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-    return a && strncmp(a, "Bearer ", 7) == 0 && strcmp(a + 7, in->token) == 0;
-}
-
 /* "INDEX.GENERATION" into *e: false when it is not one. */
 static bool parse_id(const char *s, size_t n, ecs_entity *e)
 {
@@ -293,27 +289,16 @@ static enum MHD_Result route_read(host_inspector *in, struct MHD_Connection *c, 
 static enum MHD_Result route(host_inspector *in, struct MHD_Connection *c, const char *url,
                              const char *method, request *r)
 {
-    bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD"), post = !strcmp(method, "POST"),
-         put = !strcmp(method, "PUT") || !strcmp(method, "PATCH"), del = !strcmp(method, "DELETE");
-    if (!host_ok(in, c))
-        return inspect_reply_error(c, 403, "the Host header must name this server");
-    if (!strcmp(url, "/") || !strcmp(url, "/index.html")) {
+    bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD"), post = !strcmp(method, "POST");
+    if (!strcmp(url, "/") || !strcmp(url, "/index.html")) { /* the gate checked the Host */
         if (!get) return inspect_reply_error(c, 405, "the page is read with GET");
         char *page = strdup(host_inspect_page);
         return page ? inspect_reply_text(c, 200, "text/html; charset=utf-8", page, strlen(page))
                     : MHD_NO;
     }
     if (strncmp(url, "/api/", 5) != 0) return inspect_reply_error(c, 404, "no such page");
-    /* a browser's EventSource cannot send headers: /api/events may carry ?token= */
-    const char *qt = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token");
-    bool query_token = !strcmp(url, "/api/events") && qt && !strcmp(qt, in->token);
-    if (!token_ok(in, c) && !query_token)
-        return inspect_reply_error(c, 403,
-                                   "a request needs the header Authorization: Bearer TOKEN");
     if (r->too_big) return inspect_reply_error(c, 413, "the request body is over 1 MiB");
-    const char *p = url + 5;
-    if ((post || put || del) && in->read_only)
-        return inspect_reply_error(c, 403, "the inspector is read-only (--inspect-read-only)");
+    const char *p = url + 5; /* the gate checked the token too, and read-only */
     bool routed;
     enum MHD_Result res = route_read(in, c, p, get, &routed);
     if (routed) return res;
@@ -332,12 +317,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                                   const char *method, const char *version, const char *upload,
                                   size_t *upload_size, void **con_cls)
 {
-    (void)version;
     request *r = *con_cls;
-    if (!r) { /* the headers: the body (if any) comes in the next calls */
-        if (!(r = calloc(1, sizeof *r))) return MHD_NO;
+    if (!r || !r->checked) { /* the headers: the body (if any) comes in the next calls */
+        if (!r && !(r = calloc(1, sizeof *r))) return MHD_NO;
         *con_cls = r;
-        return MHD_YES;
+        r->checked = true;
+        const char *msg;
+        unsigned refused = inspect_gate_check(cls, c, r, url, method, version, &msg);
+        return refused ? inspect_reply_error(c, refused, msg) : MHD_YES; /* no body read */
     }
     if (r->job) return r->job->done ? job_answer(cls, c, r->job) : MHD_YES;
     if (*upload_size) {
@@ -366,9 +353,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode why)
 {
-    (void)c, (void)why;
+    (void)why;
     host_inspector *in = cls;
     request *r = *con_cls;
+    inspect_gate_request_done(in, c);
     if (r && r->job) {
         for (inspect_job **at = &in->jobs; *at; at = &(*at)->next) /* still listed: unlist */
             if (*at == r->job) {
@@ -423,10 +411,12 @@ static struct MHD_Daemon *start_daemon(host_inspector *in, struct sockaddr_in *s
 {
     return MHD_start_daemon(
         MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, on_request, in,
-        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)sa, MHD_OPTION_CONNECTION_LIMIT, (unsigned)32,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)(64 * 1024), MHD_OPTION_NOTIFY_COMPLETED, on_completed, in,
-        MHD_OPTION_EXTERNAL_LOGGER, on_mhd_error, in, MHD_OPTION_END);
+        MHD_OPTION_EXTERNAL_LOGGER, on_mhd_error, in, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)sa,
+        MHD_OPTION_URI_LOG_CALLBACK, inspect_gate_uri, in, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)CONNECTION_MAX, MHD_OPTION_NOTIFY_CONNECTION, inspect_gate_notify, in,
+        MHD_OPTION_UNESCAPE_CALLBACK, inspect_gate_unescape, in, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)10, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, in, MHD_OPTION_END);
 }
 
 bool host_inspector_save_dir_ok(const char *dir, char *why, size_t len)
@@ -442,18 +432,59 @@ bool host_inspector_save_dir_ok(const char *dir, char *why, size_t len)
     return false;
 }
 
+/* The URL to open, with the token: in the log (never in the inspector's ring: the page and
+ * /api/log show that), and in a file only this user may read under $XDG_RUNTIME_DIR, whose
+ * name the log gives even with -q (which would hide the URL itself). */
+static void tell_url(host_inspector *in, const char *addr)
+{
+    char url[128];
+    snprintf(url, sizeof url, "http://%s:%u/#token=%s", addr, in->port, in->token);
+    const char *dir = getenv("XDG_RUNTIME_DIR");
+    char path[4096];
+    int fd = -1;
+    if (dir && *dir) {
+        snprintf(path, sizeof path, "%s/ecs-host-inspect-%d.url", dir, (int)getpid());
+        unlink(path); /* a host of the same pid before: dead, as this pid is ours */
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    }
+    if (fd >= 0 && dprintf(fd, "%s\n", url) > 0 && close(fd) == 0) {
+        in->url_file = strdup(path);
+    } else if (fd >= 0) {
+        close(fd);
+        unlink(path);
+    }
+    ecs_log_level level = host_log_level();
+    bool quiet = level < ECS_LOG_INFO; /* -q */
+    host_info("inspect", "open %s%s", url, in->read_only ? " (read-only)" : "");
+    if (quiet) host_log_set_level(ECS_LOG_INFO); /* where the URL is, even then */
+    if (in->url_file)
+        host_info("inspect", "the URL with its token is also in %s (for this user only)",
+                  in->url_file);
+    else if (quiet) /* no file: -q cannot hide the one way in */
+        host_info("inspect", "open %s", url);
+    if (quiet) host_log_set_level(level);
+}
+
 /* The copies of cfg's paths into in; false when memory ran out. */
 static bool keep_paths(host_inspector *in, const host_inspect_config *cfg)
 {
     in->save_file = cfg->save_file ? strdup(cfg->save_file) : NULL;
     in->save_dir = cfg->save_dir ? strdup(cfg->save_dir) : NULL;
-    return (!cfg->save_file || in->save_file) && (!cfg->save_dir || in->save_dir);
+    bool ok = (!cfg->save_file || in->save_file) && (!cfg->save_dir || in->save_dir);
+    in->hosts = cfg->host_count ? calloc(cfg->host_count, sizeof *in->hosts) : NULL;
+    for (size_t i = 0; in->hosts && i < cfg->host_count; i++, in->host_count++)
+        ok = (in->hosts[i] = strdup(cfg->hosts[i])) && ok;
+    return ok && (!cfg->host_count || in->hosts);
 }
 
 static void free_inspector(host_inspector *in)
 {
+    if (in->url_file) unlink(in->url_file);
+    free(in->url_file);
     free(in->save_file);
     free(in->save_dir);
+    for (size_t i = 0; i < in->host_count; i++) free(in->hosts[i]);
+    free(in->hosts);
     free(in);
 }
 
@@ -491,13 +522,13 @@ host_inspector *host_inspector_new(host_world *w, const host_inspect_config *cfg
     in->port = pi->port;
     if (strcmp(addr, "127.0.0.1") != 0)
         host_warn("inspect",
-                  "serving on %s, not only this machine: anyone who can reach it and has the "
-                  "token can change the world",
+                  "serving on %s, not only this machine: whoever reaches it can send any Host "
+                  "header (that check only stops other sites' pages in a browser here), so the "
+                  "token is the only barrier: anyone who has it can change the world. To open "
+                  "the page by a name of this machine, allow it with --inspect-host NAME",
                   addr);
-    host_log_set_listener(on_log, in);
-    host_info("inspect", "open http://%s:%u/#token=%s%s",
-              strcmp(addr, "0.0.0.0") ? addr : "127.0.0.1", in->port, in->token,
-              read_only ? " (read-only)" : "");
+    tell_url(in, strcmp(addr, "0.0.0.0") ? addr : "127.0.0.1");
+    host_log_set_listener(on_log, in); /* after the URL: its token stays out of the ring */
     return in;
 }
 
@@ -511,6 +542,7 @@ void host_inspector_free(host_inspector *in)
     }
     MHD_run(in->d);
     MHD_stop_daemon(in->d);
+    inspect_gate_free(in);
     for (size_t i = 0; i < LOG_RING; i++) free(in->ring[i].who), free(in->ring[i].msg);
     free(in->marks);
     free_inspector(in);
@@ -524,6 +556,21 @@ unsigned host_inspector_port(const host_inspector *in)
 const char *host_inspector_token(const host_inspector *in)
 {
     return in->token;
+}
+
+/* Answer what libmicrohttpd has ready (requests, the next bytes of a download) until
+ * nothing is ready or until `until`, at least once. True when a download moved on. */
+static bool serve(host_inspector *in, uint64_t until)
+{
+    uint64_t bytes = in->stream_bytes, before;
+    MHD_UNSIGNED_LONG_LONG ms;
+    do {
+        before = in->stream_bytes;
+        MHD_run(in->d);
+    } while (host_now_ns() < until &&
+             ((MHD_get_timeout(in->d, &ms) == MHD_YES && ms == 0) ||
+              in->stream_bytes != before)); /* a socket that takes more: give it more */
+    return in->stream_bytes != bytes;
 }
 
 void host_inspector_poll(host_inspector *in, bool answer)
@@ -545,22 +592,28 @@ void host_inspector_poll(host_inspector *in, bool answer)
         in->rate_t0 = now;
         in->rate_frame0 = w->frame.frame;
     }
-    if (in->jobs) run_jobs(in, now + SLICE_NS); /* one slice a boundary, idle time or not */
-    if (answer) MHD_run(in->d);
+    inspect_gate_sweep(in, now);
+    uint64_t until = now + SLICE_NS;   /* what the inspector may take of this boundary */
+    if (in->jobs) run_jobs(in, until); /* one slice a boundary, idle time or not */
+    if (answer) serve(in, until);
 }
 
 void host_inspector_wait(host_inspector *in, uint64_t deadline_ns, volatile int *stop)
 {
-    MHD_run(in->d); /* what waits now, even when the frames run late and there is no time */
+    serve(in, host_now_ns() + SLICE_NS); /* what waits now, even when the frames run late */
     for (;;) {
         uint64_t now = host_now_ns();
         if (now >= deadline_ns || (stop && *stop)) return;
-        if (in->jobs && deadline_ns - now > WAIT_MARGIN_NS + MIN_WAIT_SLICE) {
-            uint64_t until = deadline_ns - WAIT_MARGIN_NS; /* the idle time goes to the jobs */
-            run_jobs(in, until < now + SLICE_NS ? until : now + SLICE_NS);
+        inspect_gate_sweep(in, now);
+        uint64_t until = deadline_ns - WAIT_MARGIN_NS; /* the idle time goes to the work */
+        if (until > now + SLICE_NS) until = now + SLICE_NS;
+        bool room = deadline_ns - now > WAIT_MARGIN_NS + MIN_WAIT_SLICE;
+        if (in->jobs && room) {
+            run_jobs(in, until);
             MHD_run(in->d); /* answers and new requests between slices */
             continue;
         }
+        if (in->streams && room && serve(in, until)) continue; /* a download that moves */
         uint64_t wait = deadline_ns - now;
         MHD_UNSIGNED_LONG_LONG mhd_ms;
         if (MHD_get_timeout(in->d, &mhd_ms) == MHD_YES && mhd_ms * 1000000ull < wait)

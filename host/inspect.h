@@ -20,10 +20,12 @@ typedef struct host_inspector host_inspector;
 
 /* What --inspect and its options say. The strings are copied. */
 typedef struct host_inspect_config {
-    const char *spec;      /* "PORT" or "ADDR:PORT"; port 0: a free one */
-    bool read_only;        /* every write answers 403 */
-    const char *save_file; /* --save FILE: where the page's save goes, or NULL */
-    const char *save_dir;  /* --inspect-save-dir: where a save by name goes, or NULL */
+    const char *spec;         /* "PORT" or "ADDR:PORT"; port 0: a free one */
+    bool read_only;           /* every write answers 403 */
+    const char *save_file;    /* --save FILE: where the page's save goes, or NULL */
+    const char *save_dir;     /* --inspect-save-dir: where a save by name goes, or NULL */
+    const char *const *hosts; /* --inspect-host: names the Host header may give besides */
+    size_t host_count;        /* localhost, 127.0.0.1, [::1] and the bound address */
 } host_inspect_config;
 
 /* Serve the world as cfg says. Logs the URL to open (with the token). NULL with the

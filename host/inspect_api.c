@@ -507,25 +507,104 @@ enum MHD_Result inspect_save_world(host_inspector *in, struct MHD_Connection *c,
     return inspect_reply_json(c, 200, v);
 }
 
-/* The world as a scene file: saved to a temporary file, sent, removed. */
+/* GET /api/scene: the world as a scene file, written as the client reads it (no file, no
+ * copy of the whole text): libmicrohttpd asks for the next bytes when the socket can take
+ * them, between frames, and each time gets the next STREAM_ENTITIES live entities (a few
+ * hundred microseconds of writing), after the document's head and before its tail. */
+#define STREAM_ENTITIES 64u
+#define STREAM_NS       300000u /* a call for more bytes writes entities for at most this */
+
+typedef struct scene_stream {
+    host_inspector *in;
+    host_world *w;
+    char *head, *tail, *buf; /* buf[at..len): made, not sent yet */
+    size_t head_len, tail_len, len, at;
+    uint32_t cursor; /* the next entity index */
+    int phase;       /* 0: the head next, 1: entities, 2: the tail sent, the end next */
+    bool first;      /* no entity written yet: none needs the ", " before it */
+} scene_stream;
+
+/* The next piece of the document into s->buf; false at the end, or on error (logged). */
+static bool stream_more(scene_stream *s)
+{
+    free(s->buf);
+    s->buf = NULL, s->len = s->at = 0;
+    if (s->phase == 0) {
+        s->buf = s->head, s->len = s->head_len, s->head = NULL, s->phase = 1;
+        return true;
+    }
+    ecs_entity chunk[STREAM_ENTITIES], e;
+    uint32_t n = 0;
+    while (s->phase == 1 && n < STREAM_ENTITIES &&
+           host_entities_next_live(s->w->entities, s->cursor, &e))
+        chunk[n++] = e, s->cursor = ecs_entity_index(e) + 1;
+    if (s->phase == 1 && n == 0) { /* every entity written */
+        s->buf = s->tail, s->len = s->tail_len, s->tail = NULL, s->phase = 2;
+        return true;
+    }
+    if (s->phase == 2) return false;
+    size_t len = 0;
+    char *text = host_scene_entities_text(s->w, chunk, n, &len); /* "[obj, obj]" */
+    if (!text) {
+        host_error("inspect", "GET /api/scene: cut short: a manager could not write its "
+                              "components (see above)");
+        return false;
+    }
+    bool empty = len <= 2, comma = !s->first && !empty; /* "[]": every one died meanwhile */
+    memmove(text + 2 * comma, text + 1, len - 2);       /* the objects, after ", " when needed */
+    if (comma) text[0] = ',', text[1] = ' ';
+    s->buf = text, s->len = len - 2 + 2 * comma;
+    s->first = s->first && empty;
+    return true;
+}
+
+/* libmicrohttpd's call for the next bytes (up to max): as many pieces as fit, for at most
+ * STREAM_NS; END_OF_STREAM after the tail. */
+static ssize_t stream_read(void *cls, uint64_t pos, char *out, size_t max)
+{
+    (void)pos;
+    scene_stream *s = cls;
+    size_t n = 0;
+    uint64_t until = host_now_ns() + STREAM_NS;
+    while (n < max) {
+        if (s->at == s->len && (n && host_now_ns() >= until)) break;
+        if (s->at == s->len && !stream_more(s)) {
+            if (n) break;
+            return s->phase == 2 ? MHD_CONTENT_READER_END_OF_STREAM
+                                 : MHD_CONTENT_READER_END_WITH_ERROR;
+        }
+        size_t k = s->len - s->at < max - n ? s->len - s->at : max - n;
+        memcpy(out + n, s->buf + s->at, k);
+        s->at += k, n += k;
+    }
+    s->in->stream_bytes += n;
+    return (ssize_t)n;
+}
+
+static void stream_free(void *cls)
+{
+    scene_stream *s = cls;
+    s->in->streams--;
+    free(s->head), free(s->tail), free(s->buf);
+    free(s);
+}
+
 enum MHD_Result inspect_download_scene(host_inspector *in, struct MHD_Connection *c)
 {
-    char dir[] = "/tmp/ecs-inspect-XXXXXX", path[64], err[300];
-    if (!mkdtemp(dir)) return inspect_reply_error(c, 500, strerror(errno));
-    snprintf(path, sizeof path, "%s/scene.json", dir);
-    size_t len = 0;
-    char *text = host_scene_save(in->w, path) == ECS_OK
-                     ? host_json_read_text(path, &len, err, sizeof err)
-                     : NULL;
-    unlink(path);
-    rmdir(dir);
-    if (!text)
-        return inspect_reply_error(c, 500, "the world could not be saved (the log says why)");
-    struct MHD_Response *r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
-    if (!r) return free(text), MHD_NO;
-    MHD_add_response_header(r, "Content-Type", "application/json");
+    scene_stream *s = calloc(1, sizeof *s);
+    if (!s || !host_scene_document_ends(in->w, &s->head, &s->head_len, &s->tail, &s->tail_len)) {
+        free(s);
+        return inspect_reply_error(c, 500, "out of memory");
+    }
+    s->in = in;
+    s->w = in->w;
+    s->first = true;
+    in->streams++; /* until stream_free: the frame loop serves it between frames */
+    struct MHD_Response *r =
+        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32 * 1024, stream_read, s, stream_free);
+    if (!r) return stream_free(s), MHD_NO;
+    inspect_headers(r, "application/json");
     MHD_add_response_header(r, "Content-Disposition", "attachment; filename=\"scene.json\"");
-    MHD_add_response_header(r, "Cache-Control", "no-store");
     enum MHD_Result ok = MHD_queue_response(c, 200, r);
     MHD_destroy_response(r);
     return ok;

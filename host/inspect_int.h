@@ -42,6 +42,10 @@ typedef struct step_mark {
 } step_mark;
 
 typedef struct inspect_job inspect_job;
+typedef struct inspect_conn inspect_conn;
+
+#define CONNECTION_MAX 128 /* open connections at once (libmicrohttpd refuses more) */
+#define WAITING_MAX    64  /* of them waiting for a request's headers (the gate's cap) */
 
 struct host_inspector {
     host_world *w;
@@ -52,6 +56,7 @@ struct host_inspector {
     unsigned port;
     bool read_only;
     char *save_file, *save_dir; /* where the page's saves go (copies), or NULL */
+    char *url_file;             /* the URL with the token, for this user (removed at the end) */
     uint64_t start_ns;
     /* frames: the measured rate and the last frame times */
     uint64_t rate_t0, rate_frame0, last_total_ns, last_count;
@@ -66,6 +71,16 @@ struct host_inspector {
     uint64_t next_seq;
     /* jobs under way, oldest first (the runner serves them in that order) */
     inspect_job *jobs, *jobs_last;
+    /* downloads under way (GET /api/scene) and the bytes they wrote so far */
+    unsigned streams;
+    uint64_t stream_bytes;
+    /* the gate: every connection, how many wait for a request's headers, the names the
+     * Host header may give besides the fixed ones (--inspect-host) */
+    inspect_conn *conns;
+    unsigned waiting;
+    uint64_t next_sweep, closed_slow;
+    char **hosts;
+    size_t host_count;
 };
 
 /* A request's own record (libmicrohttpd's con_cls): its body, and its job if it has one. */
@@ -73,6 +88,8 @@ typedef struct request {
     char *body;
     size_t len, cap;
     bool too_big;
+    bool checked;       /* its headers passed the gate */
+    size_t raw_uri_len; /* the URI as it came, escapes and all (0: not known) */
     inspect_job *job;
 } request;
 
@@ -110,7 +127,32 @@ struct inspect_job {
 enum MHD_Result inspect_job_start(host_inspector *in, struct MHD_Connection *c, request *r,
                                   inspect_job *j);
 
+/* ---- the gate (inspect_gate.c) ---- */
+
+/* libmicrohttpd's notify-connection callback: a connection starts or ends. */
+void inspect_gate_notify(void *cls, struct MHD_Connection *c, void **socket_context,
+                         enum MHD_ConnectionNotificationCode toe);
+/* libmicrohttpd's unescape callback: %HH decoded, a %00 noted (refused by the check). */
+size_t inspect_gate_unescape(void *cls, struct MHD_Connection *c, char *s);
+/* libmicrohttpd's URI-log callback: the request's record, made when its request line has
+ * come (the URI's length as sent: the gate's measure of the headers). */
+void *inspect_gate_uri(void *cls, const char *uri, struct MHD_Connection *c);
+/* A request's headers have come: 0 when it may go on, else the HTTP status with *msg. */
+unsigned inspect_gate_check(host_inspector *in, struct MHD_Connection *c, const request *r,
+                            const char *url, const char *method, const char *version,
+                            const char **msg);
+/* The request on c is over: c waits for the next one's headers (keep-alive). */
+void inspect_gate_request_done(host_inspector *in, struct MHD_Connection *c);
+/* Close the connections past their deadline (at most every 100 ms; now: host_now_ns). */
+void inspect_gate_sweep(host_inspector *in, uint64_t now);
+/* Free what is left of the connections' records (after the daemon stopped). */
+void inspect_gate_free(host_inspector *in);
+
 /* ---- replies (inspect.c) ---- */
+
+/* The headers every answer carries: its Content-Type, no caching, no sniffing, the
+ * Content-Security-Policy (the page's own scripts only, in no frame), no Referer. */
+void inspect_headers(struct MHD_Response *r, const char *type);
 
 /* Send text (malloc'd, consumed) with status and content type. MHD_NO when it could not
  * be queued (the connection is then closed). */

@@ -209,8 +209,12 @@ int main(int argc, char **argv)
         code = HOST_EXIT_FAILURE;
     } else if (opt.inspect && !opt.list &&
                !(in = host_inspector_new(
-                     w, &(host_inspect_config){opt.inspect, opt.inspect_read_only, opt.save_path,
-                                               opt.inspect_save_dir}))) {
+                     w, &(host_inspect_config){.spec = opt.inspect,
+                                               .read_only = opt.inspect_read_only,
+                                               .save_file = opt.save_path,
+                                               .save_dir = opt.inspect_save_dir,
+                                               .hosts = opt.inspect_hosts,
+                                               .host_count = opt.inspect_host_count}))) {
         code = HOST_EXIT_FAILURE; /* before loading: its log ring sees every line */
     } else if (host_world_load_dirs(w, opt.plugin_dirs, opt.plugin_dir_count, &lo) != ECS_OK) {
         code = HOST_EXIT_FAILURE;

@@ -2,7 +2,12 @@
 # SPDX-License-Identifier: MIT
 """embed.py IN OUT NAME: write OUT, a C header holding the bytes of IN as the string
 `static const char NAME[]` (the inspector's page, built into ecs-host: no files to
-install, nothing fetched from the network)."""
+install, nothing fetched from the network), and NAME_SCRIPTS, the CSP source list of the
+SHA-256 hashes of its inline <script> elements ("'sha256-...' ..."), so that the page's
+Content-Security-Policy allows its own scripts and nothing else."""
+import base64
+import hashlib
+import re
 import sys
 
 src, dst, name = sys.argv[1:4]
@@ -18,4 +23,7 @@ for line in data.split(b"\n"):
         text += "\\%03o" % b if b < 32 or b >= 127 or ch in '"\\?' else ch
     out.append('    "%s"\n' % text)
 out.append("    ;\n#pragma GCC diagnostic pop\n")
+hashes = ["'sha256-%s'" % base64.b64encode(hashlib.sha256(m).digest()).decode()
+          for m in re.findall(rb"<script>(.*?)</script>", data, re.S)]
+out.append("#define %s_SCRIPTS \"%s\"\n" % (name.upper(), " ".join(hashes)))
 open(dst, "w").write("".join(out))

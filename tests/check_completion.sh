@@ -66,7 +66,7 @@ all=$( (echo "$all_long"; "$ecs_host" --help | sed -n 's/^  \(-[a-z]\),.*/\1/p')
 expect "--<TAB> offers every long option of --help" "$all_long" "--"
 expect "-<TAB> offers the short options too" "$all" "-"
 expect "--sc<TAB> completes --scene" "--scene" "--sc"
-expect "--inspect<TAB> offers the inspector's options" $'--inspect\n--inspect-read-only\n--inspect-save-dir' "--inspect"
+expect "--inspect<TAB> offers the inspector's options" $'--inspect\n--inspect-host\n--inspect-read-only\n--inspect-save-dir' "--inspect"
 expect "--color <TAB> offers auto, always, never" $'always\nauto\nnever' "--color "
 expect "--color=n<TAB> completes never" "never" "-q --color=n"
 

@@ -38,7 +38,8 @@ typedef struct fixture {
 
 typedef struct reply {
     int status;
-    char *body; /* NUL-terminated */
+    bool chunked; /* it came in chunks (Transfer-Encoding: chunked): written as it went */
+    char *body;   /* NUL-terminated */
     cJSON *json;
 } reply;
 
@@ -125,6 +126,25 @@ static void send_all(int s, const char *text, size_t len)
     }
 }
 
+/* The body of a chunked answer s[0..len) (RFC 9112 7.1: a hex size, CRLF, the data, CRLF;
+ * a size 0 ends it), put together (malloc'd). */
+static char *unchunk(const char *s, size_t len)
+{
+    const char *stop = s + len;
+    char *out = malloc(len + 1), *end;
+    size_t n = 0;
+    for (;;) {
+        unsigned long size = strtoul(s, &end, 16);
+        const char *data = memchr(end, '\n', (size_t)(stop - end));
+        if (!size || !data || (size_t)(stop - data - 1) < size) break; /* the end, or cut */
+        memcpy(out + n, data + 1, size);
+        n += size;
+        s = data + 1 + size + 2;
+    }
+    out[n] = '\0';
+    return out;
+}
+
 /* Read the whole answer (the server closes: Connection: close) into r. */
 static void read_reply(int s, reply *r)
 {
@@ -141,8 +161,11 @@ static void read_reply(int s, reply *r)
     buf[len] = '\0';
     memset(r, 0, sizeof *r);
     sscanf(buf, "HTTP/1.1 %d", &r->status);
-    const char *body = strstr(buf, "\r\n\r\n");
-    r->body = strdup(body ? body + 4 : "");
+    char *body = strstr(buf, "\r\n\r\n");
+    if (body) body[2] = '\0'; /* the headers, then the body */
+    r->chunked = body && strcasestr(buf, "\r\nTransfer-Encoding: chunked\r\n");
+    r->body = r->chunked ? unchunk(body + 4, len - (size_t)(body + 4 - buf))
+                         : strdup(body ? body + 4 : "");
     r->json = cJSON_Parse(r->body);
     free(buf);
 }
@@ -1154,6 +1177,249 @@ static void Inspect_crashes_rollbacks_unloads_and_parks_are_in_the_history(void 
     stop(f);
 }
 
+/* A line "Key:  N kB" of /proc/PID/status, in kB (-1: none). */
+static long status_kb(pid_t pid, const char *key)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    long kb = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, key, strlen(key))) kb = strtol(line + strlen(key) + 1, NULL, 10);
+    if (f) fclose(f);
+    return kb;
+}
+
+/* Issue 33 item 10: GET /api/scene is written as the client reads it (chunked, a few
+ * entities at a time between frames): no file, no copy of the whole document in the host.
+ * Before, the world was saved to /tmp and read back into memory whole (513 MB at 1 M
+ * entities, +385 MB of memory, one 1.7 s frame). The host's peak memory (VmHWM, reset
+ * through clear_refs) grows by less than a third of the document. */
+static void Inspect_the_download_is_written_as_it_is_read(void **state)
+{
+    fixture *f = *state;
+    reply r;
+    char *scene, path[64];
+#if defined(__SANITIZE_ADDRESS__) /* freed memory waits in ASan's quarantine (256 MB): none */
+    char asan[1024], *was = getenv("ASAN_OPTIONS") ? strdup(getenv("ASAN_OPTIONS")) : NULL;
+    snprintf(asan, sizeof asan, "%s:quarantine_size_mb=0:thread_local_quarantine_size_kb=0",
+             was ? was : "");
+    setenv("ASAN_OPTIONS", asan, 1); /* for this host only */
+    start_big(f, 300000, "60", &scene);
+    if (was) setenv("ASAN_OPTIONS", was, 1);
+    free(was);
+#else
+    start_big(f, 300000, "60", &scene);
+#endif
+    get(f, "/api/world", &r); /* the load is over */
+    reply_free(&r);
+    snprintf(path, sizeof path, "/proc/%d/clear_refs", (int)f->proc.pid);
+    FILE *cr = fopen(path, "w");
+    assert_non_null(cr);
+    fputs("5", cr); /* VmHWM = VmRSS from here */
+    fclose(cr);
+    long before = status_kb(f->proc.pid, "VmHWM:");
+    get(f, "/api/scene", &r);
+    long grew = status_kb(f->proc.pid, "VmHWM:") - before;
+    expect_status(&r, 200, "download");
+    assert_true(r.chunked);
+    size_t len = strlen(r.body), ids = 0;
+    for (const char *p = r.body; (p = memchr(p, '"', len - (size_t)(p - r.body))); p++)
+        ids += !strncmp(p, "\"id\":", 5); /* (strstr: strlen of the rest each time) */
+    assert_int_equal(ids, 300000);
+    assert_int_equal(strncmp(r.body, "{\n\t\"version\":\t1,\n\t\"entities\":\t[{", 31), 0);
+    assert_string_equal(r.body + len - 3, "]\n}\n" + 1);
+    reply_free(&r);
+    if (grew * 1024 > (long)len / 3)
+        fail_msg("the host's peak memory grew by %ld kB for a %zu-byte download", grew, len);
+    stop(f);
+    free(scene);
+}
+
+/* Issue 33 item 11: slow sockets without a token (a byte now and then, never the end of
+ * their headers) cannot lock the inspector: 70 of them (the old limit was 32), then the
+ * page's request is answered; each is closed within the headers' deadline (5 s) however it
+ * trickles; a request without the token is refused when its headers come, its body never
+ * read (no "100 Continue"). Before, the 33rd connection was not even accepted. */
+static void Inspect_slow_sockets_without_a_token_never_lock_it_out(void **state)
+{
+    fixture *f = *state;
+    reply r;
+    enum { SLOW = 70 };
+    int slow[SLOW];
+    start(f, NULL);
+    for (int i = 0; i < SLOW; i++) {
+        slow[i] = connect_to(f);
+        send_all(slow[i], "GET /api/world HTTP/1.1\r\nHo", 27);
+    }
+    get(f, "/api/world", &r); /* the page's request, among them */
+    expect_status(&r, 200, "a request with its headers ready, beside 70 slow sockets");
+    reply_free(&r);
+    int open = SLOW;
+    for (int round = 0; open && round < 60; round++) { /* a byte each every 0.5 s */
+        struct timespec half = {0, 500000000};
+        nanosleep(&half, NULL);
+        for (int i = 0; i < SLOW; i++) {
+            if (slow[i] < 0) continue;
+            char b;
+            struct pollfd p = {slow[i], POLLIN, 0};
+            if ((poll(&p, 1, 0) == 1 && recv(slow[i], &b, 1, MSG_DONTWAIT) <= 0) ||
+                send(slow[i], "s", 1, MSG_NOSIGNAL) < 0) {
+                close(slow[i]);
+                slow[i] = -1, open--;
+            }
+        }
+    }
+    if (open) fail_msg("%d slow sockets still open after 30 s", open);
+    char head[512];
+    snprintf(head, sizeof head,
+             "POST /api/entities HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nExpect: 100-continue\r\n"
+             "Content-Length: 500000\r\nConnection: close\r\n\r\n",
+             f->port);
+    raw_request(f, head, &r); /* no token: 403 at once, nothing asked of the body */
+    expect_status(&r, 403, "no token, a body announced");
+    reply_free(&r);
+    int s = connect_to(f); /* the same, read to the first line */
+    send_all(s, head, strlen(head));
+    char first[64] = "";
+    struct pollfd p = {s, POLLIN, 0};
+    if (poll(&p, 1, 10000) == 1) recv(s, first, sizeof first - 1, 0);
+    close(s);
+    if (strncmp(first, "HTTP/1.1 403", 12)) fail_msg("the first answer: %.20s", first);
+    stop(f);
+}
+
+/* Issue 33 item 12: the token is never in the inspector's log ring (the page's log panel,
+ * /api/log, /api/events); the URL with it is in a file only this user may read under
+ * $XDG_RUNTIME_DIR, named in the log (with -q too), removed at exit. Before, the URL line
+ * was in the ring, and -q left no way to get the token. */
+static void Inspect_the_token_stays_out_of_the_log_and_is_in_a_private_file(void **state)
+{
+    fixture *f = *state;
+    reply r;
+    char path[128], url_file[4200];
+    char *was = getenv("XDG_RUNTIME_DIR") ? strdup(getenv("XDG_RUNTIME_DIR")) : NULL;
+    setenv("XDG_RUNTIME_DIR", f->dir, 1);
+    start(f, NULL);
+    if (was)
+        setenv("XDG_RUNTIME_DIR", was, 1);
+    else
+        unsetenv("XDG_RUNTIME_DIR");
+    get(f, "/api/log", &r);
+    expect_status(&r, 200, "log");
+    assert_non_null(strstr(r.body, "loaded 39 entities")); /* the ring has the lines */
+    assert_null(strstr(r.body, f->token));
+    reply_free(&r);
+    snprintf(path, sizeof path, "/api/events?token=%s", f->token);
+    request(f, "GET", path, NULL, NULL, "", &r);
+    expect_status(&r, 200, "events");
+    assert_null(strstr(r.body, "#token="));
+    reply_free(&r);
+    snprintf(url_file, sizeof url_file, "%s/ecs-host-inspect-%d.url", f->dir, (int)f->proc.pid);
+    struct stat st;
+    assert_int_equal(stat(url_file, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    char *text = harness_read_file(url_file, NULL);
+    assert_non_null(strstr(text, f->token));
+    free(text);
+    stop(f);
+    assert_non_null(strstr(f->proc.result.err, url_file)); /* the log says where */
+    assert_int_not_equal(stat(url_file, &st), 0);          /* gone at exit */
+    harness_proc_discard(&f->proc);
+    /* -q: no token on the terminal, the file named */
+    setenv("XDG_RUNTIME_DIR", f->dir, 1);
+    const char *argv[] = {ECS_HOST_PATH, "-q", "--inspect", "0",
+                          "--frames",    "30", PLUGIN_DIR,  NULL};
+    harness_output out;
+    assert_int_equal(harness_run(&out, 30, argv), 0);
+    if (was)
+        setenv("XDG_RUNTIME_DIR", was, 1);
+    else
+        unsetenv("XDG_RUNTIME_DIR");
+    free(was);
+    assert_int_equal(out.exit_code, 0);
+    assert_null(strstr(out.err, "#token="));
+    assert_non_null(strstr(out.err, "the URL with its token is also in"));
+    harness_output_free(&out);
+}
+
+/* Issue 33 item 13: Host or Authorization twice (400: which one counts?), a NUL in a header
+ * or a %00 in the path (400: it would cut them), the names localhost and [::1] in any case
+ * (200), a name allowed with --inspect-host (200, 403 without); every answer forbids frames
+ * (Content-Security-Policy: frame-ancestors 'none'). */
+static void Inspect_doubled_headers_nuls_and_host_names(void **state)
+{
+    fixture *f = *state;
+    reply r;
+    char head[1024];
+    start(f, (const char *const[]){"--inspect-host", "devbox.lan", NULL});
+    struct {
+        const char *fmt;
+        int status;
+    } cases[] = {
+        {"GET /api/world HTTP/1.1\r\nHost: 127.0.0.1:%1$u\r\nHost: evil.example\r\n"
+         "Authorization: Bearer %2$s\r\nConnection: close\r\n\r\n",
+         400},
+        {"GET /api/world HTTP/1.1\r\nHost: 127.0.0.1:%1$u\r\nAuthorization: Bearer %2$s\r\n"
+         "Authorization: Bearer 0\r\nConnection: close\r\n\r\n",
+         400},
+        {"GET /api/world HTTP/1.1\r\nHost: LOCALHOST:%1$u\r\nAuthorization: Bearer %2$s\r\n"
+         "Connection: close\r\n\r\n",
+         200},
+        {"GET /api/world HTTP/1.1\r\nHost: [::1]:%1$u\r\nAuthorization: Bearer %2$s\r\n"
+         "Connection: close\r\n\r\n",
+         200},
+        {"GET /api/world HTTP/1.1\r\nHost: DevBox.lan:%1$u\r\nAuthorization: Bearer %2$s\r\n"
+         "Connection: close\r\n\r\n",
+         200},
+        {"GET /api/world HTTP/1.1\r\nHost: otherbox.lan:%1$u\r\nAuthorization: Bearer %2$s\r\n"
+         "Connection: close\r\n\r\n",
+         403},
+        {"GET /api/entities/1.0%%00/x HTTP/1.1\r\nHost: 127.0.0.1:%1$u\r\n"
+         "Authorization: Bearer %2$s\r\nConnection: close\r\n\r\n",
+         400},
+        {"GET /api/entities?name=a%%00b HTTP/1.1\r\nHost: 127.0.0.1:%1$u\r\n"
+         "Authorization: Bearer %2$s\r\nConnection: close\r\n\r\n",
+         400},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        snprintf(head, sizeof head, cases[i].fmt, f->port, f->token);
+        raw_request(f, head, &r);
+        if (r.status != cases[i].status)
+            fail_msg("case %zu: %d, not %d: %s", i, r.status, cases[i].status, r.body);
+        reply_free(&r);
+    }
+    int n = snprintf(head, sizeof head,
+                     "GET /api/world HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nX-A: a\1b\r\n"
+                     "Authorization: Bearer %s\r\nConnection: close\r\n\r\n",
+                     f->port, f->token);
+    *strchr(head, '\1') = '\0'; /* a NUL inside a header's value */
+    int s = connect_to(f);
+    send_all(s, head, (size_t)n);
+    read_reply(s, &r);
+    close(s);
+    if (r.status != 400) fail_msg("a NUL in a header: %d %s", r.status, r.body);
+    reply_free(&r);
+    for (int page = 0; page < 2; page++) { /* the headers, read raw */
+        snprintf(head, sizeof head,
+                 "GET %s HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nAuthorization: Bearer %s\r\n"
+                 "Connection: close\r\n\r\n",
+                 page ? "/" : "/api/world", f->port, f->token);
+        s = connect_to(f);
+        send_all(s, head, strlen(head));
+        char buf[8192] = "";
+        size_t got = 0;
+        for (ssize_t k;
+             got < sizeof buf - 1 && (k = recv(s, buf + got, sizeof buf - 1 - got, 0)) > 0;)
+            got += (size_t)k;
+        close(s);
+        buf[got] = '\0';
+        assert_non_null(strstr(buf, "frame-ancestors 'none'"));
+        assert_non_null(strcasestr(buf, "\r\nContent-Security-Policy: "));
+    }
+    stop(f);
+}
+
 #define TEST(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
 
 int main(void)
@@ -1168,6 +1434,9 @@ int main(void)
         TEST(Inspect_create_and_destroy_entities),
         TEST(Inspect_token_host_size_and_read_only_are_enforced),
         TEST(Inspect_near_miss_tokens_and_hosts_are_refused),
+        TEST(Inspect_slow_sockets_without_a_token_never_lock_it_out),
+        TEST(Inspect_the_token_stays_out_of_the_log_and_is_in_a_private_file),
+        TEST(Inspect_doubled_headers_nuls_and_host_names),
         TEST(Inspect_slow_and_vanishing_clients_never_stop_the_frames),
         TEST(Inspect_events_stream_the_log_and_the_frame),
         TEST(Inspect_crashes_rollbacks_unloads_and_parks_are_in_the_history),
@@ -1176,6 +1445,7 @@ int main(void)
         TEST(Inspect_without_a_save_file_or_folder_nothing_is_saved),
         TEST(Inspect_a_bad_save_folder_is_refused_at_start),
         TEST(Inspect_downloads_the_world),
+        TEST(Inspect_the_download_is_written_as_it_is_read),
         TEST(Inspect_bad_address_is_one_line_and_exit_1),
         TEST(Inspect_a_search_of_300000_entities_runs_between_frames),
         TEST(Inspect_a_search_whose_client_hung_up_is_dropped),

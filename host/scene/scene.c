@@ -63,11 +63,15 @@ typedef struct store_entry {
     uint64_t seq;    /* when it was loaded (file order); 0: made at run time */
 } store_entry;
 
+typedef struct host_scene_view host_scene_view;
+static void view_free(host_scene_view *view);
+
 struct host_scene_store {
     store_entry *entry; /* by entity index */
     uint32_t cap;
-    cJSON *extra;      /* unknown top-level keys, in file order */
-    uint64_t next_seq; /* load sequence numbers: saving lists loaded entities in this order */
+    host_scene_view *view; /* the inspector's reads (host_scene_entities_text), or NULL */
+    cJSON *extra;          /* unknown top-level keys, in file order */
+    uint64_t next_seq;     /* load sequence numbers: saving lists loaded entities in this order */
 };
 
 host_scene_store *host_scene_store_new(void)
@@ -133,6 +137,7 @@ void host_scene_store_free(host_scene_store *s)
     for (uint32_t i = 0; i < s->cap; i++) entry_clear(&s->entry[i]);
     free(s->entry);
     cJSON_Delete(s->extra);
+    view_free(s->view);
     free(s);
 }
 
@@ -2327,8 +2332,7 @@ static void call_capture(void *arg)
 }
 
 /* capture_walk under the crash guard (--safe): a manager whose write_component or
- * save_component crashes fails the capture with one line naming it and the entity, and
- * its plugin is marked crashed (dropped at the end of the frame). */
+ * save_component crashes fails the capture (write_crashed). */
 static bool capture_run(scene_save *v, host_manager *const *mgrs, size_t count, bool with_kept,
                         size_t lead, capture *c)
 {
@@ -2336,6 +2340,17 @@ static bool capture_run(scene_save *v, host_manager *const *mgrs, size_t count, 
     int sig = host_guard_run(call_capture, &k);
     if (sig) write_crashed(v, sig);
     return !sig && k.ok;
+}
+
+static void capture_free(capture *c)
+{
+    host_jw_free(&c->jw);
+    free(c->frags);
+    free(c->ents);
+    free(c->wrote);
+    free(c->at);
+    free(c->id_at);
+    free(c->row);
 }
 
 static void save_free(scene_save *v, capture *c)
@@ -2349,13 +2364,7 @@ static void save_free(scene_save *v, capture *c)
     free(v->table.slot);
     free(v->referenced);
     free(v->edges);
-    host_jw_free(&c->jw);
-    free(c->frags);
-    free(c->ents);
-    free(c->wrote);
-    free(c->at);
-    free(c->id_at);
-    free(c->row);
+    capture_free(c);
 }
 
 /* The whole document as pieces of text: {"version": 1, "entities": [the captured
@@ -2375,22 +2384,29 @@ static void pieces_free(pieces *d)
     host_jw_free(&d->tail);
 }
 
+/* The end of a document into tail: the "]" of the entities, the unknown top-level keys
+ * (extra), the last "}". */
+static void document_tail(host_jwriter *tail, const cJSON *extra)
+{
+    host_jw_raw(tail, "]", 1);
+    const cJSON *x;
+    cJSON_ArrayForEach(x, extra)
+    {
+        host_jw_key(tail, true, 1, x->string);
+        host_jw_start(tail, 1);
+        tail->api.value(&tail->api, x);
+        host_jw_finish(tail);
+    }
+    host_jw_raw(tail, "\n}\n", 3);
+}
+
 static bool document(const capture *c, const cJSON *extra, pieces *d)
 {
     host_jw_init(&d->head);
     host_jw_init(&d->tail);
     char head[64];
     if (c->flushed == 0) host_jw_raw(&d->head, head, (size_t)document_head(head, sizeof head));
-    host_jw_raw(&d->tail, "]", 1);
-    const cJSON *x;
-    cJSON_ArrayForEach(x, extra)
-    {
-        host_jw_key(&d->tail, true, 1, x->string);
-        host_jw_start(&d->tail, 1);
-        d->tail.api.value(&d->tail.api, x);
-        host_jw_finish(&d->tail);
-    }
-    host_jw_raw(&d->tail, "\n}\n", 3);
+    document_tail(&d->tail, extra);
     uint32_t first = c->flushed; /* the objects before it are in the file already */
     bool in_order = first == 0 || first == c->n || c->frags[first].start == 2;
     for (uint32_t i = first + 1; in_order && i < c->n; i++) /* then one piece */
@@ -2582,7 +2598,7 @@ ecs_status host_scene_restore(host_world *w, const host_scene_captured *doc,
     uint32_t n = doc->n;
     if ((doc->at ? adopt_offsets(&l, doc) : prepare(&l)) && l.n == n) {
         if (n) memcpy(l.ents, doc->ents, n * sizeof *doc->ents); /* none: ents is NULL */
-        const char *where; /* the caller says it: *crashed */
+        const char *where;                                       /* the caller says it: *crashed */
         s = load_components(&l, &sig, &where);
     } else {
         load_fail_at(&l, NO_POS, "the captured document does not match its entities");
@@ -2605,6 +2621,28 @@ ecs_status host_scene_restore(host_world *w, const host_scene_captured *doc,
 }
 
 /* ---- the inspector: a few entities as JSON, an edit of one component ---- */
+
+bool host_scene_document_ends(host_world *w, char **head, size_t *head_len, char **tail,
+                              size_t *tail_len)
+{
+    char text[64];
+    int n = document_head(text, sizeof text);
+    bool ok = false;
+    cJSON *extra = save_extras(w, "the download", &ok); /* plugin states too, as a save */
+    host_jwriter t;
+    host_jw_init(&t);
+    document_tail(&t, extra);
+    cJSON_Delete(extra);
+    *head = ok ? malloc((size_t)n + 1) : NULL;
+    *tail = ok && !t.error ? malloc(t.len + 1) : NULL;
+    if (*head) memcpy(*head, text, (size_t)n + 1), *head_len = (size_t)n;
+    if (*tail) memcpy(*tail, t.buf, t.len), (*tail)[t.len] = '\0', *tail_len = t.len;
+    host_jw_free(&t);
+    if (*head && *tail) return true;
+    free(*head), free(*tail);
+    *head = *tail = NULL;
+    return false;
+}
 
 typedef struct entities_call {
     scene_save *v;
@@ -2634,22 +2672,58 @@ static void call_entities(void *arg)
     }
 }
 
+/* The inspector's reads (host_scene_entities_text) keep one save context in the store
+ * (s->view): its arrays by entity index are made once (a fresh one per read cost a page
+ * fault per 4 KiB of indices up to the entity read: 10 ms and more at index 4 M; kept, 9
+ * bytes an index up to the highest read); between reads only what the last one set is
+ * undone: the ids it made (every made id's entity is in `referenced`), the ids in use, the
+ * references seen, the strings. */
+struct host_scene_view {
+    scene_save v;
+};
+
+static void view_free(host_scene_view *view)
+{
+    if (!view) return;
+    capture none = {0};
+    save_free(&view->v, &none);
+    free(view);
+}
+
+/* Undo what the last read set in v, keeping its arrays. */
+static void view_reset(scene_save *v)
+{
+    for (uint32_t i = 0; i < v->ref_count; i++) {
+        uint32_t idx = ecs_entity_index(v->referenced[i]);
+        if (idx < v->cap) v->made[idx] = NULL;
+    }
+    for (str_block *b = v->strings, *next; b; b = next) next = b->next, free(b);
+    v->strings = NULL;
+    v->ref_count = v->edge_count = v->used_count = 0;
+    if (v->table.slot)
+        memset(v->table.slot, 0, ((size_t)v->table.mask + 1) * sizeof *v->table.slot);
+    v->failed = v->forward = false;
+    v->current = NULL;
+}
+
 char *host_scene_entities_text(host_world *w, const ecs_entity *list, uint32_t n, size_t *len)
 {
-    scene_save v = {.w = w};
+    host_scene_store *s = w->scene;
+    if (!s->view && (s->view = calloc(1, sizeof *s->view))) s->view->v.saving = UINT32_MAX;
+    if (!s->view) return NULL;
+    scene_save *v = &s->view->v;
+    v->w = w;
     capture c = {0};
     host_jw_init(&c.jw);
     c.jw.id_of = id_of_for_writer;
     c.jw.ctx = w;
     c.wrote = calloc(w->manager_count + 1, 1);
-    bool error = !c.wrote || table_init(&v.table, 64) != 0;
-    w->scene_save = &v;
-    entities_call k = {&v, &c, list, n, error};
-    int sig = error ? 0 : host_guard_run(call_entities, &k); /* --safe: writes are guarded */
-    if (sig) write_crashed(&v, sig);
-    error = k.error || sig;
+    entities_call k = {v, &c, list, n, !c.wrote || (!v->table.slot && table_init(&v->table, 64))};
+    w->scene_save = v;
+    int sig = k.error ? 0 : host_guard_run(call_entities, &k); /* --safe: writes are guarded */
+    if (sig) write_crashed(v, sig);
     w->scene_save = NULL;
-    error = error || v.failed || c.jw.no_memory;
+    bool error = k.error || sig || v->failed || c.jw.no_memory;
     char *text = error ? NULL : malloc(c.jw.len + 3);
     if (text) { /* "[" + the objects without the first ", " + "]" */
         size_t skip = c.jw.len >= 2 ? 2 : 0;
@@ -2659,7 +2733,8 @@ char *host_scene_entities_text(host_world *w, const ecs_entity *list, uint32_t n
         text[2 + c.jw.len - skip] = '\0';
         if (len) *len = 2 + c.jw.len - skip;
     }
-    save_free(&v, &c);
+    view_reset(v);
+    capture_free(&c);
     return text;
 }
 

@@ -102,8 +102,18 @@ ecs_status host_scene_restore_kept(host_world *w, host_manager *const *mgrs, siz
 
 /* The inspector's view of entities list[0..n) (dead ones left out): a JSON array of
  * entity objects as a save writes them ("id" first, then each manager's component, kept
- * ones too), in *len bytes. NULL when a manager failed or memory ran out. free() it. */
+ * ones too), in *len bytes. NULL when a manager failed or memory ran out, or crashed (under
+ * --safe: one line naming it, its plugin marked crashed). free() it. */
 char *host_scene_entities_text(host_world *w, const ecs_entity *list, uint32_t n, size_t *len);
+
+/* The inspector's download: the text of a document (as a save writes it) before its
+ * entities (up to the "[" of the array) into *head and after them (from its "]", with the
+ * unknown top-level keys of the loaded files) into *tail, each malloc'd, NUL-terminated, its
+ * length in *head_len, *tail_len; the objects between come from host_scene_entities_text,
+ * joined with ", ". False when memory ran out or a plugin could not write its plugin state
+ * (said in the log; nothing to free). */
+bool host_scene_document_ends(host_world *w, char **head, size_t *head_len, char **tail,
+                              size_t *tail_len);
 
 /* The inspector's edit: replace e's component of `manager` by the JSON text[0..len),
  * through the manager's read_component (or load_component) with the checks of a scene load

@@ -377,6 +377,45 @@ def a_build_that_crashes_is_shown_red_with_its_rollback(s):
     s.shot("crash")
 
 
+@check
+def the_token_leaves_the_address_bar(s):
+    """Issue 33 item 12: the token of the URL moves to the tab's sessionStorage at once: not
+    in the address bar nor the history; the page still works after a reload."""
+    s.driver.get("about:blank")  # a new load of the page, not a move inside it
+    s.driver.get(s.host.url)
+    wait_until(lambda: s.driver.find_element("id", "w-entities").text == "39", "the page")
+    assert "token" not in s.driver.current_url, s.driver.current_url
+    assert s.driver.execute_script("return sessionStorage.getItem('ecs-host-token')") == \
+        s.host.token
+    s.driver.refresh()
+    wait_until(lambda: s.driver.find_element("id", "w-frame").text not in ("", "-"),
+               "the page after a reload, without the token in its URL")
+    rows = wait_until(lambda: [r.text for r in by_css(s, "#log div")] or None, "log lines")
+    assert not any(s.host.token in r for r in rows), "the token is in the log panel"
+
+
+@check
+def a_read_only_inspector_offers_no_change(s):
+    """Issue 33 item 14: with --inspect-read-only the page shows no apply button, no save,
+    its fields cannot be typed in, and it says read-only."""
+    host = Host(s.plugin_folder("plugins-ro"),
+                ["--inspect-read-only", "--scene", os.environ["DEMO_SCENE"], "--save",
+                 os.path.join(s.tmp, "ro.json")])
+    try:
+        s.driver.get(host.url)
+        wait_until(lambda: s.driver.find_element("id", "ro").is_displayed(), "the read-only mark")
+        tf = select_house1(s)
+        pos = wait_until(lambda: field(tf, "position"), "the fields")
+        assert pos.get_attribute("readonly") is not None
+        assert not [b for b in by_css(s, "#entity .apply") if b.is_displayed()]
+        assert not s.driver.find_element("id", "savebox").is_displayed()
+        s.shot("read-only")
+    finally:
+        host.stop()
+        s.driver.get("about:blank")
+        s.driver.get(s.host.url)
+
+
 def trace_events(path):
     with open(path) as f:
         return json.load(f)["traceEvents"]
@@ -407,6 +446,7 @@ def a_search_of_a_million_entities_never_holds_a_frame(s):
     finally:
         host.stop()
         os.unlink(big)
+        s.driver.get("about:blank")
     searches = [l for l in host.lines if "inspect: a search answered" in l]
     assert len(searches) == 1, "%d searches for 8 keys typed: %s" % (len(searches), searches)
     ev = trace_events(trace)
