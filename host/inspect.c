@@ -505,6 +505,7 @@ host_inspector *host_inspector_new(host_world *w, const host_inspect_config *cfg
     in->w = w;
     in->read_only = read_only;
     in->start_ns = in->rate_t0 = host_now_ns();
+    in->last_poll_ns = in->start_ns; /* the first interval: the start's (the scene's load) */
     snprintf(in->addr, sizeof in->addr, "%s", addr);
     in->d = start_daemon(in, &sa);
     const union MHD_DaemonInfo *fd =
@@ -543,6 +544,7 @@ void host_inspector_free(host_inspector *in)
     MHD_run(in->d);
     MHD_stop_daemon(in->d);
     inspect_gate_free(in);
+    inspect_index_free_all(in);
     for (size_t i = 0; i < LOG_RING; i++) free(in->ring[i].who), free(in->ring[i].msg);
     free(in->marks);
     free_inspector(in);
@@ -573,37 +575,48 @@ static bool serve(host_inspector *in, uint64_t until)
     return in->stream_bytes != bytes;
 }
 
-void host_inspector_poll(host_inspector *in, bool answer)
+/* At a frame boundary: the interval since the last one (the chart's), the inspector's own
+ * time during it (the schedule's "inspector" row), the rate. */
+static void note_frame(host_inspector *in, uint64_t now)
 {
     host_world *w = in->w;
-    const host_timing *f = &w->frame_timing;
-    if (f->count > in->last_count) { /* the frames since the last call */
-        float us = (float)((double)(f->total_ns - in->last_total_ns) /
-                           (double)(f->count - in->last_count) / 1e3);
-        in->frame_us[in->frame_at] = us;
-        in->frame_at = (in->frame_at + 1) % FRAME_RING;
-        if (in->frame_n < FRAME_RING) in->frame_n++;
-        in->last_total_ns = f->total_ns;
-        in->last_count = f->count;
-    }
-    uint64_t now = host_now_ns();
+    in->frame_us[in->frame_at] = (float)((double)(now - in->last_poll_ns) / 1e3);
+    in->own_us[in->frame_at] = (float)((double)in->own_ns / 1e3);
+    in->frame_at = (in->frame_at + 1) % FRAME_RING;
+    if (in->frame_n < FRAME_RING) in->frame_n++;
+    host_timing_record(&in->own, in->own_ns);
+    in->last_poll_ns = now;
+    in->own_ns = 0;
     if (now - in->rate_t0 >= 500000000ull) { /* the rate over the last half second or more */
         in->fps = (double)(w->frame.frame - in->rate_frame0) * 1e9 / (double)(now - in->rate_t0);
         in->rate_t0 = now;
         in->rate_frame0 = w->frame.frame;
     }
+}
+
+void host_inspector_poll(host_inspector *in, bool answer)
+{
+    uint64_t now = host_now_ns();
+    note_frame(in, now);
     inspect_gate_sweep(in, now);
     uint64_t until = now + SLICE_NS;   /* what the inspector may take of this boundary */
     if (in->jobs) run_jobs(in, until); /* one slice a boundary, idle time or not */
     if (answer) serve(in, until);
+    uint64_t spent = host_now_ns() - now;
+    in->own_ns += spent;
+    in->boundary_ns = spent;
 }
 
 void host_inspector_wait(host_inspector *in, uint64_t deadline_ns, volatile int *stop)
 {
-    serve(in, host_now_ns() + SLICE_NS); /* what waits now, even when the frames run late */
+    uint64_t entered = host_now_ns(), slept = 0; /* the rest is the inspector's own time */
+    serve(in, entered + SLICE_NS);               /* what waits now, even when the frames run late */
     for (;;) {
         uint64_t now = host_now_ns();
-        if (now >= deadline_ns || (stop && *stop)) return;
+        if (now >= deadline_ns || (stop && *stop)) {
+            in->own_ns += now - entered - slept;
+            return;
+        }
         inspect_gate_sweep(in, now);
         uint64_t until = deadline_ns - WAIT_MARGIN_NS; /* the idle time goes to the work */
         if (until > now + SLICE_NS) until = now + SLICE_NS;
@@ -621,6 +634,7 @@ void host_inspector_wait(host_inspector *in, uint64_t deadline_ns, volatile int 
         struct timespec ts = {(time_t)(wait / 1000000000ull), (long)(wait % 1000000000ull)};
         struct pollfd p = {in->epoll_fd, POLLIN, 0};
         int n = ppoll(&p, 1, &ts, NULL);
+        slept += host_now_ns() - now;
         if (n != 0)
             MHD_run(in->d); /* a request (or a signal: nothing to do) */
         else if (wait < deadline_ns - now)

@@ -170,6 +170,24 @@ static cJSON *step_json(host_inspector *in, const host_step *st)
     return o;
 }
 
+/* The inspector's own row of the schedule: its time per frame (answers, jobs, downloads;
+ * at the boundary and in the time the loop would sleep), kind "host". */
+static cJSON *own_json(host_inspector *in)
+{
+    const host_timing *t = &in->own;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", "inspector");
+    cJSON_AddStringToObject(o, "plugin", "ecs-host");
+    cJSON_AddStringToObject(o, "kind", "host");
+    cJSON_AddNumberToObject(
+        o, "last_us", in->frame_n ? in->own_us[(in->frame_at + FRAME_RING - 1) % FRAME_RING] : 0);
+    cJSON_AddNumberToObject(o, "mean_us", host_timing_mean(t) / 1e3);
+    cJSON_AddNumberToObject(o, "p99_us", (double)host_timing_quantile(t, 0.99) / 1e3);
+    cJSON_AddNumberToObject(o, "max_us", (double)t->max_ns / 1e3);
+    cJSON_AddNumberToObject(o, "boundary_us", (double)in->boundary_ns / 1e3);
+    return o;
+}
+
 cJSON *inspect_schedule_json(host_inspector *in)
 {
     host_world *w = in->w;
@@ -178,13 +196,16 @@ cJSON *inspect_schedule_json(host_inspector *in)
     size_t n = rows ? host_schedule_all(w, rows) : 0;
     for (size_t i = 0; i < n; i++) cJSON_AddItemToArray(steps, step_json(in, &rows[i]));
     free(rows);
+    cJSON_AddItemToArray(steps, own_json(in));
     const host_timing *f = &w->frame_timing;
     cJSON_AddNumberToObject(v, "frame_mean_us", host_timing_mean(f) / 1e3);
     cJSON_AddNumberToObject(v, "frame_p99_us", (double)host_timing_quantile(f, 0.99) / 1e3);
     cJSON *frames = cJSON_AddArrayToObject(v, "frames_us"); /* oldest first */
+    cJSON *own = cJSON_AddArrayToObject(v, "inspector_us");
     for (uint32_t i = 0; i < in->frame_n; i++) {
         uint32_t at = (in->frame_at + FRAME_RING - in->frame_n + i) % FRAME_RING;
         cJSON_AddItemToArray(frames, cJSON_CreateNumber(in->frame_us[at]));
+        cJSON_AddItemToArray(own, cJSON_CreateNumber(in->own_us[at]));
     }
     return v;
 }
@@ -252,42 +273,38 @@ bool inspect_entity_items(host_world *w, const ecs_entity *list, uint32_t n, boo
     return ok;
 }
 
-#define CHUNK 1024u
-
-/* A page of the list: `limit` live entities from the offset-th, in index order. */
-static enum MHD_Result list_page(host_inspector *in, struct MHD_Connection *c, long offset,
-                                 long limit, bool full)
+/* The page arguments of GET /api/entities[/{id}/children]: false with the reply made when
+ * one is wrong. */
+static bool page_args(struct MHD_Connection *c, inspect_page_args *a, enum MHD_Result *res)
 {
-    host_world *w = in->w;
-    cJSON *v = cJSON_CreateObject(), *items = cJSON_AddArrayToObject(v, "items");
-    ecs_entity chunk[CHUNK];
-    uint32_t from = host_entities_skip_live(w->entities, 0, (uint64_t)offset), n = 0;
-    ecs_entity e;
-    while (n < (uint32_t)limit && host_entities_next_live(w->entities, from, &e)) {
-        from = ecs_entity_index(e) + 1;
-        chunk[n++] = e;
-    }
-    if (!inspect_entity_items(w, chunk, n, full, items)) {
-        cJSON_Delete(v);
-        return inspect_reply_error(c, 500, "a manager could not save its components (see the log)");
-    }
-    cJSON_AddNumberToObject(v, "offset", (double)offset);
-    cJSON_AddNumberToObject(v, "total", host_entities_live(w->entities));
-    return inspect_reply_json(c, 200, v);
+    const char *roots = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "roots");
+    const char *full = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "full");
+    const char *name = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "name");
+    const char *query = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "query");
+    *a = (inspect_page_args){inspect_query_long(c, "offset", 0, 1L << 30),
+                             inspect_query_long(c, "limit", PAGE_DEFAULT, PAGE_MAX),
+                             full && !strcmp(full, "1"),
+                             roots && !strcmp(roots, "1"),
+                             name && *name ? name : NULL,
+                             query && *query ? query : NULL};
+    if (a->offset >= 0 && a->limit >= 0) return true;
+    *res = inspect_reply_error(c, 400, "offset and limit are numbers from 0 (limit at most 1000)");
+    return false;
 }
 
 enum MHD_Result inspect_entity_page(host_inspector *in, struct MHD_Connection *c, request *r)
 {
-    long offset = inspect_query_long(c, "offset", 0, 1L << 30),
-         limit = inspect_query_long(c, "limit", PAGE_DEFAULT, PAGE_MAX);
-    const char *name = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "name");
-    const char *full = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "full");
-    if (offset < 0 || limit < 0)
-        return inspect_reply_error(c, 400,
-                                   "offset and limit are numbers from 0 (limit at most 1000)");
-    bool want_full = full && !strcmp(full, "1");
-    if (name && *name) return inspect_search_start(in, c, r, name, offset, limit, want_full);
-    return list_page(in, c, offset, limit, want_full);
+    inspect_page_args a;
+    enum MHD_Result res;
+    if (!page_args(c, &a, &res)) return res;
+    if (a.limit == 0 && !a.name && !a.query && !a.roots) { /* only the count */
+        cJSON *v = cJSON_CreateObject();
+        cJSON_AddArrayToObject(v, "items");
+        cJSON_AddNumberToObject(v, "offset", (double)a.offset);
+        cJSON_AddNumberToObject(v, "total", host_entities_live(in->w->entities));
+        return inspect_reply_json(c, 200, v);
+    }
+    return inspect_index_page(in, c, r, &a);
 }
 
 /* {"id", "scene_id", "components": {manager: value}} of a live e. */
@@ -390,6 +407,12 @@ enum MHD_Result inspect_entity(host_inspector *in, struct MHD_Connection *c, req
                                const char *method, ecs_entity e, const char *rest)
 {
     bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
+    if (!strcmp(rest, "/children")) {
+        inspect_page_args a;
+        enum MHD_Result res;
+        if (!get) return inspect_reply_error(c, 405, "GET only");
+        return page_args(c, &a, &res) ? inspect_children_page(in, c, r, e, &a) : res;
+    }
     if (!*rest) {
         if (get) return reply_entity(c, in->w, e, 200);
         if (!strcmp(method, "DELETE")) {

@@ -43,6 +43,7 @@ typedef struct step_mark {
 
 typedef struct inspect_job inspect_job;
 typedef struct inspect_conn inspect_conn;
+typedef struct inspect_index inspect_index;
 
 #define CONNECTION_MAX 128 /* open connections at once (libmicrohttpd refuses more) */
 #define WAITING_MAX    64  /* of them waiting for a request's headers (the gate's cap) */
@@ -58,11 +59,15 @@ struct host_inspector {
     char *save_file, *save_dir; /* where the page's saves go (copies), or NULL */
     char *url_file;             /* the URL with the token, for this user (removed at the end) */
     uint64_t start_ns;
-    /* frames: the measured rate and the last frame times */
-    uint64_t rate_t0, rate_frame0, last_total_ns, last_count;
+    /* frames: the measured rate; the last frame intervals (boundary to boundary) and the
+     * inspector's own time in each (answering, jobs, downloads: not its sleep) */
+    uint64_t rate_t0, rate_frame0, last_poll_ns;
     double fps;
-    float frame_us[FRAME_RING];
+    float frame_us[FRAME_RING], own_us[FRAME_RING];
     uint32_t frame_at, frame_n;
+    uint64_t own_ns;      /* since the last boundary */
+    uint64_t boundary_ns; /* of it, at the last boundary (what delayed the next frame) */
+    host_timing own;      /* per frame, since the start */
     /* the schedule's recent times: the totals at the last /api/schedule */
     step_mark *marks;
     size_t mark_count;
@@ -71,6 +76,8 @@ struct host_inspector {
     uint64_t next_seq;
     /* jobs under way, oldest first (the runner serves them in that order) */
     inspect_job *jobs, *jobs_last;
+    /* the entity lists kept for paging (inspect_index.c), most recent first */
+    inspect_index *indexes;
     /* downloads under way (GET /api/scene) and the bytes they wrote so far */
     unsigned streams;
     uint64_t stream_bytes;
@@ -192,8 +199,24 @@ void inspect_id_text(ecs_entity e, char *buf, size_t size);
 bool inspect_entity_items(host_world *w, const ecs_entity *list, uint32_t n, bool full,
                           cJSON *items);
 
-/* GET /api/entities with a name: a search job (inspect_search.c). */
-enum MHD_Result inspect_search_start(host_inspector *in, struct MHD_Connection *c, request *r,
-                                     const char *needle, long offset, long limit, bool full);
+/* ---- entity lists (inspect_index.c) ---- */
+
+/* What a page of a list asks for. */
+typedef struct inspect_page_args {
+    long offset, limit;
+    bool full;         /* each item with its components as "data" */
+    bool roots;        /* the roots of the hierarchy, not every entity */
+    const char *name;  /* the entities whose name or scene id holds it, or NULL */
+    const char *query; /* the entities a query matches ("{transform, not mesh}"), or NULL */
+} inspect_page_args;
+
+/* GET /api/entities: a page of every entity, the roots, a search or a query (a job). */
+enum MHD_Result inspect_index_page(host_inspector *in, struct MHD_Connection *c, request *r,
+                                   const inspect_page_args *a);
+/* GET /api/entities/{id}/children: a page of parent's children (a job). */
+enum MHD_Result inspect_children_page(host_inspector *in, struct MHD_Connection *c, request *r,
+                                      ecs_entity parent, const inspect_page_args *a);
+/* Free the lists kept (at the inspector's end). */
+void inspect_index_free_all(host_inspector *in);
 
 #endif

@@ -296,7 +296,7 @@ static void Inspect_world_plugins_and_schedule_describe_the_demo(void **state)
     assert_true(with_transform > 30);
     get(f, "/api/schedule", &r);
     expect_status(&r, 200, "schedule");
-    bool transform = false, spin_system = false;
+    bool transform = false, spin_system = false, inspector = false;
     const cJSON *s;
     cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(r.json, "steps"))
     {
@@ -305,7 +305,12 @@ static void Inspect_world_plugins_and_schedule_describe_the_demo(void **state)
                         number_at(s, "components") == with_transform &&
                         !strcmp(string_at(s, "plugin"), "transform");
         if (!strcmp(string_at(s, "kind"), "system")) spin_system = true;
+        if (!strcmp(string_at(s, "kind"), "host")) /* the inspector's own time */
+            inspector = !strcmp(string_at(s, "name"), "inspector");
     }
+    assert_true(inspector);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(r.json, "inspector_us")),
+                     cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(r.json, "frames_us")));
     assert_true(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(r.json, "frames_us")) > 0);
     assert_true(transform);
     assert_true(spin_system);
@@ -1420,6 +1425,107 @@ static void Inspect_doubled_headers_nuls_and_host_names(void **state)
     stop(f);
 }
 
+/* Issue 33 item 5: the roots of the hierarchy (no parent), a parent's children with how
+ * many children each has, a search's items with their path (root first). */
+static void Inspect_roots_children_and_paths_make_the_tree(void **state)
+{
+    fixture *f = *state;
+    reply r;
+    char street[32], path[96];
+    start(f, NULL);
+    get(f, "/api/entities?roots=1&limit=1000", &r);
+    expect_status(&r, 200, "roots");
+    const cJSON *it;
+    int roots = 0;
+    bool street_root = false;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(r.json, "items"))
+    {
+        roots++;
+        if (!cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(it, "parent")))
+            fail_msg("a root with a parent: %s", cJSON_PrintUnformatted(it));
+        if (!strcmp(string_at(it, "scene_id"), "street"))
+            street_root = true, snprintf(street, sizeof street, "%s", string_at(it, "id"));
+    }
+    assert_true(street_root);
+    assert_int_equal(roots, (int)number_at(r.json, "total"));
+    assert_true(roots > 1 && roots < 39);
+    reply_free(&r);
+    snprintf(path, sizeof path, "/api/entities/%s/children?limit=1000", street);
+    get(f, path, &r);
+    expect_status(&r, 200, "children");
+    int n = 0;
+    unsigned last = 0;
+    bool house1 = false;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(r.json, "items"))
+    {
+        n++;
+        assert_string_equal(string_at(it, "parent"), "street");
+        unsigned idx = (unsigned)number_at(it, "raw") & 0x3FFFFF;
+        assert_true(idx > last); /* in index order */
+        last = idx;
+        if (!strcmp(string_at(it, "scene_id"), "house1"))
+            house1 = number_at(it, "children") == 3; /* door, two windows */
+    }
+    assert_true(house1);
+    assert_int_equal(n, (int)number_at(r.json, "total"));
+    reply_free(&r);
+    get(f, "/api/entities?name=handle&limit=10", &r); /* street > house > door > handle */
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(r.json, "items"))
+    {
+        const cJSON *p = cJSON_GetObjectItemCaseSensitive(it, "path");
+        assert_int_equal(cJSON_GetArraySize(p), 3);
+        assert_string_equal(string_at(p->child, "name"), "Main street");
+    }
+    reply_free(&r);
+    get(f, "/api/entities/1.0/children/x", &r);
+    expect_status(&r, 405, "not a path of children");
+    reply_free(&r);
+    stop(f);
+}
+
+/* Issue 33 item 15: a query in the views' terms lists the matches (paged like the list),
+ * with their count and what the walk cost; a name that is no manager is a 400. */
+static void Inspect_a_query_lists_its_matches(void **state)
+{
+    fixture *f = *state;
+    reply r, all;
+    start(f, NULL);
+    get(f, "/api/entities?limit=1000", &all);
+    int want = 0;
+    const cJSON *it, *c;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(all.json, "items"))
+    {
+        bool tf = false, mesh = false;
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(it, "components"))
+        {
+            tf = tf || !strcmp(c->valuestring, "transform");
+            mesh = mesh || !strcmp(c->valuestring, "mesh");
+        }
+        want += tf && !mesh;
+    }
+    reply_free(&all);
+    assert_true(want > 0);
+    get(f, "/api/entities?query=%7Btransform%2C%20not%20mesh%7D&limit=1000", &r);
+    expect_status(&r, 200, "query");
+    assert_int_equal((int)number_at(r.json, "total"), want);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(r.json, "items")), want);
+    assert_true(number_at(cJSON_GetObjectItemCaseSensitive(r.json, "walk"), "slices") >= 1);
+    reply_free(&r);
+    get(f, "/api/entities?query=transform,!mesh&offset=1&limit=1", &r); /* the other spelling */
+    assert_int_equal((int)number_at(r.json, "total"), want);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(r.json, "items")), 1);
+    reply_free(&r);
+    const char *bad[] = {"/api/entities?query=%7Bnothing%7D", "/api/entities?query=not%20mesh",
+                         "/api/entities?query=transform,not"};
+    for (size_t i = 0; i < 3; i++) {
+        get(f, bad[i], &r);
+        expect_status(&r, 400, bad[i]);
+        assert_non_null(strstr(string_at(r.json, "error"), "query"));
+        reply_free(&r);
+    }
+    stop(f);
+}
+
 #define TEST(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
 
 int main(void)
@@ -1428,6 +1534,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         TEST(Inspect_world_plugins_and_schedule_describe_the_demo),
         TEST(Inspect_entities_come_in_pages_with_a_name_filter),
+        TEST(Inspect_roots_children_and_paths_make_the_tree),
+        TEST(Inspect_a_query_lists_its_matches),
         TEST(Inspect_edit_is_checked_like_a_scene_and_reaches_the_save),
         TEST(Inspect_patch_changes_only_what_it_names_and_unknown_keys_are_refused),
         TEST(Inspect_a_failed_mesh_edit_leaves_the_meshes_as_they_were),

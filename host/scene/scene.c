@@ -2682,12 +2682,36 @@ struct host_scene_view {
     scene_save v;
 };
 
+#define VIEW_INDICES ((size_t)ECS_ENTITY_MAX_INDEX + 1)
+
 static void view_free(host_scene_view *view)
 {
     if (!view) return;
+    if (view->v.cap == VIEW_INDICES) { /* reserved by view_init, not malloc'd */
+        host_mem_unreserve(view->v.made, VIEW_INDICES * sizeof *view->v.made);
+        host_mem_unreserve(view->v.written, VIEW_INDICES);
+        view->v.made = NULL, view->v.written = NULL;
+    }
     capture none = {0};
     save_free(&view->v, &none);
     free(view);
+}
+
+/* A view's save context: its arrays by index reserved at once for every index (address
+ * space the OS fills with zero pages as they are touched: a read of index 4 M costs a page,
+ * not a copy and a clear of everything below, nor 36 MB of memory), so made_reserve never
+ * grows them. */
+static void view_init(scene_save *v)
+{
+    v->saving = UINT32_MAX;
+    v->made = host_mem_reserve(VIEW_INDICES * sizeof *v->made, 0);
+    v->written = v->made ? host_mem_reserve(VIEW_INDICES, 0) : NULL;
+    if (v->made && v->written) {
+        v->cap = (uint32_t)VIEW_INDICES;
+        return;
+    }
+    if (v->made) host_mem_unreserve(v->made, VIEW_INDICES * sizeof *v->made);
+    v->made = NULL; /* made_reserve grows plain arrays then, as for a save */
 }
 
 /* Undo what the last read set in v, keeping its arrays. */
@@ -2709,7 +2733,7 @@ static void view_reset(scene_save *v)
 char *host_scene_entities_text(host_world *w, const ecs_entity *list, uint32_t n, size_t *len)
 {
     host_scene_store *s = w->scene;
-    if (!s->view && (s->view = calloc(1, sizeof *s->view))) s->view->v.saving = UINT32_MAX;
+    if (!s->view && (s->view = calloc(1, sizeof *s->view))) view_init(&s->view->v);
     if (!s->view) return NULL;
     scene_save *v = &s->view->v;
     v->w = w;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* mesh.c: the mesh plugin: several meshes per entity (the seed's MeshComponentManager), as
  * the manager "mesh" (scene value: an array of mesh objects) and the API "ecs.mesh" v1
- * (mesh_api.h). Its update recomputes every mesh's world bounds from its entity's world
- * matrix, read through the transform plugin's API.
+ * (mesh_api.h), and the SDK's "ecs.bounds" v1 (ecs_describe.h) for tools. Its update recomputes
+ * every mesh's world bounds from its entity's world matrix, read through the transform plugin's
+ * API.
  *
  * Data: one ecs_soa (one allocation) holding, per instance i: entity[i]; next[i] and
  * prev[i], links among the meshes of the same entity; mesh[i] and material[i], copies
@@ -28,8 +29,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ecs_math.h"
+#include "ecs_describe.h"
 #include "ecs_json.h"
+#include "ecs_math.h"
 #include "ecs_plugin.h"
 #include "ecs_soa.h"
 #include "mesh_api.h"
@@ -739,7 +741,27 @@ static void mesh_reserve(void *self, uint32_t count)
     s->owner_cap = cap;
 }
 
-/* Register the manager and publish the API for state s. */
+/* ecs.bounds: the box of all e's meshes' world bounds together. */
+static bool mesh_bounds(void *self, ecs_entity e, float min[3], float max[3])
+{
+    const mesh_state *s = (const mesh_state *)self;
+    uint32_t i = ecs_alive(s->host, e) ? head_of(s, e) : NONE;
+    if (i == NONE) return false;
+    ecs_aabb b = worlds(s)[i];
+    for (i = nexts(s)[i]; i != NONE; i = nexts(s)[i]) {
+        const ecs_aabb *w = &worlds(s)[i];
+        b.min = ecs_vec3_make(fminf(b.min.x, w->min.x), fminf(b.min.y, w->min.y),
+                              fminf(b.min.z, w->min.z));
+        b.max = ecs_vec3_make(fmaxf(b.max.x, w->max.x), fmaxf(b.max.y, w->max.y),
+                              fmaxf(b.max.z, w->max.z));
+    }
+    min[0] = b.min.x, min[1] = b.min.y, min[2] = b.min.z;
+    max[0] = b.max.x, max[1] = b.max.y, max[2] = b.max.z;
+    return true;
+}
+
+/* Register the manager and publish the APIs for state s: its own, and the SDK's ecs.bounds
+ * (ecs_describe.h), through which tools draw meshes without this header. */
 static ecs_status register_all(const ecs_host *h, mesh_state *s)
 {
     ecs_manager_desc m = {.struct_size = sizeof m,
@@ -753,9 +775,12 @@ static ecs_status register_all(const ecs_host *h, mesh_state *s)
                           .reserve = mesh_reserve};
     ecs_mesh_api api = {sizeof api,    s,        mesh_add,         mesh_remove, mesh_remove_all,
                         mesh_count_of, mesh_get, mesh_set_visible, mesh_count};
+    ecs_bounds_api box = {sizeof box, s, mesh_bounds};
     ecs_status st = h->register_manager(h, &m);
     if (st == ECS_OK)
         st = h->api_publish(h, ECS_MESH_API_NAME, ECS_MESH_API_VERSION, &api, sizeof api);
+    if (st == ECS_OK)
+        st = h->api_publish(h, ECS_BOUNDS_API_NAME, ECS_BOUNDS_API_VERSION, &box, sizeof box);
     return st;
 }
 

@@ -2,7 +2,8 @@
 /* transform.c: the transform plugin: one component manager ("transform") holding a local
  * transform (position, unit rotation, scale), a world matrix and hierarchy links per
  * entity (the seed's TransformComponentManager), and the API "ecs.transform" v1
- * (transform_api.h).
+ * (transform_api.h); the SDK's "ecs.hierarchy" and "ecs.position" v1 (ecs_describe.h) for
+ * tools such as the inspector.
  *
  * Data: one ecs_soa (one allocation, grown by reallocation) with, per instance i:
  *   entity[i]  the owner            local[i]  position, rotation, scale
@@ -55,6 +56,7 @@
 #include <xmmintrin.h>
 #endif
 
+#include "ecs_describe.h"
 #include "ecs_math.h"
 #include "ecs_plugin.h"
 #include "ecs_soa.h"
@@ -790,6 +792,17 @@ static ecs_entity api_prev_sibling(void *self, ecs_entity e)
     return link_of(self, e, F_PREV);
 }
 
+/* ecs.position: the translation of e's world matrix. */
+static bool api_position(void *self, ecs_entity e, float out[3])
+{
+    tf_state *t = (tf_state *)self;
+    uint32_t i;
+    if (!t || find(t, e, &i) != ECS_OK) return false;
+    const float *m = worlds(t)[i].m;
+    out[0] = m[12], out[1] = m[13], out[2] = m[14];
+    return true;
+}
+
 static uint32_t api_count(void *self)
 {
     return self ? ((const tf_state *)self)->soa.count : 0;
@@ -1048,7 +1061,17 @@ static ecs_status register_all(const ecs_host *h, tf_state *t)
                              api_instances,
                              api_recompute_all,
                              api_reserve};
-    return h->api_publish(h, ECS_TRANSFORM_API_NAME, ECS_TRANSFORM_API_VERSION, &api, sizeof api);
+    /* and the SDK's (ecs_describe.h): tools see the tree and the places without this header */
+    ecs_hierarchy_api tree = {sizeof tree, t, api_parent, api_first_child, api_next_sibling};
+    ecs_position_api place = {sizeof place, t, api_position};
+    s = h->api_publish(h, ECS_TRANSFORM_API_NAME, ECS_TRANSFORM_API_VERSION, &api, sizeof api);
+    if (s == ECS_OK)
+        s = h->api_publish(h, ECS_HIERARCHY_API_NAME, ECS_HIERARCHY_API_VERSION, &tree,
+                           sizeof tree);
+    if (s == ECS_OK)
+        s = h->api_publish(h, ECS_POSITION_API_NAME, ECS_POSITION_API_VERSION, &place,
+                           sizeof place);
+    return s;
 }
 
 /* Offer the index for views and find the signature bit (NO_BIT without them) into *bit. */

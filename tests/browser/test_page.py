@@ -139,19 +139,50 @@ def the_page_loads_without_a_console_error(s):
     assert not errors, "console errors: %s" % errors
 
 
+def row_names(s):
+    """The names of the rows in view (a row below the list's bottom has no visible text)."""
+    names = [r.find_element("css selector", ".name").text for r in by_css(s, "#list .row")
+             if r.is_displayed() and r.find_elements("css selector", ".name")]
+    return [n for n in names if n]
+
+
+def open_row(s, name):
+    """Click the ▸ of the row named name (the tree opens it)."""
+    def click():
+        r = [r for r in by_css(s, "#list .row") if r.is_displayed()
+             and r.find_elements("css selector", ".name")
+             and r.find_element("css selector", ".name").text == name][0]
+        r.find_element("css selector", ".twist").click()
+        return True
+    wait_until(click, "a click on the ▸ of %s" % name)
+
+
 @check
 def the_tree_shows_the_demo_names(s):
-    rows = wait_until(lambda: [r.text for r in by_css(s, "#list .row")] or None, "rows")
-    for name in ("Main street", "House 1", "House 1 door"):
-        assert any(r.startswith(name) for r in rows), "%r not in %s" % (name, rows)
+    """Issue 33 item 5: roots first; a node opens to its children (fetched then), with how
+    many each has; a search shows its matches after their path."""
+    names = wait_until(lambda: row_names(s) or None, "rows")
+    assert "Main street" in names and "House 1" not in names, names  # a child of the street
+    open_row(s, "Main street")
+    wait_until(lambda: "House 1" in row_names(s), "the street's children")
+    open_row(s, "House 1")
+    wait_until(lambda: "House 1 door" in row_names(s), "the house's children")
+    rows = by_css(s, "#list .row")
+    pad = {r.find_element("css selector", ".name").text:
+           float(r.value_of_css_property("padding-left").rstrip("px"))
+           for r in rows if r.is_displayed() and r.find_elements("css selector", ".name")}
+    assert pad["Main street"] < pad["House 1"] < pad["House 1 door"], pad
+    s.shot("tree")
     search = s.driver.find_element("id", "search")
     search.send_keys("handle")
-    wait_until(lambda: all("handle" in r.text.lower() for r in by_css(s, "#list .row"))
-               and by_css(s, "#list .row"), "the search to keep only handles")
+    wait_until(lambda: row_names(s) and all("handle" in n.lower() for n in row_names(s)),
+               "the search to keep only handles")
+    paths = [r.find_element("css selector", ".path").text for r in by_css(s, "#list .row")
+             if r.is_displayed() and r.find_elements("css selector", ".path")]
+    assert paths and all(p.startswith("in Main street › House") for p in paths), paths
     search.clear()
-    search.send_keys(" ")  # back to the whole list (the filter trims spaces)
-    wait_until(lambda: any(r.text.startswith("Main street") for r in by_css(s, "#list .row")),
-               "the whole list back")
+    search.send_keys(" ")  # back to the tree (the filter trims spaces)
+    wait_until(lambda: "Main street" in row_names(s), "the tree back")
 
 
 def stale(element):
@@ -163,23 +194,28 @@ def stale(element):
         return True
 
 
-def select_row(s, prefix, exclude=()):
-    """Click the list row of the entity whose name starts with prefix; its panel's fields."""
+def select_row(s, name):
+    """Find the entity named name with the search box and click its row; its transform."""
     before = by_css(s, "#entity .field input")
-    def click():  # the list is drawn again every 2 s: a row may go stale, then try again
-        rows = [r for r in by_css(s, "#list .row") if r.text.startswith(prefix)
-                and not any(x in r.text for x in exclude)]
+    search = s.driver.find_element("id", "search")
+    if search.get_attribute("value") != name:
+        search.clear()
+        search.send_keys(name)
+    def click():
+        rows = [r for r in by_css(s, "#list .row") if r.is_displayed()
+                and r.find_elements("css selector", ".name")
+                and r.find_element("css selector", ".name").text == name]
         rows[0].click()
         return True
-    wait_until(click, "a click on the row of %s" % prefix)
+    wait_until(click, "a click on the row of %s" % name)
     if before:  # the panel is drawn again for the selection: wait for the new one
         wait_until(lambda: stale(before[0]), "the panel drawn again")
     return wait_until(lambda: by_css(s, "#entity .comp[data-manager=transform]"),
-                      "the transform of %s" % prefix)[0]
+                      "the transform of %s" % name)[0]
 
 
 def select_house1(s):
-    return select_row(s, "House 1", ("door", "window"))
+    return select_row(s, "House 1")
 
 
 def field(comp, key):
@@ -253,11 +289,8 @@ def a_bad_edit_is_shown_at_its_field(s):
 def live_values_change_while_another_field_is_edited(s):
     """The carousel spins: its rotation changes on the page by itself, also while its position
     is being edited (and the edited field stays as typed)."""
-    search = s.driver.find_element("id", "search")
-    search.send_keys("carousel")
-    wait_until(lambda: all("arousel" in r.text for r in by_css(s, "#list .row"))
-               and by_css(s, "#list .row"), "the search to keep the carousel")
     tf = select_row(s, "Carousel hub")
+    search = s.driver.find_element("id", "search")
     rot = field(tf, "rotation")
     first = wait_until(lambda: rot.get_attribute("value") or None, "a rotation")
     wait_until(lambda: rot.get_attribute("value") != first, "the rotation to change by itself")
@@ -416,6 +449,78 @@ def a_read_only_inspector_offers_no_change(s):
         s.driver.get(s.host.url)
 
 
+@check
+def the_query_box_lists_what_a_query_matches(s):
+    """Issue 33 item 15: {transform, not mesh} in the query box: the matches, each with a
+    transform and no mesh, their count and what the query cost."""
+    q = s.driver.find_element("id", "query")
+    q.send_keys("{transform, not mesh}")
+    found = s.driver.find_element("id", "found")
+    wait_until(lambda: re.match(r"\d+ match · \d+ ms over \d+ frames", found.text),
+               "the count and the cost")
+    want = [i for i in s.host.api("entities?limit=1000")["items"]
+            if "transform" in i["components"] and "mesh" not in i["components"]]
+    assert found.text.startswith("%d match" % len(want)), (found.text, len(want))
+    rows = wait_until(lambda: [r.text for r in by_css(s, "#list .row")
+                               if r.is_displayed() and r.text] or None, "rows")
+    assert rows and all("transform" in r and "mesh" not in r for r in rows), rows
+    s.shot("query")
+    q.clear()
+    q.send_keys(" ")
+    wait_until(lambda: "Main street" in row_names(s), "the tree back")
+
+
+@check
+def a_flood_of_log_lines_never_loses_a_click(s):
+    """Issue 33 item 9: 3,000 log lines in about a second (an edit each): the panel keeps
+    the last 1,000, and a click on a row in the middle of it selects the entity."""
+    house = [i for i in s.host.api("entities?name=house2&limit=50")["items"]
+             if i["scene_id"] == "house2"][0]
+    done = threading.Event()
+
+    def flood():
+        for k in range(3000):
+            req = urllib.request.Request(
+                s.host.base + "/api/entities/%s/debug_name" % house["id"], method="PATCH",
+                data=json.dumps("House 2 #%d" % k).encode(),
+                headers={"Authorization": "Bearer " + s.host.token})
+            urllib.request.urlopen(req, timeout=10).read()
+        done.set()
+    t = threading.Thread(target=flood)
+    t.start()
+    time.sleep(0.3)
+    tf = select_row(s, "Camera")  # during the flood
+    assert tf is not None
+    t.join(60)
+    assert done.is_set()
+    last = s.host.api("log")["lines"][-1]
+    wait_until(lambda: s.driver.execute_script(
+        "return document.getElementById('log').lastElementChild.textContent").startswith(
+        "%.2f [%s] %s: %s" % (last["t"], last["level"], last["who"], last["msg"])),
+        "the host's last line last in the panel")
+    n = s.driver.execute_script("return document.getElementById('log').childElementCount")
+    assert n == 1000, n
+    assert "Camera" in s.driver.find_element("id", "sel-title").text or \
+        s.driver.find_element("css selector", "#list .row.sel")
+    req = urllib.request.Request(s.host.base + "/api/entities/%s/debug_name" % house["id"],
+                                 method="PATCH", data=b'"House 2"',
+                                 headers={"Authorization": "Bearer " + s.host.token})
+    urllib.request.urlopen(req, timeout=10).read()
+
+
+@check
+def the_schedule_shows_the_inspector_and_the_chart_frame_intervals(s):
+    """Issue 33 item 8: the inspector's own time is a row of the schedule; the chart plots
+    the time between frames (the host's --fps 60: about 16.7 ms)."""
+    row = wait_until(lambda: [r for r in by_css(s, "#schedule tbody tr.kind-host")
+                              if "inspector" in r.text] or None, "the inspector's row")[0]
+    assert "ecs-host" in row.text, row.text
+    sched = s.host.api("schedule")
+    f = sorted(sched["frames_us"])
+    assert len(sched["inspector_us"]) == len(sched["frames_us"])
+    print("# frame intervals: median %.1f ms" % (f[len(f) // 2] / 1e3))
+
+
 def trace_events(path):
     with open(path) as f:
         return json.load(f)["traceEvents"]
@@ -439,15 +544,16 @@ def a_search_of_a_million_entities_never_holds_a_frame(s):
         s.driver.find_element("id", "search").send_keys("node 567")
         found = s.driver.find_element("id", "found")
         wait_until(lambda: re.match(r"1[,.]?000 found", found.text), "1,000 found", timeout=60)
-        rows = wait_until(lambda: [r.text for r in by_css(s, "#list .row")] or None, "rows")
-        assert rows[0].startswith("tree 0 node 567"), rows
+        seen = len(host.lines)  # the host's lines until the answer was on the page
+        rows = wait_until(lambda: row_names(s) or None, "rows")
+        assert rows[0] == "tree 0 node 567", rows
         assert all("node 567" in r for r in rows), rows
         s.shot("search-1m")
     finally:
         host.stop()
         os.unlink(big)
         s.driver.get("about:blank")
-    searches = [l for l in host.lines if "inspect: a search answered" in l]
+    searches = [l for l in host.lines[:seen] if "inspect: a search answered" in l]
     assert len(searches) == 1, "%d searches for 8 keys typed: %s" % (len(searches), searches)
     ev = trace_events(trace)
     slices = [e for e in ev if e.get("cat") == "inspect" and e["name"] == "search"]
@@ -462,6 +568,33 @@ def a_search_of_a_million_entities_never_holds_a_frame(s):
                                                  max(during) / 1e3, len(during),
                                                  max(before) / 1e3))
     s.driver.get(s.host.url)  # back to the demo
+
+
+@check
+def the_last_of_4_million_roots_is_reached(s):
+    """Issue 33 item 6: 4,000,000 entities, each a root (trees of one node): the list
+    scrolled to its end shows the last of them (a browser caps an element at about 33 M
+    pixels, 1.5 M rows: the list maps its scroll position to a row instead)."""
+    big = os.path.join(s.tmp, "flat.json")
+    with open(big, "w") as f:
+        subprocess.run([os.environ["GEN_SCENE"], "4000000", "--tree", "1"], stdout=f, check=True)
+    host = Host(s.plugin_folder("plugins-4m"), ["--scene", big])
+    try:
+        host.wait_for(r"scene: loaded 4000000 entities", timeout=300)
+        s.driver.get("about:blank")
+        s.driver.get(host.url)
+        wait_until(lambda: "tree 0 node 0" in row_names(s), "the first root", timeout=60)
+        wait_until(lambda: re.match(r"4,000,000 roots", s.driver.find_element("id", "found").text),
+                   "the number of roots", timeout=60)
+        s.driver.execute_script("const l = document.getElementById('list');"
+                                "l.scrollTop = l.scrollHeight;")
+        wait_until(lambda: "tree 3999999 node 0" in row_names(s), "the last root", timeout=60)
+        s.shot("last-of-4m")
+    finally:
+        host.stop()
+        os.unlink(big)
+        s.driver.get("about:blank")
+        s.driver.get(s.host.url)
 
 
 def main():
