@@ -204,9 +204,6 @@ static enum MHD_Result job_answer(host_inspector *in, struct MHD_Connection *c, 
                     host_guard_signal_name(j->crash_sig), j->crash_in ? j->crash_in : "its code");
         return inspect_reply_error(c, 500, msg);
     }
-    unsigned status = 200;
-    cJSON *v = j->kind->answer(in, j, &status);
-    if (!v) return inspect_reply_error(c, 500, "out of memory");
     double ms = (double)(host_now_ns() - j->start_ns) / 1e6;
     uint64_t frames = in->w->frame.frame - j->frame0;
     host_detail("inspect",
@@ -214,6 +211,10 @@ static enum MHD_Result job_answer(host_inspector *in, struct MHD_Connection *c, 
                 "%llu frames",
                 j->kind->name, ms, (double)j->work_ns / 1e6, j->slices, (double)j->longest_ns / 1e6,
                 (unsigned long long)frames);
+    if (j->kind->reply) return j->kind->reply(in, j, c); /* not JSON: its own answer */
+    unsigned status = 200;
+    cJSON *v = j->kind->answer(in, j, &status);
+    if (!v) return inspect_reply_error(c, 500, "out of memory");
     if (cJSON_IsObject(v)) { /* what it cost: the page shows it */
         cJSON *cost = cJSON_AddObjectToObject(v, "cost");
         cJSON_AddNumberToObject(cost, "ms", ms);
@@ -259,8 +260,8 @@ static enum MHD_Result route_entity(host_inspector *in, struct MHD_Connection *c
 }
 
 /* The /api/ paths that only read (GET); *routed false when p is not one of them. */
-static enum MHD_Result route_read(host_inspector *in, struct MHD_Connection *c, const char *p,
-                                  bool get, bool *routed)
+static enum MHD_Result route_read(host_inspector *in, struct MHD_Connection *c, request *r,
+                                  const char *p, bool get, bool *routed)
 {
     *routed = true;
     if (!strcmp(p, "world"))
@@ -282,6 +283,8 @@ static enum MHD_Result route_read(host_inspector *in, struct MHD_Connection *c, 
         return get ? inspect_download_scene(in, c) : inspect_reply_error(c, 405, "GET only");
     if (!strcmp(p, "events"))
         return get ? inspect_events(in, c) : inspect_reply_error(c, 405, "GET only");
+    if (!strcmp(p, "view"))
+        return get ? inspect_view_start(in, c, r) : inspect_reply_error(c, 405, "GET only");
     *routed = false;
     return MHD_NO;
 }
@@ -300,7 +303,7 @@ static enum MHD_Result route(host_inspector *in, struct MHD_Connection *c, const
     if (r->too_big) return inspect_reply_error(c, 413, "the request body is over 1 MiB");
     const char *p = url + 5; /* the gate checked the token too, and read-only */
     bool routed;
-    enum MHD_Result res = route_read(in, c, p, get, &routed);
+    enum MHD_Result res = route_read(in, c, r, p, get, &routed);
     if (routed) return res;
     if (!strcmp(p, "save"))
         return post ? inspect_save_world(in, c, r) : inspect_reply_error(c, 405, "POST only");

@@ -110,6 +110,8 @@ typedef struct inspect_job_kind {
     /* The answer (consumed) once done, with its HTTP status; NULL: out of memory. */
     cJSON *(*answer)(host_inspector *in, inspect_job *j, unsigned *status);
     void (*free)(inspect_job *j);
+    /* Instead of answer (NULL: none): queue the answer on c itself (one that is not JSON). */
+    enum MHD_Result (*reply)(host_inspector *in, inspect_job *j, struct MHD_Connection *c);
 } inspect_job_kind;
 
 /* The part every job starts with. */
@@ -218,5 +220,10 @@ enum MHD_Result inspect_children_page(host_inspector *in, struct MHD_Connection 
                                       ecs_entity parent, const inspect_page_args *a);
 /* Free the lists kept (at the inspector's end). */
 void inspect_index_free_all(host_inspector *in);
+
+/* ---- the 3D view's data (inspect_view.c) ---- */
+
+/* GET /api/view: every placed entity's position and box, binary (a job). */
+enum MHD_Result inspect_view_start(host_inspector *in, struct MHD_Connection *c, request *r);
 
 #endif

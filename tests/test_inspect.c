@@ -1526,6 +1526,100 @@ static void Inspect_a_query_lists_its_matches(void **state)
     stop(f);
 }
 
+/* The little-endian u32 at p. */
+static uint32_t u32_at(const char *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+/* Issue 33 item 7: GET /api/view: every placed entity's world position and every box, in
+ * the binary form docs/inspector.md gives, all of them up to max (else every n-th, the
+ * answer says which), and 304 when nothing moved (If-None-Match). Before, the page drew
+ * the first 1,000 entities from 510 KB of JSON five times a second. */
+static void Inspect_the_view_sends_every_position_and_box(void **state)
+{
+    fixture *f = *state;
+    reply r;
+    char head[1024], etag[64] = "";
+    start(f, NULL);
+    int s = connect_to(f);
+    snprintf(head, sizeof head,
+             "GET /api/view HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nAuthorization: Bearer %s\r\n"
+             "Connection: close\r\n\r\n",
+             f->port, f->token);
+    send_all(s, head, strlen(head));
+    char buf[65536];
+    size_t got = 0;
+    for (ssize_t k; got < sizeof buf && (k = recv(s, buf + got, sizeof buf - got, 0)) > 0;)
+        got += (size_t)k;
+    close(s);
+    const char *body = memmem(buf, got, "\r\n\r\n", 4);
+    assert_non_null(body);
+    body += 4;
+    const char *tag = memmem(buf, (size_t)(body - buf), "ETag: ", 6);
+    assert_non_null(tag);
+    sscanf(tag + 6, "%63[^\r]", etag);
+    assert_int_equal(memcmp(body, "ECSV", 4), 0);
+    uint32_t version = u32_at(body + 4), live = u32_at(body + 8), n = u32_at(body + 12),
+             boxes = u32_at(body + 16), stride = u32_at(body + 20);
+    assert_int_equal(version, 1);
+    assert_int_equal(live, 39);
+    assert_int_equal(stride, 1);
+    assert_int_equal(got - (size_t)(body - buf), 24 + 16 * n + 28 * boxes);
+    get(f, "/api/entities?query=transform&limit=0", &r);
+    assert_int_equal(n, (int)number_at(r.json, "total")); /* every entity with a transform */
+    reply_free(&r);
+    get(f, "/api/entities?query=transform,mesh&limit=0", &r);
+    assert_int_equal(boxes, (int)number_at(r.json, "total")); /* a box for each with a mesh */
+    reply_free(&r);
+    bool found = false; /* house1 at its world position: the street's (0, 0, 0) + (-18, 0, 14) */
+    char id[32];
+    id_of(f, "house1", id, sizeof id);
+    for (uint32_t i = 0; i < n; i++) {
+        const char *p = body + 24 + 16 * i;
+        float xyz[3];
+        memcpy(xyz, p + 4, 12);
+        char text[32];
+        snprintf(text, sizeof text, "%u.%u", u32_at(p) & 0x3FFFFF, u32_at(p) >> 22 & 0xFF);
+        if (!strcmp(text, id)) found = xyz[0] == -18 && xyz[1] == 0 && xyz[2] == 14;
+    }
+    assert_true(found);
+    get(f, "/api/view?max=10", &r); /* thinned: every 4th of 39 */
+    expect_status(&r, 200, "view?max=10");
+    reply_free(&r);
+    get(f, "/api/view?max=0", &r);
+    expect_status(&r, 400, "max=0");
+    reply_free(&r);
+    stop(f);
+    harness_proc_discard(&f->proc);
+    char *scene; /* a world that does not move (no spin): the same answer again is a 304 */
+    start_big(f, 1000, "60", &scene);
+    int status[2] = {0, 0};
+    for (int i = 0; i < 2; i++) {
+        s = connect_to(f);
+        snprintf(head, sizeof head,
+                 "GET /api/view HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nAuthorization: Bearer %s\r\n"
+                 "%s%s%sConnection: close\r\n\r\n",
+                 f->port, f->token, i ? "If-None-Match: " : "", i ? etag : "", i ? "\r\n" : "");
+        send_all(s, head, strlen(head));
+        got = 0;
+        for (ssize_t k;
+             got < sizeof buf - 1 && (k = recv(s, buf + got, sizeof buf - 1 - got, 0)) > 0;)
+            got += (size_t)k;
+        close(s);
+        buf[got] = '\0';
+        sscanf(buf, "HTTP/1.1 %d", &status[i]);
+        if (!i && (tag = strstr(buf, "ETag: "))) sscanf(tag + 6, "%63[^\r]", etag);
+    }
+    assert_int_equal(status[0], 200);
+    assert_int_equal(status[1], 304);
+    assert_null(strstr(buf, "ECSV")); /* no bytes again */
+    stop(f);
+    free(scene);
+}
+
 #define TEST(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
 
 int main(void)
@@ -1536,6 +1630,7 @@ int main(void)
         TEST(Inspect_entities_come_in_pages_with_a_name_filter),
         TEST(Inspect_roots_children_and_paths_make_the_tree),
         TEST(Inspect_a_query_lists_its_matches),
+        TEST(Inspect_the_view_sends_every_position_and_box),
         TEST(Inspect_edit_is_checked_like_a_scene_and_reaches_the_save),
         TEST(Inspect_patch_changes_only_what_it_names_and_unknown_keys_are_refused),
         TEST(Inspect_a_failed_mesh_edit_leaves_the_meshes_as_they_were),

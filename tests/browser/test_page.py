@@ -332,6 +332,7 @@ def the_3d_view_draws_the_world(s):
     bg = (0x0F, 0x12, 0x16)
     drawn = sum(1 for p in img.getdata() if max(abs(a - b) for a, b in zip(p, bg)) > 24)
     assert drawn > 500, "only %d pixels differ from the background" % drawn
+    assert s.driver.find_element("id", "view-info").text == "39 entities"  # every one
 
 
 def build_spin(s, version, crash=False):
@@ -589,6 +590,9 @@ def the_last_of_4_million_roots_is_reached(s):
         s.driver.execute_script("const l = document.getElementById('list');"
                                 "l.scrollTop = l.scrollHeight;")
         wait_until(lambda: "tree 3999999 node 0" in row_names(s), "the last root", timeout=60)
+        info = s.driver.find_element("id", "view-info")  # item 7: all it can, and says so
+        wait_until(lambda: info.text == "200,000 of 4,000,000 entities (every 20th)",
+                   "the view's N of M", timeout=60)
         s.shot("last-of-4m")
     finally:
         host.stop()
