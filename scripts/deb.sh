@@ -20,7 +20,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 sudo=""
 [ "$(id -u)" -ne 0 ] && sudo="sudo"
 
-ecs_install_missing build-essential dpkg-dev debhelper lintian xz-utils
+ecs_install_missing "${ECS_RELEASE_PACKAGES[@]}"
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/ecs-deb-XXXXXX")
 installed=""

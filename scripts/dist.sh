@@ -8,7 +8,7 @@
 # printed is the tarball's path. Its build folder: $ECS_DIST_BUILD (default build-dist).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
-ecs_install_missing "${ECS_TEST_PACKAGES[@]}" git xz-utils
+ecs_install_missing "${ECS_TEST_PACKAGES[@]}" "${ECS_RELEASE_PACKAGES[@]}"
 ECS_BUILD="${ECS_DIST_BUILD:-$ECS_ROOT/build-dist}" # never $ECS_BUILD: the suite's own build
 ecs_configure -Dbench=false
 meson dist -C "$ECS_BUILD" --formats xztar >&2

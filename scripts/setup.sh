@@ -32,6 +32,10 @@ ECS_PACKAGES=(meson ninja-build pkg-config gcc g++ libcjson-dev libcmocka-dev py
 #                   (bash-completion.pc also says where the bash one is installed)
 ECS_TEST_PACKAGES=(chromium chromium-driver python3-selenium python3-pil lld mandoc groff-base
     bash-completion zsh)
+# and for the release scripts only (scripts/dist.sh, scripts/deb.sh):
+#   git xz-utils    meson dist packs the committed tree (git archive) as .tar.xz
+#   build-essential dpkg-dev debhelper lintian  the Debian packages built and checked
+ECS_RELEASE_PACKAGES=(git xz-utils build-essential dpkg-dev debhelper lintian)
 
 ecs_install_missing() {
     local missing=() p
