@@ -29,6 +29,9 @@
 #define HEADER_DEADLINE_NS 5000000000ull /* a request's headers must have come by then */
 #define SWEEP_EVERY_NS     100000000ull  /* how often the deadline is looked at */
 #define BODY_LIMIT         (1u << 20)
+#define SEND_BUFFER                                                                                \
+    (128 << 10) /* what the kernel takes of one write: an answer of 3 MB                           \
+                   in one writev was a millisecond of a frame */
 
 struct inspect_conn {
     struct MHD_Connection *c;
@@ -83,6 +86,8 @@ void inspect_gate_notify(void *cls, struct MHD_Connection *c, void **socket_cont
     }
     const union MHD_ConnectionInfo *fd =
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    int sndbuf = SEND_BUFFER; /* one write to it then costs a part of a slice, not a frame */
+    if (fd) setsockopt(fd->connect_fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof sndbuf);
     if (!(k = calloc(1, sizeof *k))) return; /* not watched: the deadline misses one */
     *k = (inspect_conn){c,     NULL,  in->conns, fd ? fd->connect_fd : -1, host_now_ns(),
                         false, false, false};
