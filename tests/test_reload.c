@@ -2091,6 +2091,28 @@ static void check_hierarchy_saved(fixture *f)
     free(saved);
 }
 
+/* A manifest seen between its truncation and its writing (an editor, `>`, the test's own
+ * writer under load) is one being written: nothing is applied and nothing said until it
+ * changes again. Before, "manifest.json: not applied: the file is empty" (an error line:
+ * Reload_disabled_transform_comes_back_with_its_hierarchy failed on it now and then). */
+static void Reload_an_empty_manifest_is_one_being_written(void **state)
+{
+    fixture *f = *state;
+    char manifest[4096];
+    put_copy(f, TRANSFORM_SO, "transform.so");
+    START(f, "loaded transform", NULL);
+    path_in_dir(f, "manifest.json", manifest, sizeof manifest);
+    assert_int_equal(harness_write_file(manifest, "", 0644), 0);
+    let_run(f, 400); /* the manifest is looked at every 100 ms */
+    assert_int_equal(
+        harness_write_file(
+            manifest, "{\"plugins\": [{\"name\": \"transform\", \"disabled\": true}]}\n", 0644),
+        0);
+    WAIT_LINE(f, "plugin 'transform' unloaded");
+    STOP(f);
+    EXPECT_ABSENT(f, "[error]");
+}
+
 static void Reload_disabled_transform_comes_back_with_its_hierarchy(void **state)
 {
     fixture *f = *state;
@@ -2959,6 +2981,7 @@ int main(void)
         TEST(Reload_commit_failing_half_way_keeps_none_of_its_apis),
         TEST(Reload_provider_build_whose_api_outgrew_its_storage_is_refused),
         TEST(Reload_transform_under_mesh_keeps_world_matrices_and_bounds),
+        TEST(Reload_an_empty_manifest_is_one_being_written),
         TEST(Reload_disabled_transform_comes_back_with_its_hierarchy),
         TEST(Reload_transform_layout_change_migrates_its_hierarchy),
         TEST(Reload_transform_layout_change_migrates_a_hierarchy_listed_children_first),

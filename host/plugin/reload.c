@@ -758,7 +758,7 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
                       "runs",
                       p->name);
         adopt(p, n, state, same);
-        host_plugin_outcome(p, true); /* two-phase adoption: the state is the new build's */
+        host_plugin_outcome(p, true);    /* two-phase adoption: the state is the new build's */
         host_plugin_restore_state(w, p); /* one kept while a build that offers none ran */
         swapped = true;
         r->done++;
@@ -1054,6 +1054,9 @@ static void check_manifest(host_reloader *r, size_t k, uint64_t now)
     if (stat(path, &st) == 0) mtime = st.st_mtim;
     if (mtime.tv_sec == f->manifest_mtime.tv_sec && mtime.tv_nsec == f->manifest_mtime.tv_nsec)
         return;
+    if (mtime.tv_sec && st.st_size == 0)
+        return; /* being written (truncated, not yet filled):
+                   looked at again when it changes */
     f->manifest_mtime = mtime;
     apply_manifest_change(r, k);
 }
