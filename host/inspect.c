@@ -283,6 +283,9 @@ static enum MHD_Result route_read(host_inspector *in, struct MHD_Connection *c, 
         return get ? inspect_download_scene(in, c) : inspect_reply_error(c, 405, "GET only");
     if (!strcmp(p, "events"))
         return get ? inspect_events(in, c) : inspect_reply_error(c, 405, "GET only");
+    if (!strcmp(p, "stats"))
+        return get ? inspect_reply_json(c, 200, inspect_stats_json(in))
+                   : inspect_reply_error(c, 405, "GET only");
     if (!strcmp(p, "view"))
         return get ? inspect_view_start(in, c, r) : inspect_reply_error(c, 405, "GET only");
     *routed = false;
@@ -588,6 +591,7 @@ static void note_frame(host_inspector *in, uint64_t now)
     in->frame_at = (in->frame_at + 1) % FRAME_RING;
     if (in->frame_n < FRAME_RING) in->frame_n++;
     host_timing_record(&in->own, in->own_ns);
+    inspect_stats_frame(in, now, now - in->last_poll_ns);
     in->last_poll_ns = now;
     in->own_ns = 0;
     if (now - in->rate_t0 >= 500000000ull) { /* the rate over the last half second or more */

@@ -403,6 +403,44 @@ static enum MHD_Result edit_component(host_inspector *in, struct MHD_Connection 
     return reply_entity(c, in->w, e, 200);
 }
 
+typedef struct remove_call {
+    host_manager *m;
+    ecs_entity e;
+    ecs_status s;
+} remove_call;
+
+static void call_remove(void *arg)
+{
+    remove_call *k = arg;
+    k->s = k->m->desc.remove_component(k->m->desc.state, k->e);
+}
+
+/* DELETE /api/entities/{id}/{manager}: e's component of manager taken away, through the
+ * manager's remove_component (under the crash guard). */
+static enum MHD_Result remove_component(host_inspector *in, struct MHD_Connection *c, ecs_entity e,
+                                        const char *manager)
+{
+    host_world *w = in->w;
+    host_manager *m = NULL;
+    for (size_t i = 0; i < w->manager_count && !m; i++)
+        if (!strcmp(w->managers[i]->name, manager)) m = w->managers[i];
+    if (!m) return inspect_reply_error(c, 404, "no such manager is loaded");
+    if (!m->desc.remove_component)
+        return inspect_reply_error(c, 405,
+                                   "this manager offers no remove_component: its "
+                                   "components cannot be removed from outside");
+    remove_call k = {m, e, ECS_OK};
+    int sig = host_guard_run(call_remove, &k);
+    if (sig) {
+        host_plugin_crashed(w, m->owner, sig, "remove_component");
+        return inspect_reply_error(c, 500, "the manager crashed removing it (see the log)");
+    }
+    if (k.s != ECS_OK) return inspect_reply_error(c, 400, ecs_status_text(k.s));
+    host_info("inspect", "entity %u.%u: %s removed", ecs_entity_index(e), ecs_entity_generation(e),
+              manager);
+    return reply_entity(c, w, e, 200);
+}
+
 enum MHD_Result inspect_entity(host_inspector *in, struct MHD_Connection *c, request *r,
                                const char *method, ecs_entity e, const char *rest)
 {
@@ -416,17 +454,21 @@ enum MHD_Result inspect_entity(host_inspector *in, struct MHD_Connection *c, req
     if (!*rest) {
         if (get) return reply_entity(c, in->w, e, 200);
         if (!strcmp(method, "DELETE")) {
-            host_entity_destroy(in->w->entities, e);
-            host_world_announce_destroyed(in->w);
-            cJSON *v = cJSON_CreateObject();
-            cJSON_AddBoolToObject(v, "destroyed", true);
+            char id[32];
+            inspect_id_text(e, id, sizeof id);
+            cJSON *v = inspect_destroy(in, e);
+            host_info("inspect", "entity %s destroyed, %d with it", id,
+                      (int)cJSON_GetObjectItemCaseSensitive(v, "count")->valuedouble - 1);
             return inspect_reply_json(c, 200, v);
         }
         return inspect_reply_error(c, 405, "GET or DELETE");
     }
     bool put = !strcmp(method, "PUT"), patch = !strcmp(method, "PATCH");
+    if (!strcmp(method, "DELETE")) return remove_component(in, c, e, rest + 1);
     if (!put && !patch)
-        return inspect_reply_error(c, 405, "a component is changed with PATCH, replaced with PUT");
+        return inspect_reply_error(c, 405,
+                                   "a component is changed with PATCH, replaced (or added) with "
+                                   "PUT, removed with DELETE");
     return edit_component(in, c, r, e, rest + 1, patch);
 }
 

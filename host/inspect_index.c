@@ -557,3 +557,60 @@ enum MHD_Result inspect_children_page(host_inspector *in, struct MHD_Connection 
     if (ix) ix->parent = parent;
     return page_start(in, c, r, ix, a);
 }
+
+/* ---- destroying an entity and its descendants ---- */
+
+typedef struct destroy_call {
+    host_inspector *in;
+    ecs_entity e;
+    ecs_entity *ids; /* e and its descendants as the hierarchy says, before */
+    uint32_t n, cap;
+    bool no_memory;
+} destroy_call;
+
+static void destroy_push(destroy_call *d, ecs_entity x)
+{
+    if (d->n == d->cap) {
+        uint32_t cap = d->cap ? d->cap * 2 : 64;
+        ecs_entity *v = realloc(d->ids, cap * sizeof *v);
+        if (!v) {
+            d->no_memory = true;
+            return;
+        }
+        d->ids = v, d->cap = cap;
+    }
+    d->ids[d->n++] = x;
+}
+
+static void call_destroy(void *arg)
+{
+    destroy_call *d = arg;
+    host_world *w = d->in->w;
+    const ecs_hierarchy_api *tree = tree_of(w, NULL);
+    destroy_push(d, d->e); /* breadth first: d->ids[k] for k < n is e's subtree so far */
+    for (uint32_t k = 0; tree && !d->no_memory && k < d->n; k++)
+        for (ecs_entity c = tree->first_child(tree->self, d->ids[k]); !ecs_entity_is_null(c);
+             c = tree->next_sibling(tree->self, c))
+            destroy_push(d, c);
+    host_entity_destroy(w->entities, d->e);
+    host_world_announce_destroyed(w); /* every manager hears of it: the cascade happens */
+}
+
+cJSON *inspect_destroy(host_inspector *in, ecs_entity e)
+{
+    destroy_call d = {in, e, NULL, 0, 0, false};
+    int sig = host_guard_run(call_destroy, &d); /* a crash is the announcement's to report */
+    cJSON *v = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(v, "destroyed");
+    uint32_t dead = 0;
+    for (uint32_t k = 0; k < d.n; k++) {
+        if (host_entity_alive(in->w->entities, d.ids[k])) continue; /* kept by its manager */
+        char id[32];
+        inspect_id_text(d.ids[k], id, sizeof id);
+        cJSON_AddItemToArray(list, cJSON_CreateString(id));
+        dead++;
+    }
+    cJSON_AddNumberToObject(v, "count", dead);
+    if (sig) cJSON_AddStringToObject(v, "warning", "plugin code crashed meanwhile (see the log)");
+    free(d.ids);
+    return v;
+}

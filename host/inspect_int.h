@@ -41,6 +41,23 @@ typedef struct step_mark {
     double last_us; /* what the previous request said: kept while no timed frame ran */
 } step_mark;
 
+#define STAT_RING     60 /* samples kept: a minute of seconds, an hour of minutes */
+#define STAT_MANAGERS 32 /* managers a sample holds */
+
+/* One sample of the world over time (inspect_stats.c). */
+typedef struct stat_manager {
+    char name[48];
+    uint32_t components;
+    uint64_t bytes; /* its plugin's memory */
+} stat_manager;
+
+typedef struct stat_sample {
+    double t; /* seconds since the inspector started */
+    uint32_t entities, reloads, managers;
+    float frame_mean_us, frame_max_us; /* the intervals of its second (its minute) */
+    stat_manager m[STAT_MANAGERS];
+} stat_sample;
+
 typedef struct inspect_job inspect_job;
 typedef struct inspect_conn inspect_conn;
 typedef struct inspect_index inspect_index;
@@ -76,6 +93,11 @@ struct host_inspector {
     uint64_t next_seq;
     /* jobs under way, oldest first (the runner serves them in that order) */
     inspect_job *jobs, *jobs_last;
+    /* the world over time (inspect_stats.c): the last minute's seconds, the last hour's
+     * minutes, and the frame intervals of the second under way */
+    stat_sample sec[STAT_RING], min[STAT_RING];
+    uint32_t sec_at, sec_n, min_at, min_n, sec_since_minute;
+    uint64_t st_last_ns, st_sum_ns, st_max_ns, st_frames;
     /* the entity lists kept for paging (inspect_index.c), most recent first */
     inspect_index *indexes;
     /* downloads under way (GET /api/scene) and the bytes they wrote so far */
@@ -220,6 +242,16 @@ enum MHD_Result inspect_children_page(host_inspector *in, struct MHD_Connection 
                                       ecs_entity parent, const inspect_page_args *a);
 /* Free the lists kept (at the inspector's end). */
 void inspect_index_free_all(host_inspector *in);
+/* Destroy live e (every manager told at once): {"destroyed": [e and every descendant it took
+ * with it, as ids], "count": n}. */
+cJSON *inspect_destroy(host_inspector *in, ecs_entity e);
+
+/* ---- the world over time (inspect_stats.c) ---- */
+
+/* At a frame boundary (now), after a frame interval_ns long: a sample once a second. */
+void inspect_stats_frame(host_inspector *in, uint64_t now, uint64_t interval_ns);
+/* GET /api/stats: {"minute": [samples, oldest first], "hour": [...]}. */
+cJSON *inspect_stats_json(host_inspector *in);
 
 /* ---- the 3D view's data (inspect_view.c) ---- */
 

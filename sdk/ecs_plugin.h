@@ -389,6 +389,12 @@ typedef struct ecs_manager_desc {
      * arrays growing step by step. A hint: the reads follow whatever it did, and the
      * manager still grows when it must. Optional. */
     void (*reserve)(void *state, uint32_t count);
+
+    /* [main-thread] Take entity e's component(s) away, as the plugin's own code would
+     * (the inspector's "remove"; the host announces nothing: e lives on). ECS_OK, also
+     * when e had none; ECS_ERR_STALE_ENTITY for a dead e. Optional (ABI 1.1): without it
+     * a tool cannot remove this manager's components. */
+    ecs_status (*remove_component)(void *state, ecs_entity e);
 } ecs_manager_desc;
 
 /* ---- Views, collections and systems -------------------------------------------------

@@ -1620,6 +1620,103 @@ static void Inspect_the_view_sends_every_position_and_box(void **state)
     free(scene);
 }
 
+/* Issue 33 item 16: a component added (PUT) and removed (DELETE, through the manager's
+ * remove_component; 405 for a manager without one), an entity destroyed answering with
+ * every entity its cascade took (the street: every house, door, handle, window, lamp...). */
+static void Inspect_components_added_removed_and_cascades_listed(void **state)
+{
+    fixture *f = *state;
+    reply r;
+    char house[32], street[32], path[128];
+    start(f, NULL);
+    id_of(f, "house1", house, sizeof house);
+    id_of(f, "street", street, sizeof street);
+    snprintf(path, sizeof path, "/api/entities/%s/spin", house);
+    request(f, "PUT", path, "{\"rate\": [0, 1, 0]}", NULL, NULL, &r); /* added */
+    expect_status(&r, 200, "add spin");
+    assert_non_null(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(r.json, "components"), "spin"));
+    reply_free(&r);
+    request(f, "DELETE", path, NULL, NULL, NULL, &r); /* spin offers no remove_component */
+    expect_status(&r, 405, "remove spin");
+    reply_free(&r);
+    const char *removable[] = {"mesh", "debug_name"};
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "/api/entities/%s/%s", house, removable[i]);
+        request(f, "DELETE", path, NULL, NULL, NULL, &r);
+        expect_status(&r, 200, removable[i]);
+        assert_null(cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(r.json, "components"), removable[i]));
+        reply_free(&r);
+    }
+    snprintf(path, sizeof path, "/api/entities/%s/children?limit=1000", street);
+    get(f, path, &r);
+    int children = (int)number_at(r.json, "total");
+    reply_free(&r);
+    get(f, "/api/world", &r);
+    int before = (int)number_at(r.json, "entities");
+    reply_free(&r);
+    snprintf(path, sizeof path, "/api/entities/%s", street);
+    request(f, "DELETE", path, NULL, NULL, NULL, &r);
+    expect_status(&r, 200, "destroy the street");
+    int count = (int)number_at(r.json, "count");
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(r.json, "destroyed");
+    assert_int_equal(cJSON_GetArraySize(list), count);
+    assert_string_equal(list->child->valuestring, street);
+    assert_true(count > children + 1); /* grandchildren too */
+    const cJSON *it;
+    cJSON_ArrayForEach(it, list)
+    {
+        reply g;
+        snprintf(path, sizeof path, "/api/entities/%s", it->valuestring);
+        get(f, path, &g);
+        expect_status(&g, 404, "a destroyed one"); /* each listed is dead */
+        reply_free(&g);
+    }
+    reply_free(&r);
+    get(f, "/api/world", &r);
+    assert_int_equal((int)number_at(r.json, "entities"), before - count); /* and no other */
+    reply_free(&r);
+    stop(f);
+}
+
+/* Issue 33 item 17: the world over time: a sample a second (entities, each manager's
+ * components and memory, the frame intervals, the reloads) for the last minute, a sample a
+ * minute for the last hour. */
+static void Inspect_stats_sample_the_world_every_second(void **state)
+{
+    fixture *f = *state;
+    reply r;
+    start(f, NULL);
+    const cJSON *minute = NULL;
+    for (int i = 0; i < 100; i++) { /* 3 samples: 3 s of frames */
+        get(f, "/api/stats", &r);
+        expect_status(&r, 200, "stats");
+        minute = cJSON_GetObjectItemCaseSensitive(r.json, "minute");
+        if (cJSON_GetArraySize(minute) >= 3) break;
+        reply_free(&r);
+        struct timespec pause = {0, 100000000};
+        nanosleep(&pause, NULL);
+    }
+    assert_true(cJSON_GetArraySize(minute) >= 3);
+    double t = -1;
+    const cJSON *s;
+    cJSON_ArrayForEach(s, minute)
+    {
+        assert_true(number_at(s, "t") > t); /* oldest first */
+        t = number_at(s, "t");
+        assert_int_equal((int)number_at(s, "entities"), 39);
+        assert_true(number_at(s, "frame_max_us") >= number_at(s, "frame_mean_us"));
+        const cJSON *tf = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(s, "managers"), "transform");
+        assert_true(number_at(tf, "components") > 30);
+        assert_true(number_at(tf, "bytes") > 0);
+    }
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(r.json, "hour")), 0);
+    reply_free(&r);
+    stop(f);
+}
+
 #define TEST(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
 
 int main(void)
@@ -1631,10 +1728,12 @@ int main(void)
         TEST(Inspect_roots_children_and_paths_make_the_tree),
         TEST(Inspect_a_query_lists_its_matches),
         TEST(Inspect_the_view_sends_every_position_and_box),
+        TEST(Inspect_stats_sample_the_world_every_second),
         TEST(Inspect_edit_is_checked_like_a_scene_and_reaches_the_save),
         TEST(Inspect_patch_changes_only_what_it_names_and_unknown_keys_are_refused),
         TEST(Inspect_a_failed_mesh_edit_leaves_the_meshes_as_they_were),
         TEST(Inspect_create_and_destroy_entities),
+        TEST(Inspect_components_added_removed_and_cascades_listed),
         TEST(Inspect_token_host_size_and_read_only_are_enforced),
         TEST(Inspect_near_miss_tokens_and_hosts_are_refused),
         TEST(Inspect_slow_sockets_without_a_token_never_lock_it_out),

@@ -636,6 +636,13 @@ static ecs_status offer_index(const ecs_host *h, dn_state *s, uint32_t *bit)
     return st == ECS_OK ? h->signature_bit(h, MANAGER_NAME, bit) : st;
 }
 
+/* remove_component: e's name gone (none: nothing to do). */
+static ecs_status dn_remove(void *self, ecs_entity e)
+{
+    ecs_status st = dn_clear(self, e);
+    return st == ECS_ERR_NOT_FOUND ? ECS_OK : st;
+}
+
 /* A scene load's hint: room for its names at once. */
 static void dn_reserve(void *self, uint32_t count)
 {
@@ -653,7 +660,8 @@ static ecs_status register_all(const ecs_host *h, dn_state *s)
                           .count = dn_count,
                           .write_component = dn_write,
                           .read_component = dn_read,
-                          .reserve = dn_reserve};
+                          .reserve = dn_reserve,
+                          .remove_component = dn_remove};
     ecs_debug_name_api api = {sizeof api, s,       dn_set,    dn_get,
                               dn_clear,   dn_find, dn_format, dn_count};
     ecs_names_api names = {sizeof names, s, dn_get};

@@ -772,7 +772,8 @@ static ecs_status register_all(const ecs_host *h, mesh_state *s)
                           .count = mesh_count,
                           .write_component = mesh_write,
                           .read_component = mesh_read_component,
-                          .reserve = mesh_reserve};
+                          .reserve = mesh_reserve,
+                          .remove_component = mesh_remove_all};
     ecs_mesh_api api = {sizeof api,    s,        mesh_add,         mesh_remove, mesh_remove_all,
                         mesh_count_of, mesh_get, mesh_set_visible, mesh_count};
     ecs_bounds_api box = {sizeof box, s, mesh_bounds};

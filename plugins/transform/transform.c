@@ -1039,7 +1039,8 @@ static ecs_status register_all(const ecs_host *h, tf_state *t)
                           .count = mgr_count,
                           .write_component = mgr_write,
                           .read_component = mgr_read,
-                          .reserve = mgr_reserve};
+                          .reserve = mgr_reserve,
+                          .remove_component = api_remove}; /* its children stay, as roots */
     ecs_status s = h->register_manager(h, &m);
     if (s != ECS_OK) return s;
     ecs_transform_api api = {sizeof api,

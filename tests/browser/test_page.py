@@ -522,6 +522,46 @@ def the_schedule_shows_the_inspector_and_the_chart_frame_intervals(s):
     print("# frame intervals: median %.1f ms" % (f[len(f) // 2] / 1e3))
 
 
+@check
+def entities_and_components_are_made_and_taken_away_in_the_page(s):
+    """Issue 33 item 16: + entity makes one; a component added from the page's list of
+    managers with its scene JSON; removed with its button; the entity destroyed, the notice
+    saying how many went."""
+    before = s.host.api("world")["entities"]
+    s.driver.find_element("id", "new-entity").click()
+    wait_until(lambda: s.host.api("world")["entities"] == before + 1, "a new entity")
+    add = wait_until(lambda: [a for a in by_css(s, "#entity .add") if a.is_displayed()] or None,
+                     "the add row of the new entity")[0]
+    from selenium.webdriver.support.ui import Select
+    Select(add.find_element("css selector", "select")).select_by_visible_text("transform")
+    add.find_element("css selector", "input").send_keys('{"position": [1, 2, 3]}')
+    add.find_element("css selector", "button").click()
+    tf = wait_until(lambda: by_css(s, "#entity .comp[data-manager=transform]"), "the transform")[0]
+    wait_until(lambda: field(tf, "position").get_attribute("value") == "[1, 2, 3]", "its position")
+    s.shot("added")
+    tf.find_element("css selector", ".remove").click()
+    wait_until(lambda: not by_css(s, "#entity .comp[data-manager=transform]"), "it removed")
+    s.driver.find_element("css selector", "#entity .destroy").click()
+    wait_until(lambda: "destroyed 1 entity" in s.driver.find_element("id", "notice").text,
+               "the notice of the destruction")
+    assert s.host.api("world")["entities"] == before
+
+
+@check
+def the_world_over_time_is_charted(s):
+    """Issue 33 item 17: small charts of the entities, the frame interval, each manager's
+    components and memory, the reloads, for the last minute (and the hour)."""
+    rows = wait_until(lambda: {r.get_attribute("data-label"): r.text for r in
+                               by_css(s, "#stats .spark")} or None, "the charts")
+    for label in ("entities", "frame interval, longest", "reloads", "transform components",
+                  "transform memory"):
+        assert label in rows, rows
+    wait_until(lambda: [r for r in by_css(s, "#stats .spark")
+                        if r.get_attribute("data-label") == "entities"][0]
+               .find_element("css selector", ".now").text.isdigit(), "a count of entities")
+    s.shot("stats")
+
+
 def trace_events(path):
     with open(path) as f:
         return json.load(f)["traceEvents"]
