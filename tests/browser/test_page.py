@@ -562,6 +562,28 @@ def the_world_over_time_is_charted(s):
     s.shot("stats")
 
 
+@check
+def the_readme_picture(s):
+    """docs/inspector.png (the README's): the demo's tree opened to House 1, selected."""
+    search = s.driver.find_element("id", "search")
+    search.clear()
+    search.send_keys(" ")
+    wait_until(lambda: "Main street" in row_names(s), "the tree")
+    if "House 1" not in row_names(s):
+        open_row(s, "Main street")
+    wait_until(lambda: "House 1" in row_names(s), "the street's children")
+    if "House 1 door" not in row_names(s):
+        open_row(s, "House 1")
+    wait_until(lambda: "House 1 door" in row_names(s), "the house's children")
+    row = [r for r in by_css(s, "#list .row") if r.is_displayed()
+           and r.find_elements("css selector", ".name")
+           and r.find_element("css selector", ".name").text == "House 1"][0]
+    row.find_element("css selector", ".name").click()
+    wait_until(lambda: by_css(s, "#entity .comp[data-manager=transform]"), "House 1's panel")
+    time.sleep(1.5)  # the charts and the view filled
+    s.shot("readme")
+
+
 def trace_events(path):
     with open(path) as f:
         return json.load(f)["traceEvents"]
