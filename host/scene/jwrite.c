@@ -397,8 +397,9 @@ static void note_key(host_jwriter *w, size_t at)
 static bool keys_unique(host_jwriter *w, size_t n)
 {
     assert(n <= w->nkeys);
-    const struct host_jw_key_at *k = w->keys + (w->nkeys -= n);
-    if (n < 2) return true;
+    w->nkeys -= n;
+    if (n < 2) return true; /* keys may be NULL: no key was ever noted */
+    const struct host_jw_key_at *k = w->keys + w->nkeys;
     host_json_key small[16], *refs = n <= 16 ? small : malloc(n * sizeof *refs);
     if (!refs) {
         w->no_memory = true;
