@@ -681,6 +681,9 @@ def main():
                 print("not ok %d - %s" % (i, fn.__name__))
                 for line in traceback.format_exc().splitlines():
                     print("# " + line)
+                # also on stderr: a CI log that keeps only a failing test's stderr shows why
+                print("not ok %d - %s\n%s" % (i, fn.__name__, traceback.format_exc()),
+                      file=sys.stderr)
                 try:
                     s.shot("failed-%s" % fn.__name__)
                 except Exception:
