@@ -628,6 +628,12 @@ ecs_status host_plugin_load(host_world *w, host_plugin *p)
                   "%s: plugin '%s' loaded but registered no manager and published no "
                   "API",
                   p->path, p->name);
+    if (p->state && p->desc->struct_size >= PLUGIN_DESC_LAYOUT_SIZE && !p->state_size)
+        host_warn("loader",
+                  "%s: plugin '%s' keeps a state but records no layout of it: a reload that "
+                  "changes the state struct without bumping state_version cannot be caught "
+                  "(fill state_size and state_hash with ECS_STATE_LAYOUT(type, fields...))",
+                  p->path, p->name);
     p->status = HOST_PLUGIN_LOADED;
     char systems[48] = "";
     if (p->system_count) snprintf(systems, sizeof systems, ", %zu systems", p->system_count);

@@ -69,7 +69,7 @@ static void counter_unload(const ecs_host *h, void *state, ecs_unload_reason rea
 
 static const ecs_plugin_desc counter_plugin = {
     ECS_PLUGIN_DESC_HEADER, "counter",      "1.0.0",        1, NULL,
-    counter_load,           counter_unload, ECS_STATE_NONE,
+    counter_load,           counter_unload, ECS_STATE_LAYOUT(counter, host, frames),
 };
 
 ECS_PLUGIN_EXPORT(counter_plugin)
