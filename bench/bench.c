@@ -32,6 +32,7 @@ const bench_workload *const bench_workloads[] = {
     &bench_probe_workload,     /* P1 */
     &bench_latency_workload,   /* R1: build end -> running */
     &bench_inspect_workload,   /* I1 */
+    &bench_jobs_workload,      /* J1 */
     NULL,
 };
 

@@ -171,5 +171,6 @@ extern const bench_workload bench_scale_workload;     /* bench_scale.c: W8 */
 extern const bench_workload bench_probe_workload;     /* bench_probe.c: P1 */
 extern const bench_workload bench_latency_workload;   /* bench_latency.c: R1 build end */
 extern const bench_workload bench_inspect_workload;   /* bench_inspect.c: I1 */
+extern const bench_workload bench_jobs_workload;      /* bench_jobs.c: J1 */
 
 #endif

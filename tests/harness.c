@@ -348,6 +348,19 @@ char *harness_read_file(const char *path, size_t *len)
     return buf;
 }
 
+int harness_in_child(void (*body)(void))
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        body();
+        _exit(0);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    return status;
+}
+
 void harness_select_tests(void)
 {
     const char *only = getenv("CMOCKA_TEST_FILTER");

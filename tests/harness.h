@@ -55,6 +55,10 @@ int harness_finish(harness_proc *p, double timeout_s);
 /* SIGKILL p if it still runs, reap it and free its output: for a test's teardown. */
 void harness_proc_discard(harness_proc *p);
 
+/* Run body() in a forked child that then exits 0 (body may _exit with a status of its
+ * own); the child's wait status. For code that may crash the process. */
+int harness_in_child(void (*body)(void));
+
 /* Start argv and finish it: harness_start + harness_finish. Returns 0 or an errno value
  * (then *r is empty but freeable). */
 int harness_run(harness_output *r, double timeout_s, const char *const argv[]);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "guard.h"
+#include "harness.h"
 
 static void segv(void *arg)
 {
@@ -35,20 +36,6 @@ static void fine(void *arg)
     *(int *)arg = 42;
 }
 
-/* Run body in a child; its wait status. */
-static int in_child(void (*body)(void))
-{
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        body();
-        _exit(0);
-    }
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    return status;
-}
-
 static void catch_three(void)
 {
     if (!host_guard_install()) _exit(10);
@@ -63,7 +50,7 @@ static void catch_three(void)
 static void Guard_catches_faults_in_guarded_code_and_runs_on(void **state)
 {
     (void)state;
-    int status = in_child(catch_three);
+    int status = harness_in_child(catch_three);
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), 0);
 }
@@ -79,7 +66,7 @@ static void fault_outside(void)
 static void Guard_re_raises_a_fault_outside_plugin_code(void **state)
 {
     (void)state;
-    int status = in_child(fault_outside);
+    int status = harness_in_child(fault_outside);
     assert_true(WIFSIGNALED(status));
     assert_int_equal(WTERMSIG(status), SIGSEGV);
 }
@@ -93,7 +80,7 @@ static void unguarded(void)
 static void Guard_not_installed_means_a_crash_is_a_crash(void **state)
 {
     (void)state;
-    int status = in_child(unguarded);
+    int status = harness_in_child(unguarded);
     assert_true(WIFSIGNALED(status));
     assert_int_equal(WTERMSIG(status), SIGSEGV);
 }

@@ -23,7 +23,11 @@ _Atomic(uint64_t) host_guard_seq;
 
 static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 static sigjmp_buf *volatile armed;
-static bool reporting, jumping; /* handlers installed; --safe */
+/* A job thread's own jump point (host_guard_catch on a worker); NULL on every other thread,
+ * so a thread the host did not start is never jumped from. */
+static _Thread_local sigjmp_buf *volatile thread_armed;
+static _Thread_local volatile bool thread_in_job; /* a worker runs a chunk under the guard */
+static bool reporting, jumping;                   /* handlers installed; --safe */
 static pid_t main_tid;
 
 /* ---- the libraries that hold plugin code ---- */
@@ -160,9 +164,13 @@ size_t host_guard_describe(char *buf, size_t size)
 static void report_crash(int sig, const siginfo_t *info, const void *context, bool main)
 {
     line l = {.len = 0};
-    const host_call *c = main ? atomic_load(&host_guard_now) : NULL;
+    const host_call *c = main || thread_in_job ? atomic_load(&host_guard_now) : NULL;
     put(&l, "[error] guard: ");
-    if (!main) {
+    if (!main && c) {
+        put(&l, "a job of plugin '");
+        put(&l, c->plugin ? c->plugin : "?");
+        put(&l, "' crashed on a worker thread with ");
+    } else if (!main) {
         put(&l, "a thread other than the main one crashed with ");
     } else if (c) {
         put(&l, "plugin '");
@@ -181,7 +189,9 @@ static void report_crash(int sig, const siginfo_t *info, const void *context, bo
     put_code(&l, code_address(context));
     if (info && info->si_code > 0 && sig != SIGABRT) /* from the kernel: a real address */
         put(&l, ", address "), put_hex(&l, (uintptr_t)info->si_addr);
-    if (!main)
+    if (!main && c)
+        put(&l, ": ending as the signal does (--safe catches crashes in jobs)");
+    else if (!main)
         put(&l, ": plugin threads are the plugin's own risk (docs/abi.md); ending as the signal "
                 "does, nothing saved");
     else
@@ -202,9 +212,12 @@ bool host_guard_on_main_thread(void)
 static void on_fault(int sig, siginfo_t *info, void *context)
 {
     bool main = host_guard_on_main_thread();
-    sigjmp_buf *jb = main ? armed : NULL; /* never jump from another thread into main's */
+    sigjmp_buf *jb = main ? armed : thread_armed; /* each thread to its own point only */
     if (jb) {
-        armed = NULL;
+        if (main)
+            armed = NULL;
+        else
+            thread_armed = NULL;
         siglongjmp(*jb, sig); /* SA_NODEFER: the signal is not left blocked */
     }
     report_crash(sig, info, context, main);
@@ -263,6 +276,32 @@ int host_guard_call(const host_call *c, void (*fn)(void *), void *arg)
         }
     }
     if (c || sig) host_guard_leave(was); /* after a jump: not the call that never returned */
+    return sig;
+}
+
+int host_guard_catch(void (*fn)(void *), void *arg)
+{
+    bool main = host_guard_on_main_thread();
+    thread_in_job = !main;
+    int sig = 0;
+    if (!jumping) {
+        fn(arg);
+    } else {
+        sigjmp_buf jb, *volatile outer = main ? armed : thread_armed;
+        sig = sigsetjmp(jb, 0);
+        if (sig == 0) {
+            if (main)
+                armed = &jb;
+            else
+                thread_armed = &jb;
+            fn(arg);
+        }
+        if (main)
+            armed = outer; /* the enclosing call's point again */
+        else
+            thread_armed = outer;
+    }
+    thread_in_job = false;
     return sig;
 }
 

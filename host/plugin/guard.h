@@ -14,8 +14,9 @@
  * crash: one line naming the call that ran, the plugin whose code the fault is in (dladdr
  * against the libraries noted with host_guard_library), the address; then the default
  * action, as the signal would have ended the process (core dumps and debuggers work). A
- * fault on a thread that is not the main thread is never jumped from: plugin threads are
- * the plugin's own risk. A second SIGINT/SIGTERM abandons plugin code that never returns
+ * worker of the host's job pool running a chunk under host_guard_catch jumps back to its
+ * own point; a fault on any other thread is never jumped from: plugin threads are the
+ * plugin's own risk. A second SIGINT/SIGTERM abandons plugin code that never returns
  * through the same jump point (host_guard_abandon, watchdog.c).
  */
 #ifndef HOST_GUARD_H
@@ -79,6 +80,13 @@ bool host_guard_active(void);
  * or the number of the signal that stopped fn. After a caught signal the plugin's state
  * must be taken as corrupt. */
 int host_guard_call(const host_call *c, void (*fn)(void *), void *arg);
+
+/* Run fn(arg), a chunk of a job, on the calling thread (the main thread or a worker of the
+ * host's job pool) under a jump point of its own: with --safe a fault in it returns its
+ * signal number instead of ending the process, whatever point an enclosing call armed
+ * (that point is armed again after). 0 when fn returned. Without --safe fn runs directly,
+ * and a fault on a worker is reported as a job of the plugin running now. */
+int host_guard_catch(void (*fn)(void *), void *arg);
 
 /* host_guard_call(NULL, fn, arg). */
 int host_guard_run(void (*fn)(void *), void *arg);
