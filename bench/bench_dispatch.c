@@ -59,7 +59,7 @@ static update_fn base_table[64];
 
 static double base_frames(int k, int frames)
 {
-    ecs_frame_info info = {0, 0.0, 0.0};
+    ecs_frame_info info = {0, 0.0, 0.0, 0};
     uint64_t t0 = bench_now_ns();
     for (int f = 0; f < frames; f++) {
         for (int i = 0; i < k; i++) base_table[i](NULL, &info);

@@ -37,6 +37,18 @@ static const char usage[] =
     "  --scene FILE               load a scene (.json, or glTF .gltf/.glb) after the plugins\n"
     "  --save FILE                save the world to FILE at exit (after the last frame or\n"
     "                             SIGINT/SIGTERM); --frames 0 --scene A --save B converts\n"
+    ""; /* two strings: C11 compilers need only take 4095 characters in one */
+static const char usage_more[] =
+    "  --snapshot FILE            write a snapshot of the whole world to FILE at exit\n"
+    "                             (binary; --frames 100 --snapshot F: after frame 100)\n"
+    "  --restore FILE             start from a snapshot instead of a scene; frame numbers\n"
+    "                             go on from the snapshot's\n"
+    "  --loop A:B                 the live loop: snapshot after frame A, run to frame B,\n"
+    "                             restore, again, until stopped; a reload during the loop\n"
+    "                             replays frames A-B with the new code\n"
+    "  --fixed-dt MS              every frame's dt is MS milliseconds (deterministic runs)\n"
+    "  --seed N                   the session's random seed (frame seeds derive from it;\n"
+    "                             a snapshot keeps it); default 0\n"
     "  --watch                    hot reload: load new builds of plugins as they appear,\n"
     "                             keeping every component (see README, Hot reload)\n"
     "  --poll                     with --watch: scan the folder instead of using inotify\n"
@@ -106,7 +118,12 @@ enum {
     OPT_INSPECT_RO,
     OPT_INSPECT_SAVE_DIR,
     OPT_INSPECT_HOST,
-    OPT_NO_INSTALLED
+    OPT_NO_INSTALLED,
+    OPT_SNAPSHOT,
+    OPT_RESTORE,
+    OPT_LOOP,
+    OPT_FIXED_DT,
+    OPT_SEED
 };
 
 static const struct option long_options[] = {
@@ -135,6 +152,11 @@ static const struct option long_options[] = {
     {"inspect-save-dir", required_argument, NULL, OPT_INSPECT_SAVE_DIR},
     {"inspect-host", required_argument, NULL, OPT_INSPECT_HOST},
     {"no-installed-plugins", no_argument, NULL, OPT_NO_INSTALLED},
+    {"snapshot", required_argument, NULL, OPT_SNAPSHOT},
+    {"restore", required_argument, NULL, OPT_RESTORE},
+    {"loop", required_argument, NULL, OPT_LOOP},
+    {"fixed-dt", required_argument, NULL, OPT_FIXED_DT},
+    {"seed", required_argument, NULL, OPT_SEED},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
@@ -160,10 +182,6 @@ static double parse_rate(const char *s)
     return v;
 }
 
-#define STR_(x)       #x
-#define STR(x)        STR_(x)
-#define MAX_DIRS_TEXT STR(HOST_MAX_PLUGIN_DIRS)
-
 static int fail(FILE *err, int *code, const char *fmt, const char *arg)
 {
     fprintf(err, "ecs-host: ");
@@ -173,9 +191,54 @@ static int fail(FILE *err, int *code, const char *fmt, const char *arg)
     return -1;
 }
 
+/* --loop A:B into *a, *b: whole numbers with A < B; false when s is not that. */
+static bool parse_loop(const char *s, int64_t *a, int64_t *b)
+{
+    char first[32];
+    const char *colon = strchr(s, ':');
+    if (!colon || (size_t)(colon - s) >= sizeof first) return false;
+    memcpy(first, s, (size_t)(colon - s));
+    first[colon - s] = '\0';
+    *a = parse_count(first), *b = parse_count(colon + 1);
+    return *a >= 0 && *b > *a;
+}
+
+/* The options of snapshots and deterministic frames (a case of host_cli_parse's switch):
+ * 0, or -1 after a usage error. */
+static int parse_snapshot_option(int c, host_options *opt, FILE *err, int *exit_code)
+{
+    switch (c) {
+    case OPT_SNAPSHOT:
+        opt->snapshot_path = optarg;
+        return 0;
+    case OPT_RESTORE:
+        opt->restore_path = optarg;
+        return 0;
+    case OPT_LOOP:
+        if (!parse_loop(optarg, &opt->loop_from, &opt->loop_to))
+            return fail(err, exit_code, "--loop needs A:B, whole numbers with A < B, not '%s'",
+                        optarg);
+        return 0;
+    case OPT_FIXED_DT:
+        if ((opt->fixed_dt_ms = parse_rate(optarg)) <= 0)
+            return fail(err, exit_code,
+                        "--fixed-dt needs milliseconds above 0 (up to 1e6), not '%s'", optarg);
+        return 0;
+    default: /* OPT_SEED */
+        if ((opt->seed = parse_count(optarg)) < 0)
+            return fail(err, exit_code, "--seed needs a whole number >= 0, not '%s'", optarg);
+        return 0;
+    }
+}
+
+#define STR_(x)       #x
+#define STR(x)        STR_(x)
+#define MAX_DIRS_TEXT STR(HOST_MAX_PLUGIN_DIRS)
+
 int host_cli_parse(int argc, char **argv, host_options *opt, FILE *out, FILE *err, int *exit_code)
 {
     *opt = (host_options){.frames = -1,
+                          .loop_from = -1,
                           .fps = 60.0,
                           .timing_every = HOST_TIME_EVERY,
                           .reload_quiet_ms = 50.0,
@@ -281,8 +344,16 @@ int host_cli_parse(int argc, char **argv, host_options *opt, FILE *out, FILE *er
         case 'q':
             opt->verbosity = -1;
             break;
+        case OPT_SNAPSHOT:
+        case OPT_RESTORE:
+        case OPT_LOOP:
+        case OPT_FIXED_DT:
+        case OPT_SEED:
+            if (parse_snapshot_option(c, opt, err, exit_code) != 0) return -1;
+            break;
         case 'h':
             fputs(usage, out);
+            fputs(usage_more, out);
             return -1;
         case OPT_VERSION:
             fprintf(out, "ecs-host %s (plugin ABI %d.%d)\n", ECS_HOST_VERSION, ECS_ABI_MAJOR,
@@ -294,6 +365,9 @@ int host_cli_parse(int argc, char **argv, host_options *opt, FILE *out, FILE *er
             return fail(err, exit_code, "unknown option '%s'", argv[optind - 1]);
         }
     }
+    if (opt->restore_path && opt->scene_path)
+        return fail(err, exit_code, "%s",
+                    "--restore and --scene both say where the world comes from: give one");
     /* the folders: the command line's, ECS_PLUGIN_PATH's (colon-separated), the installed */
     size_t n = 0;
     for (int i = optind; i < argc; i++) {

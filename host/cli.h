@@ -45,6 +45,11 @@ typedef struct host_options {
     const char *inspect_save_dir; /* --inspect-save-dir: the page's saves by name go here */
     const char *inspect_hosts[HOST_MAX_INSPECT_HOSTS]; /* --inspect-host NAME, each */
     size_t inspect_host_count;
+    const char *snapshot_path;  /* --snapshot: write a snapshot there at exit */
+    const char *restore_path;   /* --restore: start from this snapshot */
+    int64_t loop_from, loop_to; /* --loop A:B; loop_from -1: no loop */
+    double fixed_dt_ms;         /* --fixed-dt; 0: dt from the clock */
+    int64_t seed;               /* --seed */
     bool help, version;
 } host_options;
 

@@ -16,10 +16,12 @@
 #include "guard.h"
 #include "inspect.h"
 #include "log.h"
+#include "loop.h"
 #include "mem.h"
 #include "probe.h"
 #include "reload.h"
 #include "scene.h"
+#include "snapshot.h"
 #include "watchdog.h"
 #include "world.h"
 
@@ -48,15 +50,22 @@ static void pace(struct timespec *next, double fps, host_inspector *in)
 static void run_frames(host_world *w, host_reloader *r, host_inspector *in, const host_options *opt)
 {
     struct timespec next;
+    host_loop loop;
     clock_gettime(CLOCK_MONOTONIC, &next);
     host_world_report_thread_calls(w); /* what load() did */
+    host_loop_init(&loop, w, opt->loop_from, opt->loop_to);
+    if (r) host_reloader_on_swap(r, host_loop_before_swap, &loop);
     for (int64_t i = 0; !stop_requested && (opt->frames < 0 || i < opt->frames); i++) {
+        host_loop_boundary(&loop);    /* --loop: its start taken, or its end rewound */
         if (r) host_reloader_poll(r); /* frame boundary: apply pending reloads */
+        host_loop_after_reloads(&loop);
         host_world_frame(w);
         host_world_report_thread_calls(w);
         if (in) host_inspector_poll(in, opt->fps <= 0); /* else answered while waiting */
         if (opt->frames < 0 || i + 1 < opt->frames) pace(&next, opt->fps, in);
     }
+    if (r) host_reloader_on_swap(r, NULL, NULL);
+    host_loop_free(&loop);
     if (stop_requested)
         host_info(NULL, "stopping after %llu frames (signal)", (unsigned long long)w->frame.frame);
 }
@@ -126,8 +135,10 @@ static bool outputs_usable(const host_options *opt)
     char resolved[PATH_MAX], why[PATH_MAX + 128];
     const struct {
         const char *path, *option;
-    } out[] = {{opt->save_path, "--save"}, {opt->trace_path, "--trace"}};
-    for (int k = 0; k < 2; k++) {
+    } out[] = {{opt->save_path, "--save"},
+               {opt->trace_path, "--trace"},
+               {opt->snapshot_path, "--snapshot"}};
+    for (size_t k = 0; k < sizeof out / sizeof out[0]; k++) {
         if (!out[k].path) continue;
         if (host_scene_check_target(out[k].path, resolved, sizeof resolved, why, sizeof why) !=
             ECS_OK) {
@@ -188,6 +199,8 @@ int main(int argc, char **argv)
     code = HOST_EXIT_OK;
     w->time_managers = !opt.no_timing;
     w->time_every = opt.timing_every;
+    w->fixed_dt = opt.fixed_dt_ms / 1000.0;
+    w->seed = (uint64_t)opt.seed;
     w->safe = opt.safe && host_guard_install();
     if (!w->safe) host_guard_report_install(); /* a crash says where, then is a crash */
     w->probe = probe_config(&opt);
@@ -222,11 +235,15 @@ int main(int argc, char **argv)
         host_world_print_list(w, stdout);
     } else if (opt.scene_path && !traced_load(w, opt.scene_path)) {
         code = HOST_EXIT_FAILURE;
+    } else if (opt.restore_path && host_snapshot_load_file(w, opt.restore_path) != ECS_OK) {
+        code = HOST_EXIT_FAILURE;
     } else {
         run_frames(w, r, in, &opt);
         uint64_t t0 = host_now_ns();
         if (opt.save_path && host_scene_save(w, opt.save_path) != ECS_OK) code = HOST_EXIT_FAILURE;
         if (opt.save_path) host_world_trace_slice(w, "scene save", "scene", t0, host_now_ns());
+        if (opt.snapshot_path && host_snapshot_save_file(w, opt.snapshot_path) != ECS_OK)
+            code = HOST_EXIT_FAILURE;
     }
     host_inspector_free(in);
     if (opt.strict && w->bad_plugins > 0) {

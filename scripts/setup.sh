@@ -20,9 +20,10 @@ ECS_BUILD="${ECS_BUILD:-$ECS_ROOT/build}"
 #   libassimp-dev   tests/test_gltf.c checks the import's mesh bounds against libassimp's
 #                   vertices on those files
 #   libmicrohttpd-dev  the inspector's HTTP server (--inspect), run from the frame loop
+#   libxxhash-dev   the snapshot files' checksum (XXH3: faster than copying the bytes)
 ECS_PACKAGES=(meson ninja-build pkg-config gcc g++ libcjson-dev libcmocka-dev python3
     assimp-testmodels libassimp-dev libdragonbox-dev libfast-float-dev cmake
-    libmicrohttpd-dev)
+    libmicrohttpd-dev libxxhash-dev)
 # and for the tests only (scripts/test.sh), not the demo:
 #   chromium chromium-driver python3-selenium python3-pil  tests/browser/test_page.py: the
 #                   inspector's page in a real headless browser, its screenshots read back

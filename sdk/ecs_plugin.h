@@ -203,9 +203,34 @@ typedef enum ecs_log_level {
  * each frame; a plugin may keep the pointer for as long as it is loaded. */
 typedef struct ecs_frame_info {
     uint64_t frame; /* number of the frame being run, from 0 */
-    double dt;      /* seconds since the previous frame started (0 on frame 0) */
-    double time;    /* seconds since the first frame started */
+    /* Seconds since the previous frame started (0 on frame 0); with --fixed-dt MS, MS/1000
+     * on every frame. */
+    double dt;
+    double time; /* seconds since the first frame started; with --fixed-dt, frame * dt */
+    /* -- ABI 1.1 -- */
+    /* This frame's random seed: a function of the session's seed (kept in snapshots) and
+     * the frame number, so a run replayed from a snapshot draws the same numbers. Draw
+     * from it with ecs_random_next() (below) rather than rand() or the clock. */
+    uint64_t seed;
 } ecs_frame_info;
+
+/* The next number of a xorshift64* sequence whose state is *x (start it from
+ * frame->seed, or from a value derived from it; a zero state is moved off zero). */
+static inline uint64_t ecs_random_next(uint64_t *x)
+{
+    uint64_t v = *x ? *x : 0x9E3779B97F4A7C15ull;
+    v ^= v >> 12;
+    v ^= v << 25;
+    v ^= v >> 27;
+    *x = v;
+    return v * 0x2545F4914F6CDD1Dull;
+}
+
+/* A float in [0, 1) from the sequence of *x. */
+static inline float ecs_random_float(uint64_t *x)
+{
+    return (float)(ecs_random_next(x) >> 40) * (1.0f / 16777216.0f);
+}
 
 /* ---- Component managers -----------------------------------------------------------
  *
@@ -395,7 +420,41 @@ typedef struct ecs_manager_desc {
      * when e had none; ECS_ERR_STALE_ENTITY for a dead e. Optional (ABI 1.1): without it
      * a tool cannot remove this manager's components. */
     ecs_status (*remove_component)(void *state, ecs_entity e);
+
+    /* -- ABI 1.1: binary snapshots (read only when struct_size covers them) --
+     *
+     * A snapshot is the whole world as bytes (docs/snapshot-format.md): the host keeps
+     * its own part (entities, signatures) and asks each manager for its state. A manager
+     * that offers these three gives its arrays as they are, the fast way (ecs_soa.h has
+     * helpers); one that does not is snapshotted through its JSON write and read, slower
+     * but the same world. Taken and restored at a frame boundary only. */
+
+    /* The version of the bytes snapshot_write writes: a snapshot whose bytes for this
+     * manager carry another version is not given to snapshot_read (a snapshot file is
+     * refused, naming the manager; one in memory across a reload goes through JSON, as
+     * a migration does). Bump it whenever the layout of the bytes changes. */
+    uint32_t snapshot_version;
+    /* [main-thread] How many bytes snapshot_write would write now. */
+    size_t (*snapshot_size)(void *state);
+    /* [main-thread] Write the manager's whole state into out[0..size), size being what
+     * snapshot_size just returned (no call in between changes the manager). ECS_OK, or an
+     * error: the snapshot fails, naming the manager. */
+    ecs_status (*snapshot_write)(void *state, void *out, size_t size);
+    /* [main-thread] Replace the manager's whole state by in[0..size), bytes an earlier
+     * snapshot_write of the same snapshot_version wrote (checksummed by the host; the
+     * host restored its entities first, so the ids in it are alive again). Report
+     * nothing to the host (component_added: the host restores signatures itself). On
+     * error (bytes it cannot use) return ECS_ERR_BAD_VALUE and hold no component. */
+    ecs_status (*snapshot_read)(void *state, const void *in, size_t size);
 } ecs_manager_desc;
+
+/* Does manager desc d offer binary snapshots (all three callbacks, struct_size covering
+ * them)? */
+static inline bool ecs_manager_snapshots(const ecs_manager_desc *d)
+{
+    size_t need = offsetof(ecs_manager_desc, snapshot_read) + sizeof d->snapshot_read;
+    return d->struct_size >= need && d->snapshot_size && d->snapshot_write && d->snapshot_read;
+}
 
 /* ---- Views, collections and systems -------------------------------------------------
  *

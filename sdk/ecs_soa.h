@@ -288,6 +288,101 @@ static inline uint32_t ecs_soa_lookup(const ecs_soa *s, uint32_t entity_field,
     return ents[i].id == e.id ? i : ECS_SOA_NONE;
 }
 
+/* ---- snapshots (ecs_manager_desc.snapshot_*) ----
+ *
+ * A store as bytes: a header of 32-bit words (count, field_count, then each field's
+ * element size), then each field's `count` elements as they lie in memory. What a
+ * manager's snapshot_write gives for its arrays, and snapshot_read takes back. */
+
+/* Bytes of s as a snapshot. */
+static inline size_t ecs_soa_snapshot_size(const ecs_soa *s)
+{
+    size_t n = (2u + s->field_count) * sizeof(uint32_t);
+    for (uint32_t k = 0; k < s->field_count; k++) n += s->size[k] * s->count;
+    return n;
+}
+
+/* Write s into out[0..size). Returns the bytes written (ecs_soa_snapshot_size), or 0 when
+ * size is too small (nothing written then). */
+static inline size_t ecs_soa_snapshot_write(const ecs_soa *s, void *out, size_t size)
+{
+    size_t need = ecs_soa_snapshot_size(s);
+    if (size < need) return 0;
+    uint32_t head[2 + ECS_SOA_MAX_FIELDS];
+    head[0] = s->count, head[1] = s->field_count;
+    for (uint32_t k = 0; k < s->field_count; k++) head[2 + k] = (uint32_t)s->size[k];
+    char *p = (char *)out;
+    memcpy(p, head, (2u + s->field_count) * sizeof(uint32_t));
+    p += (2u + s->field_count) * sizeof(uint32_t);
+    for (uint32_t k = 0; k < s->field_count; k++) {
+        if (s->count) memcpy(p, s->field[k], s->size[k] * s->count);
+        p += s->size[k] * s->count;
+    }
+    return need;
+}
+
+/* Replace the instances of s by those of the snapshot in[0..size) (written by
+ * ecs_soa_snapshot_write of a store with the same fields). Returns the bytes read, or 0
+ * when they do not fit s (other fields or sizes, too short: s unchanged) or memory ran out
+ * (s unchanged). */
+static inline size_t ecs_soa_snapshot_read(ecs_soa *s, const void *in, size_t size)
+{
+    uint32_t head[2 + ECS_SOA_MAX_FIELDS];
+    const char *p = (const char *)in;
+    if (size < 2 * sizeof(uint32_t)) return 0;
+    memcpy(head, p, 2 * sizeof(uint32_t));
+    if (head[1] != s->field_count || size < (2u + head[1]) * sizeof(uint32_t)) return 0;
+    memcpy(head, p, (2u + head[1]) * sizeof(uint32_t));
+    size_t need = (2u + head[1]) * sizeof(uint32_t);
+    for (uint32_t k = 0; k < s->field_count; k++) {
+        if (head[2 + k] != s->size[k]) return 0;
+        if (s->size[k] && head[0] > (SIZE_MAX - need) / s->size[k]) return 0;
+        need += s->size[k] * head[0];
+    }
+    if (size < need || ecs_soa_reserve(s, head[0]) != ECS_OK) return 0;
+    p += (2u + head[1]) * sizeof(uint32_t);
+    for (uint32_t k = 0; k < s->field_count; k++) {
+        if (head[0]) memcpy(s->field[k], p, s->size[k] * head[0]);
+        p += s->size[k] * head[0];
+    }
+    s->count = head[0];
+    return need;
+}
+
+/* Make m map every instance of s (whose field `entity_field` holds its entity) and nothing
+ * else: after ecs_soa_snapshot_read. ECS_ERR_NO_MEMORY when the map could not grow (it
+ * then maps only some instances: the manager should empty itself). */
+static inline ecs_status ecs_entity_map_rebuild(ecs_entity_map *m, const ecs_soa *s,
+                                                uint32_t entity_field)
+{
+    if (m->slot) memset(m->slot, 0, m->capacity * sizeof *m->slot);
+    const ecs_entity *ents = (const ecs_entity *)s->field[entity_field];
+    for (uint32_t i = 0; i < s->count; i++)
+        if (ecs_entity_map_set(m, ents[i], i) != ECS_OK) return ECS_ERR_NO_MEMORY;
+    return ECS_OK;
+}
+
+/* A manager's snapshot_write for a store s: ECS_OK, or ECS_ERR_INVALID_ARGUMENT when
+ * out[0..size) cannot hold it. */
+static inline ecs_status ecs_soa_snapshot_put(const ecs_soa *s, void *out, size_t size)
+{
+    return ecs_soa_snapshot_write(s, out, size) ? ECS_OK : ECS_ERR_INVALID_ARGUMENT;
+}
+
+/* A manager's snapshot_read for a store s with its entity map m (entity in field
+ * entity_field): the instances of in[0..size), the map rebuilt. ECS_ERR_BAD_VALUE when the
+ * bytes do not fit s or memory ran out: s and m then hold no instance. */
+static inline ecs_status ecs_soa_snapshot_take(ecs_soa *s, ecs_entity_map *m, uint32_t entity_field,
+                                               const void *in, size_t size)
+{
+    if (ecs_soa_snapshot_read(s, in, size) == size &&
+        ecs_entity_map_rebuild(m, s, entity_field) == ECS_OK)
+        return ECS_OK;
+    s->count = 0;
+    (void)ecs_entity_map_rebuild(m, s, entity_field); /* no instance: no slot set */
+    return ECS_ERR_BAD_VALUE;
+}
+
 #ifdef __cplusplus
 }
 #endif

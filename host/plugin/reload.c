@@ -58,7 +58,14 @@ struct host_reloader {
     size_t folder_count;
     host_reload_options opt;
     unsigned done, failed;
+    void (*on_swap)(void *arg, const char *plugin); /* host_reloader_on_swap */
+    void *on_swap_arg;
 };
+
+void host_reloader_on_swap(host_reloader *r, void (*fn)(void *arg, const char *plugin), void *arg)
+{
+    r->on_swap = fn, r->on_swap_arg = arg;
+}
 
 host_reloader *host_reloader_new(host_world *w, const char *const *dirs, size_t n,
                                  const host_reload_options *opt)
@@ -979,6 +986,7 @@ static void apply(host_reloader *r, size_t k, const char *file, uint64_t changed
         refuse(r, p, "dependency cycle: %s", why); /* as at start: a cycle cannot load */
         host_plugin_free(n);
     } else if (loaded) {
+        if (r->on_swap) r->on_swap(r->on_swap_arg, p->name); /* the live loop: its start */
         reload(r, p, n, changed_at);
         host_plugin_free(n);
     } else if (host_world_push_plugin(w, n) != 0) {

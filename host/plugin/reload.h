@@ -45,6 +45,11 @@ bool host_reload_rollback(host_world *w, struct host_plugin *p);
 /* Close the version kept for a rollback, if any. */
 void host_reload_forget_previous(struct host_plugin *p);
 
+/* Call fn(arg, plugin) at the frame boundary just before a new build of loaded plugin
+ * `plugin` is tried in its place (the live loop restores the loop's start then, so the new
+ * code runs the same frames). NULL fn: none. */
+void host_reloader_on_swap(host_reloader *r, void (*fn)(void *arg, const char *plugin), void *arg);
+
 /* Reloads done and refused so far (for --stats). */
 void host_reloader_counts(const host_reloader *r, unsigned *done, unsigned *failed);
 

@@ -2039,8 +2039,9 @@ typedef struct save_file {
     host_spool *spool; /* writes the text, laying out its deferred floats (spool.h) */
 } save_file;
 
-/* Check path and create the temporary file. ECS_OK, or an error already reported. */
-static ecs_status save_file_open(save_file *f, const char *path)
+/* Check path and create the temporary file (raw: bytes written as they are, no spool of
+ * text). ECS_OK, or an error already reported. */
+static ecs_status save_file_open(save_file *f, const char *path, bool raw)
 {
     char why[PATH_MAX + 128], dir[PATH_MAX], prefix[64];
     *f = (save_file){.path = path, .fd = -1};
@@ -2057,7 +2058,8 @@ static ecs_status save_file_open(save_file *f, const char *path)
     size_t n = strlen(dir) + strlen(prefix) + 32;
     if (!(f->tmp = malloc(n))) return ECS_ERR_NO_MEMORY;
     snprintf(f->tmp, n, "%s/%s%d-XXXXXX", dir, prefix, (int)getpid());
-    if ((f->fd = mkstemp(f->tmp)) >= 0 && (f->spool = host_spool_start(f->fd))) return ECS_OK;
+    if ((f->fd = mkstemp(f->tmp)) >= 0 && (raw || (f->spool = host_spool_start(f->fd))))
+        return ECS_OK;
     s = f->fd >= 0 ? ECS_ERR_NO_MEMORY : ECS_ERR_IO;
     if (f->fd >= 0)
         close(f->fd), unlink(f->tmp);
@@ -2105,6 +2107,25 @@ static ecs_status save_file_close(save_file *f, bool keep)
     free(f->tmp);
     *f = (save_file){.fd = -1};
     return s;
+}
+
+ecs_status host_scene_write_bytes(const char *path, const void *bytes, size_t size)
+{
+    save_file f;
+    ecs_status s = save_file_open(&f, path, true);
+    if (s != ECS_OK) return s;
+    const char *p = bytes;
+    int err = 0;
+    while (size > 0 && !err) {
+        ssize_t n = write(f.fd, p, size);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0)
+            err = n < 0 ? errno : EIO;
+        else
+            p += n, size -= (size_t)n;
+    }
+    if (err) host_error("snapshot", "%s: could not write it: %s", path, strerror(err));
+    return save_file_close(&f, !err);
 }
 
 static void saved_mark(scene_save *v, ecs_entity e)
@@ -2473,7 +2494,7 @@ ecs_status host_scene_save(host_world *w, const char *path)
     save_file f;
     capture c = {.stream = &f};
     pieces d = {0};
-    ecs_status s = save_file_open(&f, path);
+    ecs_status s = save_file_open(&f, path, false);
     if (s != ECS_OK) return s;
     bool ok = false;
     cJSON *extra = save_extras(w, path, &ok);
@@ -3021,4 +3042,114 @@ bool host_scene_keep_plugin(host_world *w, const host_plugin *p)
     host_scene_captured_free(&doc);
     free(mgrs);
     return kept;
+}
+
+/* ---- the store in a snapshot (host_scene_store_snapshot_*) ----
+ *
+ * u64 next_seq, u32 entries, u32 length of the unknown top-level keys' JSON, that JSON;
+ * then per entry: u32 entity, u32 id length (UINT32_MAX: none), u64 seq, u32 length of
+ * its kept components' JSON (0: none), the id's bytes, that JSON. */
+
+typedef struct store_snap_entry {
+    uint32_t entity, id_len;
+    uint64_t seq;
+    uint32_t kept_len;
+} store_snap_entry;
+
+#define STORE_SNAP_ENTRY (4u + 4u + 8u + 4u) /* packed: no padding in the bytes */
+
+/* Append n bytes of p to the growing buffer b (NULL p: room only); false when memory ran out. */
+static bool snap_put(char **b, size_t *len, size_t *cap, const void *p, size_t n)
+{
+    if (*len + n > *cap) {
+        size_t c = *cap ? *cap : 4096;
+        while (c < *len + n) c *= 2;
+        char *v = realloc(*b, c);
+        if (!v) return false;
+        *b = v, *cap = c;
+    }
+    if (n) memcpy(*b + *len, p, n);
+    *len += n;
+    return true;
+}
+
+char *host_scene_store_snapshot_write(const host_scene_store *s, size_t *out_len)
+{
+    size_t len = 0, cap = 0;
+    char *b = NULL, *extra = s->extra ? cJSON_PrintUnformatted(s->extra) : NULL;
+    uint32_t count = 0, elen = extra ? (uint32_t)strlen(extra) : 0;
+    for (uint32_t i = 0; i < s->cap; i++) count += s->entry[i].entity != 0;
+    bool ok = (!s->extra || extra) && snap_put(&b, &len, &cap, &s->next_seq, 8) &&
+              snap_put(&b, &len, &cap, &count, 4) && snap_put(&b, &len, &cap, &elen, 4) &&
+              snap_put(&b, &len, &cap, extra, elen);
+    free(extra);
+    for (uint32_t i = 0; ok && i < s->cap; i++) {
+        const store_entry *e = &s->entry[i];
+        if (!e->entity) continue;
+        char *kept = e->kept ? cJSON_PrintUnformatted(e->kept) : NULL;
+        store_snap_entry h = {e->entity, e->id ? (uint32_t)strlen(e->id) : UINT32_MAX, e->seq,
+                              kept ? (uint32_t)strlen(kept) : 0};
+        ok = (!e->kept || kept) && snap_put(&b, &len, &cap, &h.entity, 4) &&
+             snap_put(&b, &len, &cap, &h.id_len, 4) && snap_put(&b, &len, &cap, &h.seq, 8) &&
+             snap_put(&b, &len, &cap, &h.kept_len, 4) &&
+             snap_put(&b, &len, &cap, e->id, e->id ? h.id_len : 0) &&
+             snap_put(&b, &len, &cap, kept, h.kept_len);
+        free(kept);
+    }
+    if (!ok) free(b);
+    *out_len = ok ? len : 0;
+    return ok ? b : NULL;
+}
+
+/* Entry k's header at in[*at] (bytes checked) into *h, *at moved past it; false when the
+ * bytes end early or the entry does not fit. */
+static bool snap_entry(const char *in, size_t size, size_t *at, store_snap_entry *h)
+{
+    if (size - *at < STORE_SNAP_ENTRY) return false;
+    memcpy(&h->entity, in + *at, 4), memcpy(&h->id_len, in + *at + 4, 4);
+    memcpy(&h->seq, in + *at + 8, 8), memcpy(&h->kept_len, in + *at + 16, 4);
+    *at += STORE_SNAP_ENTRY;
+    size_t id = h->id_len == UINT32_MAX ? 0 : h->id_len;
+    return h->entity != 0 && size - *at >= id && size - *at - id >= h->kept_len;
+}
+
+ecs_status host_scene_store_snapshot_read(host_scene_store *s, const char *in, size_t size)
+{
+    uint64_t next_seq;
+    uint32_t count, elen;
+    if (size < 16) return ECS_ERR_BAD_VALUE;
+    memcpy(&next_seq, in, 8), memcpy(&count, in + 8, 4), memcpy(&elen, in + 12, 4);
+    if (size - 16 < elen) return ECS_ERR_BAD_VALUE;
+    size_t at = 16 + elen, bytes = 0;
+    uint32_t top = 0;
+    for (uint32_t k = 0; k < count; k++) { /* check every entry before anything changes */
+        store_snap_entry h = {0, 0, 0, 0};
+        if (!snap_entry(in, size, &at, &h)) return ECS_ERR_BAD_VALUE;
+        if (h.id_len != UINT32_MAX) bytes += id_room(h.id_len);
+        at += (h.id_len == UINT32_MAX ? 0 : h.id_len) + h.kept_len;
+        if (ecs_entity_index((ecs_entity){h.entity}) > top)
+            top = ecs_entity_index((ecs_entity){h.entity});
+    }
+    if (at != size) return ECS_ERR_BAD_VALUE;
+    cJSON *extra = elen ? cJSON_ParseWithLength(in + 16, elen) : NULL;
+    char *put = NULL;
+    id_chunk *chunk = bytes ? id_chunk_new(bytes, &put) : NULL;
+    if ((elen && !extra) || (bytes && !chunk) || (count && store_reserve(s, top) != 0)) {
+        cJSON_Delete(extra), free(chunk);
+        return ECS_ERR_NO_MEMORY;
+    }
+    for (uint32_t i = 0; i < s->cap; i++) entry_clear(&s->entry[i]);
+    cJSON_Delete(s->extra);
+    s->extra = extra, s->next_seq = next_seq, at = 16 + elen;
+    for (uint32_t k = 0; k < count; k++) {
+        store_snap_entry h = {0, 0, 0, 0};
+        (void)snap_entry(in, size, &at, &h); /* checked above */
+        store_entry *e = &s->entry[ecs_entity_index((ecs_entity){h.entity})];
+        entry_clear(e);
+        *e = (store_entry){h.entity, NULL, NULL, h.seq};
+        if (h.id_len != UINT32_MAX) e->id = id_put(chunk, &put, in + at, h.id_len), at += h.id_len;
+        if (h.kept_len) e->kept = cJSON_ParseWithLength(in + at, h.kept_len), at += h.kept_len;
+    }
+    if (chunk && !chunk->live) free(chunk);
+    return ECS_OK;
 }

@@ -49,6 +49,11 @@ ecs_status host_scene_save(host_world *w, const char *path);
 ecs_status host_scene_check_target(const char *path, char *resolved, size_t size, char *why,
                                    size_t len);
 
+/* Write bytes[0..size) to path the way a save writes a scene (the same checks, a temporary
+ * file renamed over it, the old file's mode kept): a snapshot file. ECS_OK, or the error
+ * after one line naming the file. */
+ecs_status host_scene_write_bytes(const char *path, const void *bytes, size_t size);
+
 /* The components of some managers captured as a scene document (host_scene_capture). */
 typedef struct host_scene_captured {
     char *text; /* the document, NUL-terminated */
@@ -133,5 +138,13 @@ const char *host_scene_stored_id(const host_world *w, ecs_entity e);
 ecs_status host_scene_resolve(host_world *w, const char *scene_id, ecs_entity *out);
 const char *host_scene_id_of(host_world *w, ecs_entity e);
 void host_scene_error(host_world *w, const struct cJSON *at, const char *message);
+
+/* Snapshots (docs/snapshot-format.md, section "scene store"): the store's scene ids, kept
+ * components, load order and unknown top-level keys as bytes, malloc'd, *len of them; NULL
+ * when memory ran out. */
+char *host_scene_store_snapshot_write(const host_scene_store *s, size_t *len);
+/* Make the store what in[0..size) holds. ECS_ERR_BAD_VALUE (bytes that do not add up) or
+ * ECS_ERR_NO_MEMORY leave it as it was. */
+ecs_status host_scene_store_snapshot_read(host_scene_store *s, const char *in, size_t size);
 
 #endif

@@ -234,3 +234,101 @@ void host_entities_flush(host_entities *em)
     em->announced_end = em->tail;
     em->reusable_end = em->tail;
 }
+
+/* ---- snapshots: the manager as bytes (host_entities_snapshot_*) ----
+ *
+ * Six 32-bit words (next_fresh, live, then how many ring entries are reusable, announced
+ * and unannounced), the generation bytes and alive keys of indices [0, next_fresh), the
+ * ring's queued indices oldest first. The cursors restart at 0: only their distances
+ * matter. */
+
+enum { SNAP_WORDS = 6 };
+
+/* Ring entries queued (every stage). */
+static uint32_t queued(const host_entities *em)
+{
+    return em->tail - em->head;
+}
+
+size_t host_entities_snapshot_size(const host_entities *em)
+{
+    return SNAP_WORDS * sizeof(uint32_t) + (size_t)em->next_fresh * 3u +
+           (size_t)queued(em) * sizeof(uint32_t);
+}
+
+void host_entities_snapshot_write(const host_entities *em, void *out)
+{
+    uint32_t head[SNAP_WORDS] = {em->next_fresh,
+                                 em->live,
+                                 em->reusable_end - em->head,
+                                 em->announced_end - em->reusable_end,
+                                 em->tail - em->announced_end,
+                                 0};
+    char *p = out;
+    memcpy(p, head, sizeof head), p += sizeof head;
+    memcpy(p, em->generation, em->next_fresh), p += em->next_fresh;
+    memcpy(p, em->key, (size_t)em->next_fresh * 2u), p += (size_t)em->next_fresh * 2u;
+    for (uint32_t k = em->head; k != em->tail; k++, p += sizeof(uint32_t))
+        memcpy(p, &em->ring[k & RING_MASK], sizeof(uint32_t));
+}
+
+/* Do the snapshot's words, generations (gen), keys and ring (bytes, any alignment) agree
+ * with each other, so that restoring them keeps every invariant above? */
+static bool snapshot_sane(const uint32_t *w, const uint8_t *gen, const char *key, const char *ring)
+{
+    uint32_t fresh = w[0], n = w[2] + w[3] + w[4], live = 0;
+    uint16_t k;
+    memcpy(&k, key, sizeof k);
+    if (k != 0) return false; /* index 0 is never alive */
+    for (uint32_t i = 1; i < fresh; i++) {
+        memcpy(&k, key + 2u * i, sizeof k);
+        if (k && k != gen[i] + 256u) return false;
+        live += k != 0;
+    }
+    if (live != w[1] || (uint64_t)live + n != fresh - 1u) return false; /* each free one queued */
+    for (uint32_t j = 0; j < n; j++) {
+        uint32_t idx;
+        memcpy(&idx, ring + 4u * j, sizeof idx);
+        if (idx == 0 || idx >= fresh) return false;
+        memcpy(&k, key + 2u * idx, sizeof k);
+        if (k) return false; /* a queued index is free */
+    }
+    return true;
+}
+
+ecs_status host_entities_snapshot_check(const void *in, size_t size)
+{
+    uint32_t w[SNAP_WORDS];
+    const char *p = in;
+    if (size < sizeof w) return ECS_ERR_BAD_VALUE;
+    memcpy(w, p, sizeof w);
+    uint64_t n = (uint64_t)w[2] + w[3] + w[4];
+    if (w[0] < 1 || w[0] > INDEX_COUNT || n >= w[0] ||
+        size != sizeof w + (uint64_t)w[0] * 3u + n * sizeof(uint32_t))
+        return ECS_ERR_BAD_VALUE;
+    const uint8_t *gen = (const uint8_t *)p + sizeof w;
+    const char *key = (const char *)gen + w[0], *ring = (const char *)gen + (size_t)w[0] * 3u;
+    return snapshot_sane(w, gen, key, ring) ? ECS_OK : ECS_ERR_BAD_VALUE;
+}
+
+ecs_status host_entities_snapshot_read(host_entities *em, const void *in, size_t size)
+{
+    if (host_entities_snapshot_check(in, size) != ECS_OK) return ECS_ERR_BAD_VALUE;
+    uint32_t w[SNAP_WORDS];
+    const char *p = in;
+    memcpy(w, p, sizeof w);
+    uint64_t n = (uint64_t)w[2] + w[3] + w[4];
+    const uint8_t *gen = (const uint8_t *)p + sizeof w;
+    const char *key = (const char *)gen + w[0], *ring = (const char *)gen + (size_t)w[0] * 3u;
+    uint32_t old = em->next_fresh; /* indices past the snapshot's: fresh again */
+    if (old > w[0]) {
+        memset(em->generation + w[0], 0, old - w[0]);
+        memset(em->key + w[0], 0, (size_t)(old - w[0]) * 2u);
+    }
+    memcpy(em->generation + 1, gen + 1, w[0] - 1u); /* generation[0] stays 0xFF */
+    memcpy(em->key, key, (size_t)w[0] * 2u);
+    memcpy(em->ring, ring, n * sizeof(uint32_t));
+    em->head = 0, em->reusable_end = w[2], em->announced_end = w[2] + w[3];
+    em->tail = (uint32_t)n, em->next_fresh = w[0], em->live = w[1];
+    return ECS_OK;
+}

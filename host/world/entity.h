@@ -83,4 +83,19 @@ void host_entities_recycle(host_entities *em);
  * managers to tell (benchmarks, tests of the manager alone). */
 void host_entities_flush(host_entities *em);
 
+/* Snapshots (docs/snapshot-format.md, the "entities" part): the bytes that
+ * host_entities_snapshot_write will write now. */
+size_t host_entities_snapshot_size(const host_entities *em);
+/* Write the manager (generations, alive keys, the free queue with its stages) into out,
+ * host_entities_snapshot_size() bytes. Cannot fail. */
+void host_entities_snapshot_write(const host_entities *em, void *out);
+/* ECS_OK when in[0..size) is a consistent snapshot (what host_entities_snapshot_read
+ * checks first), else ECS_ERR_BAD_VALUE. */
+ecs_status host_entities_snapshot_check(const void *in, size_t size);
+/* Make the manager what in[0..size) describes. ECS_ERR_BAD_VALUE when the bytes are not a
+ * consistent snapshot (sizes, a key that disagrees with its generation, a queued index that
+ * is live, ...): nothing changed then. Nobody is told of the entities that died or came
+ * back: the caller restores the managers' data with it. */
+ecs_status host_entities_snapshot_read(host_entities *em, const void *in, size_t size);
+
 #endif

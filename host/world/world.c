@@ -280,6 +280,9 @@ void host_world_frame(host_world *w)
         w->frame.dt = (double)(start - w->last_frame_ns) / 1e9;
     w->frame.time = (double)(start - w->start_ns) / 1e9;
     w->last_frame_ns = start;
+    if (w->fixed_dt > 0) /* --fixed-dt: the same run every time, whatever the clock says */
+        w->frame.dt = w->fixed_dt, w->frame.time = (double)w->frame.frame * w->fixed_dt;
+    w->frame.seed = host_frame_seed(w->seed, w->frame.frame);
 
     bool timed = w->trace ||
                  (w->time_managers && (w->time_every <= 1 || w->frame.frame % w->time_every == 0));

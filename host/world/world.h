@@ -86,6 +86,10 @@ struct host_world {
     size_t manager_count, manager_cap;
     ecs_frame_info frame;
     uint64_t start_ns, last_frame_ns;
+    /* Deterministic frames: fixed_dt > 0 (--fixed-dt) gives every frame that dt and time
+     * frame * dt; each frame's seed is host_frame_seed(seed, frame). Both kept in snapshots. */
+    double fixed_dt;
+    uint64_t seed;
     ecs_entity *destroyed; /* announcement buffer */
     size_t destroyed_cap;
     host_timing frame_timing;
@@ -128,6 +132,16 @@ struct host_world {
 host_world *host_world_new(void);
 /* Unload every plugin (reverse load order) and free the world. NULL is allowed. */
 void host_world_free(host_world *w);
+
+/* Frame `frame`'s random seed (ecs_frame_info.seed) from the session's seed: splitmix64 of
+ * the two, so neighbouring frames get unrelated seeds. */
+static inline uint64_t host_frame_seed(uint64_t seed, uint64_t frame)
+{
+    uint64_t z = seed + (frame + 1) * 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
 
 /* Run one frame. */
 void host_world_frame(host_world *w);

@@ -337,6 +337,24 @@ static void spin_reserve(void *self, uint32_t count)
     (void)ecs_soa_reserve_more(&((spin_state *)self)->soa, count); /* else: grows as it reads */
 }
 
+/* Snapshots: the rates and their entities as they are; the map rebuilt from them. */
+static size_t spin_snapshot_size(void *self)
+{
+    return ecs_soa_snapshot_size(&((spin_state *)self)->soa);
+}
+
+static ecs_status spin_snapshot_write(void *state, void *out, size_t size)
+{
+    return ecs_soa_snapshot_put(&((spin_state *)state)->soa, out, size);
+}
+
+/* The map is the one thing not in the bytes: rebuilt from the entity array. */
+static ecs_status spin_snapshot_read(void *state, const void *in, size_t size)
+{
+    spin_state *s = (spin_state *)state;
+    return ecs_soa_snapshot_take(&s->soa, &s->map, F_ENTITY, in, size);
+}
+
 /* Register the manager, its index and the system, publish the API; the signature bit into
  * *bit (NO_BIT on a host without systems, where nothing turns: said in the log). */
 static ecs_status register_all(const ecs_host *h, spin_state *s, uint32_t *bit)
@@ -349,7 +367,11 @@ static ecs_status register_all(const ecs_host *h, spin_state *s, uint32_t *bit)
                           .count = spin_count,
                           .write_component = spin_write,
                           .read_component = spin_read,
-                          .reserve = spin_reserve};
+                          .reserve = spin_reserve,
+                          .snapshot_version = STATE_LAYOUT,
+                          .snapshot_size = spin_snapshot_size,
+                          .snapshot_write = spin_snapshot_write,
+                          .snapshot_read = spin_snapshot_read};
     ecs_manager_index ix = {.struct_size = sizeof ix,
                             .state = s,
                             .has = spin_has,

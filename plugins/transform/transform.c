@@ -1029,6 +1029,25 @@ static void mgr_reserve(void *state, uint32_t count)
     (void)ecs_soa_reserve_more(&((tf_state *)state)->soa, count); /* else: grows as it reads */
 }
 
+/* ---- snapshots: the arrays as they are (parents before children, links by instance) ---- */
+
+static size_t mgr_snapshot_size(void *state)
+{
+    return ecs_soa_snapshot_size(&((tf_state *)state)->soa);
+}
+
+static ecs_status mgr_snapshot_write(void *state, void *out, size_t size)
+{
+    return ecs_soa_snapshot_put(&((tf_state *)state)->soa, out, size);
+}
+
+/* The map is the one thing not in the bytes: rebuilt from the entity array. */
+static ecs_status mgr_snapshot_read(void *state, const void *in, size_t size)
+{
+    tf_state *t = (tf_state *)state;
+    return ecs_soa_snapshot_take(&t->soa, &t->map, F_ENTITY, in, size);
+}
+
 static ecs_status register_all(const ecs_host *h, tf_state *t)
 {
     ecs_manager_desc m = {.struct_size = sizeof m,
@@ -1040,7 +1059,11 @@ static ecs_status register_all(const ecs_host *h, tf_state *t)
                           .write_component = mgr_write,
                           .read_component = mgr_read,
                           .reserve = mgr_reserve,
-                          .remove_component = api_remove}; /* its children stay, as roots */
+                          .remove_component = api_remove, /* its children stay, as roots */
+                          .snapshot_version = STATE_LAYOUT,
+                          .snapshot_size = mgr_snapshot_size,
+                          .snapshot_write = mgr_snapshot_write,
+                          .snapshot_read = mgr_snapshot_read};
     ecs_status s = h->register_manager(h, &m);
     if (s != ECS_OK) return s;
     ecs_transform_api api = {sizeof api,
