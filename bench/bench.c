@@ -33,6 +33,7 @@ const bench_workload *const bench_workloads[] = {
     &bench_latency_workload,   /* R1: build end -> running */
     &bench_inspect_workload,   /* I1 */
     &bench_jobs_workload,      /* J1 */
+    &bench_snapshot_workload,  /* S1 */
     NULL,
 };
 

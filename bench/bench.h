@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ecs_plugin.h"
+
 /* ---- Method (BENCH.md "Method") ----------------------------------------------------- */
 
 #define BENCH_DEFAULT_REPS 5    /* repetitions, each from a fresh state (at least 5) */
@@ -113,6 +115,15 @@ int bench_world_open(bench_world *bw, const char *who, const char *const *paths,
 /* Free the world and remove the folder with every file in it. */
 void bench_world_close(bench_world *bw);
 
+struct ecs_transform_api;
+struct ecs_debug_name_api;
+
+/* W8's world (bench_scale.c): n entities into ents, in trees of 1,000 nodes (BENCH.md
+ * "Trees"), each with the BENCH.md local of its place in creation order and the name
+ * "e<i>". 0, or -1 after saying which entity failed. */
+int bench_named_trees(struct host_world *w, const struct ecs_transform_api *tf,
+                      const struct ecs_debug_name_api *dn, ecs_entity *ents, uint32_t n);
+
 /* ---- Statistics --------------------------------------------------------------------- */
 
 typedef struct bench_stats {
@@ -172,5 +183,6 @@ extern const bench_workload bench_probe_workload;     /* bench_probe.c: P1 */
 extern const bench_workload bench_latency_workload;   /* bench_latency.c: R1 build end */
 extern const bench_workload bench_inspect_workload;   /* bench_inspect.c: I1 */
 extern const bench_workload bench_jobs_workload;      /* bench_jobs.c: J1 */
+extern const bench_workload bench_snapshot_workload;  /* bench_snapshot.c: S1 */
 
 #endif

@@ -86,11 +86,11 @@ static int world_open(scale_world *sw)
     return -1;
 }
 
-/* Create the N entities tree by tree, each with its name and local. 0 or -1 (said). */
-static int populate(scale_world *sw, ecs_entity *ents)
+int bench_named_trees(struct host_world *w, const ecs_transform_api *tf,
+                      const ecs_debug_name_api *dn, ecs_entity *ents, uint32_t n)
 {
     bench_rng r = bench_rng_seeded(BENCH_SEED);
-    for (uint32_t i = 0; i < N; i++) {
+    for (uint32_t i = 0; i < n; i++) {
         uint32_t p = tree_parent(i % NODES);
         ecs_entity parent = p == ROOT ? ecs_entity_null() : ents[i - i % NODES + p];
         float pos[3], q[4], s[3];
@@ -100,12 +100,18 @@ static int populate(scale_world *sw, ecs_entity *ents)
                                  ecs_vec3_make(s[0], s[1], s[2])};
         char name[16];
         snprintf(name, sizeof name, "e%u", i);
-        if (host_entity_create(sw->bw.w->entities, &ents[i]) != ECS_OK ||
-            sw->tf->add(sw->tf->self, ents[i], &l, parent) != ECS_OK ||
-            sw->dn->set(sw->dn->self, ents[i], name) != ECS_OK)
-            return fprintf(stderr, "scale: building entity %u failed\n", i), -1;
+        if (host_entity_create(w->entities, &ents[i]) != ECS_OK ||
+            tf->add(tf->self, ents[i], &l, parent) != ECS_OK ||
+            dn->set(dn->self, ents[i], name) != ECS_OK)
+            return fprintf(stderr, "building entity %u failed\n", i), -1;
     }
     return 0;
+}
+
+/* Create the N entities tree by tree, each with its name and local. 0 or -1 (said). */
+static int populate(scale_world *sw, ecs_entity *ents)
+{
+    return bench_named_trees(sw->bw.w, sw->tf, sw->dn, ents, N);
 }
 
 typedef struct sample {

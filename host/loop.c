@@ -70,8 +70,7 @@ void host_loop_after_reloads(host_loop *l)
 {
     if (!l->swapped) return;
     l->swapped = false;
-    host_snapshot_free(&l->snap);
-    l->held = false;
+    l->held = false; /* taken again below, into the same buffer */
     const char *version = "";
     for (size_t i = 0; i < l->w->plugin_count; i++)
         if (strcmp(l->w->plugins[i]->name, l->plugin) == 0) version = l->w->plugins[i]->version;

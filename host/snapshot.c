@@ -169,7 +169,7 @@ static ecs_status fill_parts(host_world *w, part *parts, uint32_t n, void **data
 
 ecs_status host_snapshot_take(host_world *w, host_snapshot *out, char *why, size_t len)
 {
-    *out = (host_snapshot){NULL, 0, w->frame.frame};
+    out->size = 0, out->frame = w->frame.frame;
     *why = '\0';
     uint32_t cap = (uint32_t)(2 + w->manager_count + w->plugin_count), n = 0;
     part *parts = calloc(cap, sizeof *parts);
@@ -178,7 +178,11 @@ ecs_status host_snapshot_take(host_world *w, host_snapshot *out, char *why, size
     ecs_status s = parts && secs && data ? list_parts(w, parts, &n, why, len) : ECS_ERR_NO_MEMORY;
     for (uint32_t k = 0; s == ECS_OK && k < n; k++) secs[k] = parts[k].sec;
     size_t size = s == ECS_OK ? host_snapfmt_size(secs, n) : 0;
-    if (s == ECS_OK && !(out->bytes = malloc(size))) s = ECS_ERR_NO_MEMORY;
+    if (s == ECS_OK && size > out->cap) {
+        free(out->bytes);
+        out->cap = (out->bytes = malloc(size)) ? size : 0;
+        if (!out->bytes) s = ECS_ERR_NO_MEMORY;
+    }
     if (s == ECS_OK) {
         host_snapfmt_layout(out->bytes, w->frame.frame, secs, n, data);
         s = fill_parts(w, parts, n, data, why, len);
@@ -195,7 +199,7 @@ void host_snapshot_free(host_snapshot *s)
 {
     if (!s) return;
     free(s->bytes);
-    *s = (host_snapshot){NULL, 0, 0};
+    *s = (host_snapshot){NULL, 0, 0, 0};
 }
 
 /* ---- restoring ---- */
@@ -405,7 +409,7 @@ ecs_status host_snapshot_restore(host_world *w, const void *bytes, size_t size, 
 ecs_status host_snapshot_save_file(host_world *w, const char *path)
 {
     char why[512];
-    host_snapshot snap;
+    host_snapshot snap = {NULL, 0, 0, 0};
     ecs_status s = host_snapshot_take(w, &snap, why, sizeof why);
     if (s != ECS_OK) {
         host_error("snapshot", "%s: no snapshot written: %s", path, why);

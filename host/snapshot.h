@@ -20,15 +20,18 @@
 
 typedef struct host_world host_world;
 
-/* A snapshot in memory: its bytes (a sealed container) and the frame it was taken at. */
+/* A snapshot in memory: its bytes (a sealed container), the room allocated for them, and the
+ * frame it was taken at. Zero-initialized: empty. */
 typedef struct host_snapshot {
     char *bytes;
-    size_t size;
+    size_t size, cap;
     uint64_t frame;
 } host_snapshot;
 
-/* Take a snapshot of w at a frame boundary into *out (host_snapshot_free it). ECS_OK, or the
- * error with the reason in why (a manager whose snapshot_write failed or crashed, memory). */
+/* Take a snapshot of w at a frame boundary into *out (zeroed, or an earlier snapshot whose
+ * buffer is used again when it is big enough: a loop taking its start again pays no page
+ * faults; host_snapshot_free it). ECS_OK, or the error with the reason in why (a manager
+ * whose snapshot_write failed or crashed, memory), *out then empty. */
 ecs_status host_snapshot_take(host_world *w, host_snapshot *out, char *why, size_t len);
 
 /* Make w the world of bytes[0..size) (a container from host_snapshot_take or a file). ECS_OK,

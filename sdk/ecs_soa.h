@@ -362,6 +362,16 @@ static inline ecs_status ecs_entity_map_rebuild(ecs_entity_map *m, const ecs_soa
     return ECS_OK;
 }
 
+/* Where field k's elements start in a snapshot of s written at out (by
+ * ecs_soa_snapshot_write): a manager clears the fields that hold pointers there, so that the
+ * same world always gives the same bytes. */
+static inline void *ecs_soa_snapshot_field(const ecs_soa *s, void *out, uint32_t k)
+{
+    char *p = (char *)out + (2u + s->field_count) * sizeof(uint32_t);
+    for (uint32_t j = 0; j < k && j < s->field_count; j++) p += s->size[j] * s->count;
+    return p;
+}
+
 /* A manager's snapshot_write for a store s: ECS_OK, or ECS_ERR_INVALID_ARGUMENT when
  * out[0..size) cannot hold it. */
 static inline ecs_status ecs_soa_snapshot_put(const ecs_soa *s, void *out, size_t size)

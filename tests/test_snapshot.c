@@ -6,9 +6,9 @@
  * version, missing a manager, holding one not loaded, or of a changed layout is refused with
  * one line and nothing else happens.
  *
- * Plugins: the demo's (transform, spin: binary parts; debug_name, mesh: JSON parts unless
- * they offer snapshots) from the build, and the reload tests' rl (tests/plugins_reload:
- * rl_v1 adds 1 per frame, rl_v2 10; a JSON-path manager).
+ * Plugins: the demo's (transform, spin, debug_name, mesh: binary parts) from the build, and
+ * the reload tests' rl (tests/plugins_reload: rl_v1 adds 1 per frame, rl_v2 10; it offers no
+ * snapshot, so its part goes the JSON path).
  */
 #include <setjmp.h>
 #include <stdarg.h>

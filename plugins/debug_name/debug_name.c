@@ -224,6 +224,7 @@ static ecs_status slot_take(dn_state *s, size_t len, uint32_t *h)
         }
         char *chunk = (char *)s->host->alloc(s->host, SLAB_CHUNK);
         if (!chunk) return ECS_ERR_NO_MEMORY;
+        memset(chunk, 0, SLAB_CHUNK); /* a snapshot copies it whole: the same bytes each time */
         s->chunk[s->chunk_count] = chunk;
         s->slab[k].chunk = s->chunk_count++;
         s->slab[k].used = 0;
@@ -649,6 +650,77 @@ static void dn_reserve(void *self, uint32_t count)
     (void)ecs_soa_reserve_more(&((dn_state *)self)->soa, count); /* else: grows as it reads */
 }
 
+/* ---- snapshots ----
+ * The name chunks as they are (a handle is a chunk number and an offset: it stays right in
+ * chunks copied whole), the slab cursors and sequence counter, then the arrays. The map is
+ * rebuilt from the entity array; the name index is dropped and built again at the next
+ * find(), as after a load. */
+
+typedef struct dn_snap_head {
+    uint32_t chunk_count, next_seq;
+    uint32_t slab[SLAB_CLASSES][3]; /* free, chunk, used */
+} dn_snap_head;
+
+static size_t dn_snapshot_size(void *self)
+{
+    dn_state *s = (dn_state *)self;
+    return sizeof(dn_snap_head) + (size_t)s->chunk_count * SLAB_CHUNK +
+           ecs_soa_snapshot_size(&s->soa);
+}
+
+static ecs_status dn_snapshot_write(void *self, void *out, size_t size)
+{
+    dn_state *s = (dn_state *)self;
+    if (size < dn_snapshot_size(self)) return ECS_ERR_INVALID_ARGUMENT;
+    dn_snap_head h = {s->chunk_count, s->next_seq, {{0}}};
+    for (unsigned k = 0; k < SLAB_CLASSES; k++)
+        h.slab[k][0] = s->slab[k].free, h.slab[k][1] = s->slab[k].chunk,
+        h.slab[k][2] = s->slab[k].used;
+    char *p = (char *)out;
+    memcpy(p, &h, sizeof h), p += sizeof h;
+    for (uint32_t c = 0; c < s->chunk_count; c++, p += SLAB_CHUNK)
+        memcpy(p, s->chunk[c], SLAB_CHUNK);
+    return ecs_soa_snapshot_put(&s->soa, p, size - (size_t)(p - (char *)out));
+}
+
+/* Exactly n chunks (their bytes undefined): surplus ones freed, missing ones allocated.
+ * ECS_ERR_NO_MEMORY leaves at most n. */
+static ecs_status chunks_resize(dn_state *s, uint32_t n)
+{
+    while (s->chunk_count > n) s->host->free(s->host, s->chunk[--s->chunk_count]);
+    if (n > s->chunk_cap) {
+        char **v = (char **)s->host->realloc(s->host, s->chunk, n * sizeof *v);
+        if (!v) return ECS_ERR_NO_MEMORY;
+        s->chunk = v, s->chunk_cap = n;
+    }
+    for (; s->chunk_count < n; s->chunk_count++)
+        if (!(s->chunk[s->chunk_count] = (char *)s->host->alloc(s->host, SLAB_CHUNK)))
+            return ECS_ERR_NO_MEMORY;
+    return ECS_OK;
+}
+
+static ecs_status dn_snapshot_read(void *self, const void *in, size_t size)
+{
+    dn_state *s = (dn_state *)self;
+    dn_snap_head h;
+    const char *p = (const char *)in;
+    if (s->bucket) s->host->free(s->host, s->bucket);
+    if (s->chain) s->host->free(s->host, s->chain);
+    s->bucket = s->chain = NULL, s->bucket_count = s->chain_cap = 0;
+    if (size >= sizeof h) memcpy(&h, p, sizeof h);
+    size_t chunks = size >= sizeof h ? (size_t)h.chunk_count * SLAB_CHUNK : SIZE_MAX;
+    if (chunks > size - sizeof h || chunks_resize(s, h.chunk_count) != ECS_OK)
+        return ecs_soa_snapshot_take(&s->soa, &s->map, F_ENTITY, NULL, 0); /* holds nothing */
+    p += sizeof h;
+    for (uint32_t c = 0; c < h.chunk_count; c++, p += SLAB_CHUNK)
+        memcpy(s->chunk[c], p, SLAB_CHUNK);
+    for (unsigned k = 0; k < SLAB_CLASSES; k++)
+        s->slab[k].free = h.slab[k][0], s->slab[k].chunk = h.slab[k][1],
+        s->slab[k].used = h.slab[k][2];
+    s->next_seq = h.next_seq;
+    return ecs_soa_snapshot_take(&s->soa, &s->map, F_ENTITY, p, size - sizeof h - chunks);
+}
+
 /* Register the manager and publish the APIs for state s: its own, and "ecs.names" (the
  * SDK's, ecs_describe.h) for tools that know no plugin. */
 static ecs_status register_all(const ecs_host *h, dn_state *s)
@@ -661,7 +733,11 @@ static ecs_status register_all(const ecs_host *h, dn_state *s)
                           .write_component = dn_write,
                           .read_component = dn_read,
                           .reserve = dn_reserve,
-                          .remove_component = dn_remove};
+                          .remove_component = dn_remove,
+                          .snapshot_version = STATE_LAYOUT,
+                          .snapshot_size = dn_snapshot_size,
+                          .snapshot_write = dn_snapshot_write,
+                          .snapshot_read = dn_snapshot_read};
     ecs_debug_name_api api = {sizeof api, s,       dn_set,    dn_get,
                               dn_clear,   dn_find, dn_format, dn_count};
     ecs_names_api names = {sizeof names, s, dn_get};

@@ -728,6 +728,146 @@ static ecs_status offer_index(const ecs_host *h, mesh_state *s, uint32_t *bit)
     return st == ECS_OK ? h->signature_bit(h, MANAGER_NAME, bit) : st;
 }
 
+/* ---- snapshots ----
+ * The arrays as they are (the two name fields hold pointers: their bytes are not used), the
+ * owners, then each instance's mesh name (u8 length, bytes) and material (u16: 0 for none,
+ * else length + 1; bytes). Reading gives each name a new copy; the map (entity -> head) is
+ * rebuilt from the links: an instance is a head when next[prev[i]] != i. */
+
+static size_t mesh_snapshot_size(void *self)
+{
+    const mesh_state *s = (const mesh_state *)self;
+    size_t n = ecs_soa_snapshot_size(&s->soa) + 4u + (size_t)s->owner_count * sizeof(ecs_entity);
+    for (uint32_t i = 0; i < s->soa.count; i++)
+        n += 3u + strlen(meshes(s)[i]) + (materials(s)[i] ? strlen(materials(s)[i]) : 0);
+    return n;
+}
+
+static ecs_status mesh_snapshot_write(void *self, void *out, size_t size)
+{
+    const mesh_state *s = (const mesh_state *)self;
+    size_t soa = ecs_soa_snapshot_size(&s->soa);
+    if (size < mesh_snapshot_size(self) || ecs_soa_snapshot_put(&s->soa, out, soa) != ECS_OK)
+        return ECS_ERR_INVALID_ARGUMENT;
+    memset(ecs_soa_snapshot_field(&s->soa, out, F_MESH), 0, s->soa.count * sizeof(char *));
+    memset(ecs_soa_snapshot_field(&s->soa, out, F_MATERIAL), 0, s->soa.count * sizeof(char *));
+    unsigned char *p = (unsigned char *)out + soa; /* the pointers' bytes: the same every time */
+    memcpy(p, &s->owner_count, 4), p += 4;
+    if (s->owner_count) memcpy(p, s->owners, s->owner_count * sizeof(ecs_entity));
+    p += s->owner_count * sizeof(ecs_entity);
+    for (uint32_t i = 0; i < s->soa.count; i++) {
+        const char *m = meshes(s)[i], *mat = materials(s)[i];
+        size_t ml = strlen(m), tl = mat ? strlen(mat) : 0;
+        uint16_t tag = mat ? (uint16_t)(tl + 1) : 0;
+        *p++ = (unsigned char)ml;
+        memcpy(p, m, ml), p += ml;
+        memcpy(p, &tag, 2), p += 2;
+        if (mat) memcpy(p, mat, tl), p += tl;
+    }
+    return ECS_OK;
+}
+
+/* A copy of p[0..n) as a host-allocated string: *old itself when it holds that text (taken:
+ * *old set to NULL), else a new one; NULL when memory ran out. */
+static char *text_of(const mesh_state *s, const unsigned char *p, size_t n, char **old)
+{
+    if (*old && strncmp(*old, (const char *)p, n) == 0 && (*old)[n] == '\0') {
+        char *c = *old;
+        *old = NULL;
+        return c;
+    }
+    char *c = (char *)s->host->alloc(s->host, n + 1);
+    if (c) memcpy(c, p, n), c[n] = '\0';
+    return c;
+}
+
+/* Free the names of old[0..n) (mesh and material of each; NULLs passed over). */
+static void names_free(const mesh_state *s, char **old, uint32_t n)
+{
+    for (uint32_t i = 0; i < 2u * n; i++)
+        if (old[i]) s->host->free(s->host, old[i]);
+}
+
+/* Give every instance of the arrays just read its names from p[0..left); old[2i], old[2i+1]
+ * are the names instance i had before (kept when the text is the same: a loop restores the
+ * same names again and again). False when the bytes end early or memory ran out: count is
+ * then 0, and the names given are back in old. */
+static bool names_read(mesh_state *s, const unsigned char *p, size_t left, char **old,
+                       uint32_t old_n)
+{
+    char *none[2] = {NULL, NULL};
+    for (uint32_t i = 0; i < s->soa.count; i++) {
+        char **was = i < old_n ? &old[2 * i] : none;
+        uint16_t tag = 0;
+        size_t ml = left ? p[0] : 0, tl = 0;
+        if (left >= 3 + ml) memcpy(&tag, p + 1 + ml, 2), tl = tag ? tag - 1u : 0;
+        bool ok = left >= 3 + ml && left - 3 - ml >= tl;
+        char *m = ok ? text_of(s, p + 1, ml, &was[0]) : NULL;
+        char *mat = m && tag ? text_of(s, p + 3 + ml, tl, &was[1]) : NULL;
+        meshes(s)[i] = m, materials(s)[i] = mat;
+        if (!m || (tag && !mat)) {
+            s->soa.count = i + 1; /* the names given so far: freed */
+            for (uint32_t j = 0; j < s->soa.count; j++) {
+                if (meshes(s)[j]) s->host->free(s->host, meshes(s)[j]);
+                if (materials(s)[j]) s->host->free(s->host, materials(s)[j]);
+            }
+            s->soa.count = 0;
+            return false;
+        }
+        p += 3 + ml + tl, left -= 3 + ml + tl;
+    }
+    return true;
+}
+
+/* The names every instance holds now, as old[2i] (mesh) and old[2i+1] (material), malloc'd;
+ * NULL when memory ran out (then the names are freed now: nothing can be kept). */
+static char **names_take(mesh_state *s)
+{
+    char **old = (char **)malloc(((size_t)s->soa.count * 2 + 1) * sizeof *old);
+    for (uint32_t i = 0; i < s->soa.count; i++) {
+        if (old) old[2 * i] = meshes(s)[i], old[2 * i + 1] = materials(s)[i];
+        if (!old) {
+            s->host->free(s->host, meshes(s)[i]);
+            if (materials(s)[i]) s->host->free(s->host, materials(s)[i]);
+        }
+    }
+    return old;
+}
+
+static ecs_status mesh_snapshot_read(void *self, const void *in, size_t size)
+{
+    mesh_state *s = (mesh_state *)self;
+    uint32_t old_n = s->soa.count;
+    char **old = names_take(s);
+    s->soa.count = 0, s->owner_count = 0;
+    size_t soa = ecs_soa_snapshot_read(&s->soa, in, size);
+    const unsigned char *p = (const unsigned char *)in + soa;
+    uint32_t owners = 0;
+    if (soa && size - soa >= 4) memcpy(&owners, p, 4);
+    size_t obytes = (size_t)owners * sizeof(ecs_entity);
+    bool ok = soa && size - soa >= 4 && size - soa - 4 >= obytes && owners <= s->soa.count;
+    if (ok && owners > s->owner_cap) {
+        ecs_entity *v = (ecs_entity *)s->host->realloc(s->host, s->owners, obytes);
+        if ((ok = v != NULL)) s->owners = v, s->owner_cap = owners;
+    }
+    ok = ok &&
+         names_read(s, p + 4 + obytes, size - soa - 4 - obytes, old ? old : NULL, old ? old_n : 0);
+    if (old) names_free(s, old, old_n);
+    free(old);
+    if (!ok) {
+        s->soa.count = 0; /* bytes it cannot use: hold nothing */
+        (void)ecs_entity_map_rebuild(&s->map, &s->soa, F_ENTITY);
+        return ECS_ERR_BAD_VALUE;
+    }
+    if (owners) memcpy(s->owners, p + 4, obytes);
+    s->owner_count = owners;
+    (void)ecs_entity_map_rebuild(&s->map, &s->soa, F_ENTITY); /* cleared; heads set below */
+    for (uint32_t i = 0; i < s->soa.count; i++)
+        if (nexts(s)[prevs(s)[i]] != i && ecs_entity_map_set(&s->map, ents(s)[i], i) != ECS_OK)
+            return ECS_ERR_NO_MEMORY;
+    return ECS_OK;
+}
+
 /* A scene load's hint: `count` entities' meshes come, one each at least; their owners too. */
 static void mesh_reserve(void *self, uint32_t count)
 {
@@ -773,7 +913,11 @@ static ecs_status register_all(const ecs_host *h, mesh_state *s)
                           .write_component = mesh_write,
                           .read_component = mesh_read_component,
                           .reserve = mesh_reserve,
-                          .remove_component = mesh_remove_all};
+                          .remove_component = mesh_remove_all,
+                          .snapshot_version = STATE_LAYOUT,
+                          .snapshot_size = mesh_snapshot_size,
+                          .snapshot_write = mesh_snapshot_write,
+                          .snapshot_read = mesh_snapshot_read};
     ecs_mesh_api api = {sizeof api,    s,        mesh_add,         mesh_remove, mesh_remove_all,
                         mesh_count_of, mesh_get, mesh_set_visible, mesh_count};
     ecs_bounds_api box = {sizeof box, s, mesh_bounds};
