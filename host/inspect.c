@@ -310,6 +310,9 @@ static enum MHD_Result route(host_inspector *in, struct MHD_Connection *c, const
     if (routed) return res;
     if (!strcmp(p, "save"))
         return post ? inspect_save_world(in, c, r) : inspect_reply_error(c, 405, "POST only");
+    if (!strcmp(p, "control") || !strcmp(p, "snapshots") || !strncmp(p, "snapshots/", 10) ||
+        !strcmp(p, "loop"))
+        return inspect_route_control(in, c, r, method, p);
     if (!strcmp(p, "entities")) {
         if (get) return inspect_entity_page(in, c, r);
         if (post) return inspect_create_entity(in, c, r);
@@ -510,6 +513,7 @@ host_inspector *host_inspector_new(host_world *w, const host_inspect_config *cfg
     for (size_t i = 0; i < sizeof raw; i++) snprintf(in->token + 2 * i, 3, "%02x", raw[i]);
     in->w = w;
     in->read_only = read_only;
+    in->control = cfg->control;
     in->start_ns = in->rate_t0 = host_now_ns();
     in->last_poll_ns = in->start_ns; /* the first interval: the start's (the scene's load) */
     snprintf(in->addr, sizeof in->addr, "%s", addr);

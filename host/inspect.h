@@ -26,6 +26,8 @@ typedef struct host_inspect_config {
     const char *save_dir;     /* --inspect-save-dir: where a save by name goes, or NULL */
     const char *const *hosts; /* --inspect-host: names the Host header may give besides */
     size_t host_count;        /* localhost, 127.0.0.1, [::1] and the bound address */
+    /* the frame controls the page drives (control.h), or NULL */
+    struct host_control *control;
 } host_inspect_config;
 
 /* Serve the world as cfg says. Logs the URL to open (with the token). NULL with the

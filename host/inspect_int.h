@@ -73,6 +73,8 @@ struct host_inspector {
     char addr[46];
     unsigned port;
     bool read_only;
+    /* the frame controls (control.h), or NULL */
+    struct host_control *control;
     char *save_file, *save_dir; /* where the page's saves go (copies), or NULL */
     char *url_file;             /* the URL with the token, for this user (removed at the end) */
     uint64_t start_ns;
@@ -252,6 +254,14 @@ cJSON *inspect_destroy(host_inspector *in, ecs_entity e);
 void inspect_stats_frame(host_inspector *in, uint64_t now, uint64_t interval_ns);
 /* GET /api/stats: {"minute": [samples, oldest first], "hour": [...]}. */
 cJSON *inspect_stats_json(host_inspector *in);
+
+/* ---- the frame controls (inspect_control.c) ---- */
+
+/* GET /api/control's answer: paused, frame, time scale, the loop, the kept snapshots. */
+cJSON *inspect_control_json(host_inspector *in);
+/* /api/control, /api/snapshots[/NAME[/restore]], /api/loop (p: the path after /api/). */
+enum MHD_Result inspect_route_control(host_inspector *in, struct MHD_Connection *c, request *r,
+                                      const char *method, const char *p);
 
 /* ---- the 3D view's data (inspect_view.c) ---- */
 

@@ -50,9 +50,11 @@ bool host_loop_boundary(host_loop *l)
             return stop(l);
         }
         l->held = true;
-        if (l->passes == 0)
-            host_info("loop", "looping frames %lld-%lld (%zu bytes kept)", (long long)l->from,
-                      (long long)l->to, l->snap.size);
+        if (l->passes == 0) {
+            snprintf(l->said, sizeof l->said, "looping frames %lld-%lld", (long long)l->from,
+                     (long long)l->to);
+            host_info("loop", "%s (%zu bytes kept)", l->said, l->snap.size);
+        }
         return true;
     }
     return f >= l->to && l->held ? rewind_loop(l) : true;
@@ -75,8 +77,9 @@ void host_loop_after_reloads(host_loop *l)
     for (size_t i = 0; i < l->w->plugin_count; i++)
         if (strcmp(l->w->plugins[i]->name, l->plugin) == 0) version = l->w->plugins[i]->version;
     if (!host_loop_boundary(l)) return; /* at frame `from` again: taken with the new code */
-    host_info("loop", "replaying frames %lld-%lld with %s %s", (long long)l->from, (long long)l->to,
-              l->plugin, version);
+    snprintf(l->said, sizeof l->said, "replaying frames %lld-%lld with %s %s", (long long)l->from,
+             (long long)l->to, l->plugin, version);
+    host_info("loop", "%s", l->said);
 }
 
 void host_loop_free(host_loop *l)

@@ -24,6 +24,7 @@ typedef struct host_loop {
     bool swapped;     /* a reload restored the start: take the snapshot again after it */
     char plugin[128]; /* the plugin whose reload that was */
     uint64_t passes;  /* times the loop went back to its start */
+    char said[200];   /* what it last said of itself ("replaying frames ..."), for the page */
 } host_loop;
 
 /* A loop over frames (from, to] of w; from < 0: none (every call does nothing). */

@@ -16,7 +16,7 @@
 #include "guard.h"
 #include "inspect.h"
 #include "log.h"
-#include "loop.h"
+#include "control.h"
 #include "mem.h"
 #include "probe.h"
 #include "reload.h"
@@ -47,25 +47,28 @@ static void pace(struct timespec *next, double fps, host_inspector *in)
     }
 }
 
-static void run_frames(host_world *w, host_reloader *r, host_inspector *in, const host_options *opt)
+/* Run frames until --frames or a signal; the controls (pause, step, the loop) decide at each
+ * boundary whether one runs. While paused the inspector is answered at 60 Hz. */
+static void run_frames(host_world *w, host_reloader *r, host_inspector *in, host_control *ctl,
+                       const host_options *opt)
 {
     struct timespec next;
-    host_loop loop;
     clock_gettime(CLOCK_MONOTONIC, &next);
     host_world_report_thread_calls(w); /* what load() did */
-    host_loop_init(&loop, w, opt->loop_from, opt->loop_to);
-    if (r) host_reloader_on_swap(r, host_loop_before_swap, &loop);
-    for (int64_t i = 0; !stop_requested && (opt->frames < 0 || i < opt->frames); i++) {
-        host_loop_boundary(&loop);    /* --loop: its start taken, or its end rewound */
+    if (r) host_reloader_on_swap(r, host_loop_before_swap, &ctl->loop);
+    for (int64_t i = 0; !stop_requested && (opt->frames < 0 || i < opt->frames);) {
+        host_control_boundary(ctl);   /* the loop: its start taken, or its end rewound */
         if (r) host_reloader_poll(r); /* frame boundary: apply pending reloads */
-        host_loop_after_reloads(&loop);
-        host_world_frame(w);
+        host_loop_after_reloads(&ctl->loop);
+        bool ran = host_control_runs(ctl); /* not paused, or a step asked for */
+        if (ran) host_world_frame(w), i++;
         host_world_report_thread_calls(w);
-        if (in) host_inspector_poll(in, opt->fps <= 0); /* else answered while waiting */
-        if (opt->frames < 0 || i + 1 < opt->frames) pace(&next, opt->fps, in);
+        bool fast = opt->fps <= 0 && ran; /* frames back to back: no wait to answer in */
+        if (in) host_inspector_poll(in, fast);
+        if (opt->frames < 0 || i < opt->frames)
+            pace(&next, fast || opt->fps > 0 ? opt->fps : 60, in);
     }
     if (r) host_reloader_on_swap(r, NULL, NULL);
-    host_loop_free(&loop);
     if (stop_requested)
         host_info(NULL, "stopping after %llu frames (signal)", (unsigned long long)w->frame.frame);
 }
@@ -211,6 +214,8 @@ int main(int argc, char **argv)
                               opt.allow_insecure};
     host_reloader *r = NULL;
     host_inspector *in = NULL;
+    host_control ctl;
+    host_control_init(&ctl, w, opt.loop_from, opt.loop_to);
     bool missing = default_dir_missing(&opt);
     if (missing) {
         code = HOST_EXIT_FAILURE;
@@ -227,7 +232,8 @@ int main(int argc, char **argv)
                                                .save_file = opt.save_path,
                                                .save_dir = opt.inspect_save_dir,
                                                .hosts = opt.inspect_hosts,
-                                               .host_count = opt.inspect_host_count}))) {
+                                               .host_count = opt.inspect_host_count,
+                                               .control = &ctl}))) {
         code = HOST_EXIT_FAILURE; /* before loading: its log ring sees every line */
     } else if (host_world_load_dirs(w, opt.plugin_dirs, opt.plugin_dir_count, &lo) != ECS_OK) {
         code = HOST_EXIT_FAILURE;
@@ -238,7 +244,7 @@ int main(int argc, char **argv)
     } else if (opt.restore_path && host_snapshot_load_file(w, opt.restore_path) != ECS_OK) {
         code = HOST_EXIT_FAILURE;
     } else {
-        run_frames(w, r, in, &opt);
+        run_frames(w, r, in, &ctl, &opt);
         uint64_t t0 = host_now_ns();
         if (opt.save_path && host_scene_save(w, opt.save_path) != ECS_OK) code = HOST_EXIT_FAILURE;
         if (opt.save_path) host_world_trace_slice(w, "scene save", "scene", t0, host_now_ns());
@@ -246,6 +252,7 @@ int main(int argc, char **argv)
             code = HOST_EXIT_FAILURE;
     }
     host_inspector_free(in);
+    host_control_free(&ctl);
     if (opt.strict && w->bad_plugins > 0) {
         host_error(NULL, "--strict: %d bad plugin(s)", w->bad_plugins);
         code = HOST_EXIT_FAILURE;

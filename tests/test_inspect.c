@@ -597,6 +597,71 @@ static void Inspect_create_and_destroy_entities(void **state)
     stop(f);
 }
 
+/* POST to path with body; expect status; the answer's frame (GET /api/control's). */
+static double control_call(const fixture *f, const char *method, const char *path, const char *body,
+                           int status)
+{
+    reply r;
+    request(f, method, path, body, NULL, NULL, &r);
+    char what[256];
+    snprintf(what, sizeof what, "%s %s %s", method, path, body ? body : "");
+    expect_status(&r, status, what);
+    double frame = status == 200 ? number_at(r.json, "frame") : -1;
+    reply_free(&r);
+    return frame;
+}
+
+/* Wait (the frames run at 60 Hz) until GET /api/control says frame `want`. */
+static void wait_frame(const fixture *f, double want)
+{
+    double got = -1;
+    for (int k = 0; k < 500 && got != want; k++) {
+        if (k) usleep(20000);
+        got = control_call(f, "GET", "/api/control", NULL, 200);
+        if (got > want) fail_msg("frame %.0f, past %.0f: a paused host ran frames", got, want);
+    }
+    if (got != want) fail_msg("frame %.0f, never %.0f", got, want);
+}
+
+/* Issue 36: pause, step N, a kept snapshot restored (an entity made after it is gone again,
+ * the frame number back), and every bad call refused with its status. */
+static void Inspect_frame_controls_pause_step_restore_and_refuse_bad_calls(void **state)
+{
+    fixture *f = *state;
+    reply r;
+    start(f, NULL);
+    double frame = control_call(f, "POST", "/api/control", "{\"pause\": true}", 200);
+    wait_frame(f, frame);
+    control_call(f, "POST", "/api/control", "{\"step\": 3}", 200);
+    wait_frame(f, frame + 3);
+    control_call(f, "POST", "/api/snapshots", "{\"name\": \"before-lamp\"}", 200);
+    request(f, "POST", "/api/entities", "{\"id\": \"lamp\", \"debug_name\": \"Lamp\"}", NULL, NULL,
+            &r);
+    expect_status(&r, 201, "create");
+    reply_free(&r);
+    control_call(f, "POST", "/api/control", "{\"step\": 10}", 200);
+    wait_frame(f, frame + 13);
+    assert_true(control_call(f, "POST", "/api/snapshots/before-lamp/restore", "{}", 200) ==
+                frame + 3);
+    get(f, "/api/world", &r);
+    assert_int_equal((int)number_at(r.json, "entities"), 39); /* the lamp came after it */
+    reply_free(&r);
+    control_call(f, "POST", "/api/control", "{\"step\": 0}", 400);
+    control_call(f, "POST", "/api/control", "{\"pause\": 1}", 400);
+    control_call(f, "POST", "/api/control", "{\"time_scale\": -1}", 400);
+    control_call(f, "POST", "/api/control", "{\"pause\": true, \"step\": 2}", 400);
+    control_call(f, "POST", "/api/control", "[1]", 400);
+    control_call(f, "POST", "/api/snapshots", "{\"name\": \"a b\"}", 400);
+    control_call(f, "POST", "/api/snapshots/nope/restore", "{}", 404);
+    control_call(f, "POST", "/api/loop", "{\"frames\": 0}", 400);
+    control_call(f, "POST", "/api/loop", "{\"frames\": 5, \"snapshot\": \"nope\"}", 404);
+    control_call(f, "PUT", "/api/control", "{}", 405);
+    control_call(f, "DELETE", "/api/snapshots/before-lamp", NULL, 200);
+    control_call(f, "DELETE", "/api/snapshots/before-lamp", NULL, 404);
+    control_call(f, "POST", "/api/control", "{\"pause\": false}", 200);
+    stop(f);
+}
+
 static void Inspect_token_host_size_and_read_only_are_enforced(void **state)
 {
     fixture *f = *state;
@@ -1733,6 +1798,7 @@ int main(void)
         TEST(Inspect_patch_changes_only_what_it_names_and_unknown_keys_are_refused),
         TEST(Inspect_a_failed_mesh_edit_leaves_the_meshes_as_they_were),
         TEST(Inspect_create_and_destroy_entities),
+        TEST(Inspect_frame_controls_pause_step_restore_and_refuse_bad_calls),
         TEST(Inspect_components_added_removed_and_cascades_listed),
         TEST(Inspect_token_host_size_and_read_only_are_enforced),
         TEST(Inspect_near_miss_tokens_and_hosts_are_refused),

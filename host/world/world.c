@@ -282,6 +282,7 @@ void host_world_frame(host_world *w)
     w->last_frame_ns = start;
     if (w->fixed_dt > 0) /* --fixed-dt: the same run every time, whatever the clock says */
         w->frame.dt = w->fixed_dt, w->frame.time = (double)w->frame.frame * w->fixed_dt;
+    if (w->time_scale > 0) w->frame.dt *= w->time_scale; /* slow motion, fast forward */
     w->frame.seed = host_frame_seed(w->seed, w->frame.frame);
 
     bool timed = w->trace ||

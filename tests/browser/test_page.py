@@ -411,6 +411,70 @@ def a_build_that_crashes_is_shown_red_with_its_rollback(s):
     s.shot("crash")
 
 
+def control_state(s):
+    return s.host.api("control")
+
+
+def click(s, element_id):
+    s.driver.find_element("id", element_id).click()
+
+
+@check
+def the_controls_pause_step_snapshot_and_loop_and_a_reload_replays_the_loop(s):
+    """Issue 36: the page's frame controls. Pause stops the frames (the frame number stays);
+    step 5 runs exactly 5; a snapshot is kept and listed; loop 60 from it goes back to it
+    every 60 frames; a rebuilt spin during the loop replays the same frames with the new
+    code, which the page says; stop loop, resume."""
+    click(s, "c-pause")
+    wait_until(lambda: control_state(s)["paused"], "paused")
+    wait_until(lambda: s.driver.find_element("id", "c-pause").text == "resume", "the resume button")
+    f0 = control_state(s)["frame"]
+    time.sleep(0.5)
+    assert control_state(s)["frame"] == f0, "frames ran while paused"
+    s.shot("paused")
+    n = s.driver.find_element("id", "c-n")
+    n.clear()
+    n.send_keys("5")
+    click(s, "c-step")
+    wait_until(lambda: control_state(s)["frame"] == f0 + 5, "5 frames stepped")
+    time.sleep(0.3)
+    assert control_state(s)["frame"] == f0 + 5, "a step of 5 ran more than 5 frames"
+    click(s, "c-snap")
+    name = "frame-%d" % (f0 + 5)
+    wait_until(lambda: any(k["name"] == name for k in control_state(s)["snapshots"]),
+               "the snapshot kept")
+    wait_until(lambda: s.driver.find_element("id", "c-snaps").get_attribute("value") == name,
+               "the snapshot chosen in the list")
+    k = s.driver.find_element("id", "c-k")
+    k.clear()
+    k.send_keys("60")
+    click(s, "c-loop")
+    wait_until(lambda: control_state(s)["loop"], "the loop")
+    loop = control_state(s)["loop"]
+    assert loop["from"] == f0 + 5 and loop["to"] == f0 + 65, loop
+    click(s, "c-pause")  # resume
+    wait_until(lambda: control_state(s)["loop"]["passes"] >= 2, "two passes of the loop")
+    frames = [control_state(s)["frame"] for _ in range(20) if not time.sleep(0.05)]
+    assert all(f0 + 5 <= f <= f0 + 65 for f in frames), frames  # never past the loop's end
+    said = s.driver.find_element("id", "c-said")
+    wait_until(lambda: "looping frames %d-%d" % (f0 + 5, f0 + 65) in said.text, "the loop said")
+    s.shot("loop")
+    build_spin(s, "1.0.3")
+    s.host.wait_for(r"replaying frames %d-%d with spin 1\.0\.3" % (f0 + 5, f0 + 65))
+    wait_until(lambda: "replaying frames %d-%d with spin 1.0.3" % (f0 + 5, f0 + 65) in said.text,
+               "the page saying the replay")
+    s.shot("replay")
+    click(s, "c-loop")  # stop loop
+    wait_until(lambda: control_state(s)["loop"] is None, "the loop stopped")
+    wait_until(lambda: s.driver.find_element("id", "c-loop").text == "loop", "the loop button")
+    from selenium.webdriver.support.ui import Select
+    Select(s.driver.find_element("id", "c-scale")).select_by_visible_text("0.5")
+    wait_until(lambda: control_state(s)["time_scale"] == 0.5, "time scale 0.5")
+    Select(s.driver.find_element("id", "c-scale")).select_by_visible_text("1")
+    wait_until(lambda: control_state(s)["time_scale"] == 1, "time scale 1")
+    assert not control_state(s)["paused"]
+
+
 @check
 def the_token_leaves_the_address_bar(s):
     """Issue 33 item 12: the token of the URL moves to the tab's sessionStorage at once: not
