@@ -150,6 +150,46 @@ void host_control_loop_stop(host_control *c)
     c->loop.from = -1;
 }
 
+/* Kept snapshot k taken again with plugin p's parts as JSON; false with why. */
+static bool kept_as_json(host_control *c, host_kept_snapshot *k, const host_plugin *p, char *why,
+                         size_t len)
+{
+    bool changed;
+    if (host_snapshot_restore(c->w, k->snap.bytes, k->snap.size, &changed, why, len) != ECS_OK)
+        return false;
+    return host_snapshot_take_json(c->w, &k->snap, p, why, len) == ECS_OK;
+}
+
+void host_control_before_swap(void *arg, const char *plugin)
+{
+    host_control *c = arg;
+    char why[512];
+    bool changed;
+    host_loop_before_swap(&c->loop, plugin);
+    const host_plugin *p = NULL;
+    for (size_t i = 0; i < c->w->plugin_count; i++)
+        if (!strcmp(c->w->plugins[i]->name, plugin)) p = c->w->plugins[i];
+    if (!c->kept_count || !p || !p->manager_count) return;
+    host_snapshot now = {NULL, 0, 0, 0};
+    if (host_snapshot_take(c->w, &now, why, sizeof why) != ECS_OK) {
+        host_warn("control",
+                  "kept snapshots keep %s's parts as bytes (%s): one may be refused "
+                  "if its new build lays them out anew",
+                  plugin, why);
+        return;
+    }
+    for (size_t i = 0; i < c->kept_count; i++)
+        if (!kept_as_json(c, &c->kept[i], p, why, sizeof why))
+            host_warn("control", "snapshot '%s' dropped: %s", c->kept[i].name, why),
+                host_control_drop(c, c->kept[i--].name);
+    if (host_snapshot_restore(c->w, now.bytes, now.size, &changed, why, sizeof why) != ECS_OK)
+        host_error("control",
+                   "the world could not come back after the kept snapshots were "
+                   "converted: %s",
+                   why);
+    host_snapshot_free(&now);
+}
+
 size_t host_control_bytes(const host_control *c)
 {
     size_t n = c->loop.snap.cap;

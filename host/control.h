@@ -70,6 +70,13 @@ ecs_status host_control_loop(host_control *c, const char *name, uint64_t frames,
 /* Stop the loop (the world stays where it is). */
 void host_control_loop_stop(host_control *c);
 
+/* The reloader's on_swap hook (reload.h; arg: the controls), before a new build of plugin
+ * is tried: the loop goes back to its start (host_loop_before_swap), and the kept snapshots
+ * take that plugin's parts as JSON, so that they can still be restored if the new build
+ * lays its state out anew (each is restored and taken again: the world comes back as it
+ * was). */
+void host_control_before_swap(void *arg, const char *plugin);
+
 /* Bytes held by kept snapshots and the loop's. */
 size_t host_control_bytes(const host_control *c);
 

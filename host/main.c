@@ -55,7 +55,7 @@ static void run_frames(host_world *w, host_reloader *r, host_inspector *in, host
     struct timespec next;
     clock_gettime(CLOCK_MONOTONIC, &next);
     host_world_report_thread_calls(w); /* what load() did */
-    if (r) host_reloader_on_swap(r, host_loop_before_swap, &ctl->loop);
+    if (r) host_reloader_on_swap(r, host_control_before_swap, ctl);
     for (int64_t i = 0; !stop_requested && (opt->frames < 0 || i < opt->frames);) {
         host_control_boundary(ctl);   /* the loop: its start taken, or its end rewound */
         if (r) host_reloader_poll(r); /* frame boundary: apply pending reloads */

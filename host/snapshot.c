@@ -87,11 +87,13 @@ static host_snap_section section(uint32_t kind, uint32_t version, const char *na
     return (host_snap_section){kind, version, name, (uint32_t)strlen(name), size, NULL};
 }
 
-/* Manager m's part: its snapshot size (BINARY), or its components captured as JSON. */
-static ecs_status manager_part(host_world *w, host_manager *m, part *pt, char *why, size_t len)
+/* Manager m's part: its snapshot size (BINARY), or its components captured as JSON (a
+ * manager without snapshots, or one of plugin json_for). */
+static ecs_status manager_part(host_world *w, host_manager *m, const host_plugin *json_for,
+                               part *pt, char *why, size_t len)
 {
     pt->m = m;
-    if (ecs_manager_snapshots(&m->desc)) {
+    if (ecs_manager_snapshots(&m->desc) && m->owner != json_for) {
         snap_call c = {m, NULL, 0, ECS_OK};
         ecs_status s = guarded(m, "snapshot_size", call_size, &c, why, len);
         pt->sec = section(HOST_SNAP_BINARY, m->desc.snapshot_version, m->name, c.size);
@@ -117,13 +119,14 @@ static ecs_status manager_part(host_world *w, host_manager *m, part *pt, char *w
 }
 
 /* Every part of w into parts (1 + managers + plugins + 1 entries); how many in *n. */
-static ecs_status list_parts(host_world *w, part *parts, uint32_t *n, char *why, size_t len)
+static ecs_status list_parts(host_world *w, const host_plugin *json_for, part *parts, uint32_t *n,
+                             char *why, size_t len)
 {
     uint32_t k = 0;
     host_core_view core = core_of(w);
     parts[k++].sec = section(HOST_SNAP_CORE, 1, "core", host_core_snapshot_size(&core));
     for (size_t i = 0; i < w->manager_count; i++) {
-        ecs_status s = manager_part(w, w->managers[i], &parts[k++], why, len);
+        ecs_status s = manager_part(w, w->managers[i], json_for, &parts[k++], why, len);
         if (s != ECS_OK) return *n = k, s;
     }
     for (size_t i = 0; i < w->plugin_count; i++) {
@@ -169,13 +172,20 @@ static ecs_status fill_parts(host_world *w, part *parts, uint32_t n, void **data
 
 ecs_status host_snapshot_take(host_world *w, host_snapshot *out, char *why, size_t len)
 {
+    return host_snapshot_take_json(w, out, NULL, why, len);
+}
+
+ecs_status host_snapshot_take_json(host_world *w, host_snapshot *out, const host_plugin *json_for,
+                                   char *why, size_t len)
+{
     out->size = 0, out->frame = w->frame.frame;
     *why = '\0';
     uint32_t cap = (uint32_t)(2 + w->manager_count + w->plugin_count), n = 0;
     part *parts = calloc(cap, sizeof *parts);
     host_snap_section *secs = calloc(cap, sizeof *secs);
     void **data = calloc(cap, sizeof *data);
-    ecs_status s = parts && secs && data ? list_parts(w, parts, &n, why, len) : ECS_ERR_NO_MEMORY;
+    ecs_status s =
+        parts && secs && data ? list_parts(w, json_for, parts, &n, why, len) : ECS_ERR_NO_MEMORY;
     for (uint32_t k = 0; s == ECS_OK && k < n; k++) secs[k] = parts[k].sec;
     size_t size = s == ECS_OK ? host_snapfmt_size(secs, n) : 0;
     if (s == ECS_OK && size > out->cap) {

@@ -19,6 +19,7 @@
 #include "ecs_plugin.h"
 
 typedef struct host_world host_world;
+typedef struct host_plugin host_plugin;
 
 /* A snapshot in memory: its bytes (a sealed container), the room allocated for them, and the
  * frame it was taken at. Zero-initialized: empty. */
@@ -33,6 +34,12 @@ typedef struct host_snapshot {
  * faults; host_snapshot_free it). ECS_OK, or the error with the reason in why (a manager
  * whose snapshot_write failed or crashed, memory), *out then empty. */
 ecs_status host_snapshot_take(host_world *w, host_snapshot *out, char *why, size_t len);
+
+/* host_snapshot_take, but the managers of plugin json_for (NULL: none) go the JSON path even
+ * when they offer snapshots: a snapshot that must outlive a reload of that plugin which may
+ * change their layout (a JSON part has no layout version). */
+ecs_status host_snapshot_take_json(host_world *w, host_snapshot *out, const host_plugin *json_for,
+                                   char *why, size_t len);
 
 /* Make w the world of bytes[0..size) (a container from host_snapshot_take or a file). ECS_OK,
  * or the error with the reason in why: refused before anything changed (*changed false: a

@@ -1162,6 +1162,32 @@ static void land_build(const char *folder, const char *name, const char *as)
     assert_int_equal(rename(tmp, dst), 0);
 }
 
+/* Issue 36: a snapshot kept in memory outlives a reload that lays transform's state out anew
+ * (transform_layout3: another snapshot_version): its transform part was taken again as JSON
+ * before the swap, so restoring it after is no refusal; an entity made after it goes away. */
+static void Inspect_a_kept_snapshot_survives_a_reload_that_changes_a_layout(void **state)
+{
+    fixture *f = *state;
+    reply r;
+    char folder[4200];
+    start(f, (const char *const[]){"--watch", NULL});
+    snprintf(folder, sizeof folder, "%s/plugins", f->dir);
+    control_call(f, "POST", "/api/snapshots", "{\"name\": \"kept\"}", 200);
+    request(f, "POST", "/api/entities", "{\"id\": \"lamp\", \"debug_name\": \"Lamp\"}", NULL, NULL,
+            &r);
+    expect_status(&r, 201, "create");
+    reply_free(&r);
+    land_build(folder, "transform_layout3", "transform.so");
+    if (!harness_wait_output(&f->proc, "reload: transform", 60))
+        fail_msg("no reload of transform:\n%s", f->proc.result.err);
+    control_call(f, "POST", "/api/snapshots/kept/restore", "{}", 200);
+    get(f, "/api/world", &r);
+    assert_int_equal((int)number_at(r.json, "entities"), 39);
+    reply_free(&r);
+    stop(f);
+    if (strstr(f->proc.result.err, "[error]")) fail_msg("an error:\n%s", f->proc.result.err);
+}
+
 /* The kinds of plugin `name`'s history ("reload crash rollback"), and its entries' text
  * joined by " | " into what (may be NULL), from /api/plugins. */
 static void history_of(const fixture *f, const char *name, char *kinds, size_t size, char *what,
@@ -1799,6 +1825,7 @@ int main(void)
         TEST(Inspect_a_failed_mesh_edit_leaves_the_meshes_as_they_were),
         TEST(Inspect_create_and_destroy_entities),
         TEST(Inspect_frame_controls_pause_step_restore_and_refuse_bad_calls),
+        TEST(Inspect_a_kept_snapshot_survives_a_reload_that_changes_a_layout),
         TEST(Inspect_components_added_removed_and_cascades_listed),
         TEST(Inspect_token_host_size_and_read_only_are_enforced),
         TEST(Inspect_near_miss_tokens_and_hosts_are_refused),

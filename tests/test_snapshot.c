@@ -232,6 +232,41 @@ static void Loop_reload_replays_the_same_frames_with_the_new_code(void **state)
     expect_same_file(want, live);
 }
 
+/* A reload that changes a manager's layout during a loop (transform built with another
+ * STATE_LAYOUT: its snapshot bytes change version) goes through JSON, as any migration: the
+ * old code restores the loop's start, the components migrate, the loop goes on with the new
+ * build. transform_layout3 computes as transform does, so the world saved when the host
+ * stops at frame N is a straight run's after N frames. */
+static void Loop_reload_that_changes_a_layout_migrates_and_replays(void **state)
+{
+    snap_test *t = *state;
+    const char *live = at(t, "live.json"), *want = at(t, "want.json");
+    const char *w = folder(t, "w", (const char *const[]){DEMO_FILES, SO("spin"), "spin.so", NULL});
+    const char *argv[MAX_ARGS];
+    make_argv(argv, w,
+              (const char *const[]){"--watch", "--fps", "200", "--loop", "10:60", "--scene",
+                                    DEMO_SCENE, "--save", live, NULL});
+    assert_int_equal(harness_start(&t->proc, argv), 0);
+    assert_true(harness_wait_output(&t->proc, "looping frames 10-60", 60));
+    char *tmp = harness_join(w, ".transform.so.tmp"), *dst = harness_join(w, "transform.so");
+    assert_int_equal(harness_copy_file(RELOAD_PLUGIN_DIR "/transform_layout3.so", tmp, 0755), 0);
+    assert_int_equal(rename(tmp, dst), 0);
+    free(tmp), free(dst);
+    if (!harness_wait_output(&t->proc, "replaying frames 10-60 with transform", 60))
+        fail_msg("no replay said; stderr:\n%s", t->proc.result.err);
+    assert_int_equal(kill(t->proc.pid, SIGTERM), 0);
+    assert_int_equal(harness_finish(&t->proc, 60), 0);
+    assert_int_equal(t->proc.result.exit_code, 0);
+    if (!strstr(t->proc.result.err, "migrat") || strstr(t->proc.result.err, "[error]"))
+        fail_msg("no migration, or an error:\n%s", t->proc.result.err);
+    long n = frames_said(t->proc.result.err);
+    if (n < 10 || n > 60) fail_msg("stopped at frame %ld, not inside the loop", n);
+    char frames[32];
+    snprintf(frames, sizeof frames, "%ld", n);
+    HOST(t, 0, PLUGIN_DIR, "--fps", "0", "--frames", frames, "--scene", DEMO_SCENE, "--save", want);
+    expect_same_file(want, live);
+}
+
 /* Write bytes[0..n) to path. */
 static void write_bytes(const char *path, const char *bytes, size_t n)
 {
@@ -322,6 +357,7 @@ int main(void)
         T(Snapshot_two_runs_from_one_snapshot_save_the_same_bytes),
         T(Loop_replayed_20_times_saves_the_same_world),
         T(Loop_reload_replays_the_same_frames_with_the_new_code),
+        T(Loop_reload_that_changes_a_layout_migrates_and_replays),
         T(Snapshot_damaged_file_is_refused_with_one_line),
         T(Snapshot_of_other_managers_is_refused_naming_them),
         T(Snapshot_options_refuse_bad_values),
