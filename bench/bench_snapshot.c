@@ -107,8 +107,7 @@ static int repetition(snap_world *sw, double want, sample *out)
     if (host_snapshot_take(sw->bw.w, &snap, why, sizeof why) != ECS_OK)
         return fprintf(stderr, "snapshot: take: %s\n", why), -1;
     uint64_t t1 = bench_now_ns();
-    ecs_status s =
-        host_snapshot_restore(sw->bw.w, snap.bytes, snap.size, &changed, why, sizeof why);
+    ecs_status s = host_snapshot_restore_own(sw->bw.w, &snap, &changed, why, sizeof why);
     uint64_t t2 = bench_now_ns();
     if (s == ECS_OK && host_snapshot_take(sw->bw.w, &snap, why, sizeof why) != ECS_OK)
         return fprintf(stderr, "snapshot: take again: %s\n", why), -1;

@@ -108,7 +108,7 @@ ecs_status host_control_restore(host_control *c, const char *name, bool *changed
     *changed = false;
     if (!k) return host_format(why, len, "no snapshot named '%s'", name), ECS_ERR_NOT_FOUND;
     host_control_loop_stop(c);
-    ecs_status s = host_snapshot_restore(c->w, k->snap.bytes, k->snap.size, changed, why, len);
+    ecs_status s = host_snapshot_restore_own(c->w, &k->snap, changed, why, len);
     if (s == ECS_OK)
         host_info("control", "snapshot '%s' restored: frame %llu next", name,
                   (unsigned long long)c->w->frame.frame);
@@ -155,8 +155,7 @@ static bool kept_as_json(host_control *c, host_kept_snapshot *k, const host_plug
                          size_t len)
 {
     bool changed;
-    if (host_snapshot_restore(c->w, k->snap.bytes, k->snap.size, &changed, why, len) != ECS_OK)
-        return false;
+    if (host_snapshot_restore_own(c->w, &k->snap, &changed, why, len) != ECS_OK) return false;
     return host_snapshot_take_json(c->w, &k->snap, p, why, len) == ECS_OK;
 }
 
@@ -182,7 +181,7 @@ void host_control_before_swap(void *arg, const char *plugin)
         if (!kept_as_json(c, &c->kept[i], p, why, sizeof why))
             host_warn("control", "snapshot '%s' dropped: %s", c->kept[i].name, why),
                 host_control_drop(c, c->kept[i--].name);
-    if (host_snapshot_restore(c->w, now.bytes, now.size, &changed, why, sizeof why) != ECS_OK)
+    if (host_snapshot_restore_own(c->w, &now, &changed, why, sizeof why) != ECS_OK)
         host_error("control",
                    "the world could not come back after the kept snapshots were "
                    "converted: %s",

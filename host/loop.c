@@ -32,8 +32,7 @@ static bool rewind_loop(host_loop *l)
 {
     char why[512];
     bool changed;
-    if (host_snapshot_restore(l->w, l->snap.bytes, l->snap.size, &changed, why, sizeof why) ==
-        ECS_OK)
+    if (host_snapshot_restore_own(l->w, &l->snap, &changed, why, sizeof why) == ECS_OK)
         return l->passes++, true;
     host_error("loop", "cannot go back to frame %lld: %s; the loop stops", (long long)l->from, why);
     return stop(l);

@@ -40,7 +40,8 @@ size_t host_snapfmt_size(const host_snap_section *s, uint32_t n);
 void host_snapfmt_layout(void *buf, uint64_t frame, const host_snap_section *s, uint32_t n,
                          void **data);
 
-/* Write the checksum of buf[0..size) (a laid-out container, its sections filled). */
+/* Write the checksum of buf[0..size) (a laid-out container, its sections filled): before it
+ * goes to a file. */
 void host_snapfmt_seal(void *buf, size_t size);
 
 /* A container being read. */
@@ -51,10 +52,12 @@ typedef struct host_snap_file {
     uint64_t frame;
 } host_snap_file;
 
-/* Check buf[0..size) (magic, format version, sizes, every section inside, checksum) into
+/* Check buf[0..size) (magic, format version, sizes, every section inside, and with verify
+ * the checksum: bytes from a file; a container this process made and kept needs none) into
  * *f. True, or false with the reason in why ("truncated: 1200 of 4096 bytes", "checksum
  * mismatch", "format version 7 is newer than this ecs-host's 1", ...). */
-bool host_snapfmt_open(const void *buf, size_t size, host_snap_file *f, char *why, size_t len);
+bool host_snapfmt_open(const void *buf, size_t size, bool verify, host_snap_file *f, char *why,
+                       size_t len);
 
 /* Section k (< f->count) of an opened container. */
 host_snap_section host_snapfmt_get(const host_snap_file *f, uint32_t k);

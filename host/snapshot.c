@@ -197,7 +197,8 @@ ecs_status host_snapshot_take_json(host_world *w, host_snapshot *out, const host
         host_snapfmt_layout(out->bytes, w->frame.frame, secs, n, data);
         s = fill_parts(w, parts, n, data, why, len);
     }
-    if (s == ECS_OK) host_snapfmt_seal(out->bytes, out->size = size);
+    if (s == ECS_OK) /* sealed only for a file (host_snapshot_save_file): memory stays here */
+        out->size = size, memset(out->bytes + size - sizeof(uint64_t), 0, sizeof(uint64_t));
     for (uint32_t k = 0; parts && k < n; k++) free(parts[k].owned);
     free(parts), free(secs), free(data);
     if (s == ECS_ERR_NO_MEMORY && !*why) host_format(why, len, "out of memory");
@@ -392,26 +393,40 @@ static ecs_status apply_parts(host_world *w, const host_snap_file *f, char *why,
     return s;
 }
 
-ecs_status host_snapshot_restore(host_world *w, const void *bytes, size_t size, bool *changed,
-                                 char *why, size_t len)
+/* host_snapshot_restore; own: bytes this process took and kept (no checksum, no pass over
+ * every entity index before the change). */
+static ecs_status restore(host_world *w, const void *bytes, size_t size, bool own, bool *changed,
+                          char *why, size_t len)
 {
     *changed = false;
     host_snap_file f;
     host_snap_section core;
     *why = '\0';
-    if (!host_snapfmt_open(bytes, size, &f, why, len)) return ECS_ERR_BAD_VALUE;
+    if (!host_snapfmt_open(bytes, size, !own, &f, why, len)) return ECS_ERR_BAD_VALUE;
     ecs_status s = check_parts(w, &f, why, len);
     if (s != ECS_OK) return s;
     (void)host_snapfmt_find(&f, HOST_SNAP_CORE, "core", &core);
     host_core_view view = core_of(w);
-    if (host_core_snapshot_check(&view, core.data, core.size) != ECS_OK)
+    if (!own && host_core_snapshot_check(&view, core.data, core.size) != ECS_OK)
         return host_format(why, len, "its core part (entities, signatures) is inconsistent"),
                ECS_ERR_BAD_VALUE;
     *changed = true;
     s = empty_json_managers(w, &f, why, len);
-    if (s == ECS_OK && (s = host_core_snapshot_read(&view, core.data, core.size)) != ECS_OK)
+    if (s == ECS_OK && (s = host_core_snapshot_read(&view, core.data, core.size, false)) != ECS_OK)
         host_format(why, len, "out of memory restoring signatures");
     return s == ECS_OK ? apply_parts(w, &f, why, len) : s;
+}
+
+ecs_status host_snapshot_restore(host_world *w, const void *bytes, size_t size, bool *changed,
+                                 char *why, size_t len)
+{
+    return restore(w, bytes, size, false, changed, why, len);
+}
+
+ecs_status host_snapshot_restore_own(host_world *w, const host_snapshot *s, bool *changed,
+                                     char *why, size_t len)
+{
+    return restore(w, s->bytes, s->size, true, changed, why, len);
 }
 
 /* ---- files ---- */
@@ -425,6 +440,7 @@ ecs_status host_snapshot_save_file(host_world *w, const char *path)
         host_error("snapshot", "%s: no snapshot written: %s", path, why);
         return s;
     }
+    host_snapfmt_seal(snap.bytes, snap.size);
     s = host_scene_write_bytes(path, snap.bytes, snap.size);
     if (s == ECS_OK)
         host_info("snapshot", "%s: the world after frame %llu (%zu bytes)", path,

@@ -29,7 +29,8 @@ typedef struct host_snapshot {
     uint64_t frame;
 } host_snapshot;
 
-/* Take a snapshot of w at a frame boundary into *out (zeroed, or an earlier snapshot whose
+/* Take a snapshot of w at a frame boundary into *out (its checksum is written only when it
+ * goes to a file) (zeroed, or an earlier snapshot whose
  * buffer is used again when it is big enough: a loop taking its start again pays no page
  * faults; host_snapshot_free it). ECS_OK, or the error with the reason in why (a manager
  * whose snapshot_write failed or crashed, memory), *out then empty. */
@@ -48,6 +49,12 @@ ecs_status host_snapshot_take_json(host_world *w, host_snapshot *out, const host
  * bytes or crashed; the world is then incomplete). */
 ecs_status host_snapshot_restore(host_world *w, const void *bytes, size_t size, bool *changed,
                                  char *why, size_t len);
+
+/* host_snapshot_restore of a snapshot this process took and kept (host_snapshot_take: the
+ * loop's, the inspector's): its bytes never left memory, so they are not checked again (no
+ * checksum, which only a file carries, and no pass over every entity index). */
+ecs_status host_snapshot_restore_own(host_world *w, const host_snapshot *s, bool *changed,
+                                     char *why, size_t len);
 
 /* Free a snapshot's bytes; NULL and an empty one are fine. */
 void host_snapshot_free(host_snapshot *s);

@@ -47,7 +47,7 @@ static void Snapfmt_sections_come_back_as_written(void **state)
     size_t size;
     char *buf = three_sections(&size), why[200];
     host_snap_file f;
-    assert_true(host_snapfmt_open(buf, size, &f, why, sizeof why));
+    assert_true(host_snapfmt_open(buf, size, true, &f, why, sizeof why));
     assert_int_equal(f.count, 3);
     assert_int_equal(f.frame, 42);
     host_snap_section s;
@@ -69,17 +69,17 @@ static void Snapfmt_every_truncation_and_flipped_byte_is_refused(void **state)
     char *buf = three_sections(&size), why[200];
     host_snap_file f;
     for (size_t n = 0; n < size; n++)
-        if (host_snapfmt_open(buf, n, &f, why, sizeof why))
+        if (host_snapfmt_open(buf, n, true, &f, why, sizeof why))
             fail_msg("accepted the container cut to %zu of %zu bytes", n, size);
     for (size_t i = 0; i < size; i++) {
         buf[i] ^= 0x01;
-        if (host_snapfmt_open(buf, size, &f, why, sizeof why))
+        if (host_snapfmt_open(buf, size, true, &f, why, sizeof why))
             fail_msg("accepted the container with byte %zu changed", i);
         buf[i] ^= 0x01;
     }
-    assert_true(host_snapfmt_open(buf, size, &f, why, sizeof why));
+    assert_true(host_snapfmt_open(buf, size, true, &f, why, sizeof why));
     memcpy(why, "", 1);
-    assert_false(host_snapfmt_open(buf, size - 1, &f, why, sizeof why));
+    assert_false(host_snapfmt_open(buf, size - 1, true, &f, why, sizeof why));
     assert_non_null(strstr(why, "truncated"));
     free(buf);
 }
@@ -93,7 +93,7 @@ static void Snapfmt_future_version_is_refused_naming_it(void **state)
     memcpy(buf + 8, &v, sizeof v);
     host_snapfmt_seal(buf, size); /* a good checksum: the version alone refuses it */
     host_snap_file f;
-    assert_false(host_snapfmt_open(buf, size, &f, why, sizeof why));
+    assert_false(host_snapfmt_open(buf, size, true, &f, why, sizeof why));
     assert_non_null(strstr(why, "format version 2 is newer than this ecs-host's 1"));
     free(buf);
 }
@@ -167,7 +167,7 @@ static void Core_restored_world_hands_out_the_same_ids_and_bits(void **state)
     for (int k = 0; k < 3000; k++) assert_int_equal(host_entity_create(c.em, &a[k]), ECS_OK);
     churn(&c, live, &count, 5000, &rng); /* the world moves on */
     c.frame.frame = 500, c.seed = 1;
-    assert_int_equal(host_core_snapshot_read(&c.view, bytes, size), ECS_OK);
+    assert_int_equal(host_core_snapshot_read(&c.view, bytes, size, true), ECS_OK);
     assert_int_equal(c.frame.frame, 77);
     assert_int_equal(c.seed, 99);
     for (int k = 0; k < 3000; k++) {
@@ -204,10 +204,10 @@ static void Core_inconsistent_bytes_are_refused_and_change_nothing(void **state)
     size_t keys = 48 + 24 + fresh;
     for (size_t at = keys + 2; at < keys + 130; at++) {
         bytes[at] ^= 0x10;
-        assert_int_equal(host_core_snapshot_read(&c.view, bytes, size), ECS_ERR_BAD_VALUE);
+        assert_int_equal(host_core_snapshot_read(&c.view, bytes, size, true), ECS_ERR_BAD_VALUE);
         bytes[at] ^= 0x10;
     }
-    assert_int_equal(host_core_snapshot_read(&c.view, bytes, size - 1), ECS_ERR_BAD_VALUE);
+    assert_int_equal(host_core_snapshot_read(&c.view, bytes, size - 1, true), ECS_ERR_BAD_VALUE);
     assert_int_equal(host_entities_live(c.em), before);
     for (uint32_t i = 0; i < count; i++) assert_true(host_entity_alive(c.em, live[i]));
     assert_int_equal(host_entity_create(c.em, &e), ECS_OK);

@@ -132,6 +132,9 @@ static const char *folder(snap_test *t, const char *name, const char *const *fil
 #define DEMO_FILES                                                                                 \
     SO("transform"), "transform.so", SO("debug_name"), "debug_name.so", SO("mesh"), "mesh.so"
 
+#define RL_SCENE                                                                                   \
+    "{\"version\": 1, \"entities\": [{\"id\": \"a\", \"rl\": 0}, {\"id\": \"b\", \"rl\": 500}]}\n"
+
 /* --fixed-dt 16 --frames 100 --snapshot F, then --restore F --frames 100 --save B: the same
  * bytes as --frames 200 --save A (and A is not the world after 100 frames: spin turned). */
 static void Snapshot_restored_run_equals_a_straight_run(void **state)
@@ -166,6 +169,45 @@ static void Snapshot_two_runs_from_one_snapshot_save_the_same_bytes(void **state
     expect_same_file(g, h);
 }
 
+/* A plugin drawing from frame->seed: a run restored from a snapshot draws what a straight
+ * run draws (the session's seed is in the snapshot), and another --seed draws otherwise. */
+static void Snapshot_keeps_the_seed_and_frames_draw_the_same_numbers(void **state)
+{
+    snap_test *t = *state;
+    const char *scene = at(t, "rl.json"), *f = at(t, "f.snap");
+    const char *a = at(t, "a.json"), *b = at(t, "b.json"), *c = at(t, "c.json");
+    assert_int_equal(harness_write_file(scene, RL_SCENE, 0644), 0);
+    const char *dir =
+        folder(t, "r", (const char *const[]){RELOAD_PLUGIN_DIR "/rl_random.so", "rl.so", NULL});
+    HOST(t, 0, dir, "--seed", "7", "--frames", "30", "--scene", scene, "--snapshot", f);
+    HOST(t, 0, dir, "--restore", f, "--frames", "30", "--save", b); /* no --seed: the file's */
+    HOST(t, 0, dir, "--seed", "7", "--frames", "60", "--scene", scene, "--save", a);
+    expect_same_file(a, b);
+    HOST(t, 0, dir, "--seed", "8", "--frames", "60", "--scene", scene, "--save", c);
+    if (same_file(a, c)) fail_msg("seeds 7 and 8 drew the same numbers");
+}
+
+/* A plugin's own state (spawner's counter of its updates and its seed, ecs_host.plugin_state)
+ * is in the snapshot: a restored run saves the counter a straight run does. */
+static void Snapshot_keeps_the_plugins_own_state(void **state)
+{
+    snap_test *t = *state;
+    const char *f = at(t, "f.snap"), *a = at(t, "a.json"), *b = at(t, "b.json");
+    const char *dir =
+        folder(t, "sp",
+               (const char *const[]){RELOAD_PLUGIN_DIR "/physics_v1.so", "physics.so",
+                                     RELOAD_PLUGIN_DIR "/spawner_v1.so", "spawner.so", NULL});
+    HOST(t, 0, dir, "--frames", "12", "--snapshot", f);
+    HOST(t, 0, dir, "--restore", f, "--frames", "8", "--save", b);
+    assert_non_null(strstr(t->run.err, "state read: counter 12"));
+    HOST(t, 0, dir, "--frames", "20", "--save", a);
+    expect_same_file(a, b);
+    char *text = harness_read_file(b, NULL);
+    if (!text || !strstr(text, "\"counter\":\t20"))
+        fail_msg("no counter 20 in the saved plugin state:\n%s", text ? text : "(none)");
+    free(text);
+}
+
 /* --loop 100:200 for 20 passes saves the world after frame 200, as a straight run does; so
  * does a loop stopped after 7 passes. */
 static void Loop_replayed_20_times_saves_the_same_world(void **state)
@@ -181,9 +223,6 @@ static void Loop_replayed_20_times_saves_the_same_world(void **state)
          DEMO_SCENE, "--save", l7);
     expect_same_file(a, l7);
 }
-
-#define RL_SCENE                                                                                   \
-    "{\"version\": 1, \"entities\": [{\"id\": \"a\", \"rl\": 0}, {\"id\": \"b\", \"rl\": 500}]}\n"
 
 /* The frames the host says it ran ("stopping after N frames (signal)"), or -1. */
 static long frames_said(const char *err)
@@ -355,6 +394,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(Snapshot_restored_run_equals_a_straight_run),
         T(Snapshot_two_runs_from_one_snapshot_save_the_same_bytes),
+        T(Snapshot_keeps_the_seed_and_frames_draw_the_same_numbers),
+        T(Snapshot_keeps_the_plugins_own_state),
         T(Loop_replayed_20_times_saves_the_same_world),
         T(Loop_reload_replays_the_same_frames_with_the_new_code),
         T(Loop_reload_that_changes_a_layout_migrates_and_replays),

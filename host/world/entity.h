@@ -92,10 +92,11 @@ void host_entities_snapshot_write(const host_entities *em, void *out);
 /* ECS_OK when in[0..size) is a consistent snapshot (what host_entities_snapshot_read
  * checks first), else ECS_ERR_BAD_VALUE. */
 ecs_status host_entities_snapshot_check(const void *in, size_t size);
-/* Make the manager what in[0..size) describes. ECS_ERR_BAD_VALUE when the bytes are not a
- * consistent snapshot (sizes, a key that disagrees with its generation, a queued index that
- * is live, ...): nothing changed then. Nobody is told of the entities that died or came
- * back: the caller restores the managers' data with it. */
-ecs_status host_entities_snapshot_read(host_entities *em, const void *in, size_t size);
+/* Make the manager what in[0..size) describes. With check, ECS_ERR_BAD_VALUE when the bytes
+ * are not a consistent snapshot (sizes, a key that disagrees with its generation, a queued
+ * index that is live, ...): nothing changed then. Without (bytes this process wrote and
+ * kept: a loop's), no pass over every index first. Nobody is told of the entities that died
+ * or came back: the caller restores the managers' data with it. */
+ecs_status host_entities_snapshot_read(host_entities *em, const void *in, size_t size, bool check);
 
 #endif

@@ -118,15 +118,15 @@ ecs_status host_core_snapshot_check(const host_core_view *c, const void *in, siz
     return host_entities_snapshot_check(p + sizeof h, h.entity_bytes);
 }
 
-ecs_status host_core_snapshot_read(host_core_view *c, const void *in, size_t size)
+ecs_status host_core_snapshot_read(host_core_view *c, const void *in, size_t size, bool check)
 {
     core_head h;
     const char *p = in;
-    ecs_status st = host_core_snapshot_check(c, in, size);
+    ecs_status st = check ? host_core_snapshot_check(c, in, size) : ECS_OK;
     if (st != ECS_OK) return st;
     memcpy(&h, p, sizeof h);
     const char *sig = p + sizeof h + h.entity_bytes;
-    st = host_entities_snapshot_read(c->entities, p + sizeof h, h.entity_bytes);
+    st = host_entities_snapshot_read(c->entities, p + sizeof h, h.entity_bytes, check);
     if (st != ECS_OK) return st;
     if (!sig_read(c->sig, sig, h.sig_bytes)) return ECS_ERR_NO_MEMORY; /* a new name's column */
     c->frame->frame = h.frame, c->frame->time = h.time, c->frame->dt = h.dt;

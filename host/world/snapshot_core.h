@@ -30,9 +30,10 @@ void host_core_snapshot_write(const host_core_view *c, void *out);
 ecs_status host_core_snapshot_check(const host_core_view *c, const void *in, size_t size);
 
 /* Make the core what in[0..size) holds: entities, signatures (matched by name; collections
- * rebuild at the next frame), frame number, time, dt and seed. ECS_ERR_BAD_VALUE when the
- * bytes are not consistent, nothing changed then; ECS_ERR_NO_MEMORY when a column for a
+ * rebuild at the next frame), frame number, time, dt and seed. With check,
+ * ECS_ERR_BAD_VALUE when the bytes are not consistent, nothing changed then (without: bytes
+ * this process wrote, the entity check skipped); ECS_ERR_NO_MEMORY when a column for a
  * name new to this world could not be had (the signatures are then partly restored). */
-ecs_status host_core_snapshot_read(host_core_view *c, const void *in, size_t size);
+ecs_status host_core_snapshot_read(host_core_view *c, const void *in, size_t size, bool check);
 
 #endif

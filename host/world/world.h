@@ -90,7 +90,7 @@ struct host_world {
      * frame * dt; each frame's seed is host_frame_seed(seed, frame). Both kept in snapshots. */
     double fixed_dt;
     uint64_t seed;
-    double time_scale; /* the inspector's time scale: dt is multiplied by it (0: 1) */
+    double time_scale;     /* the inspector's time scale: dt is multiplied by it (0: 1) */
     ecs_entity *destroyed; /* announcement buffer */
     size_t destroyed_cap;
     host_timing frame_timing;

@@ -14,6 +14,8 @@
  *   RL_NAME="x"     plugin and manager name (default "rl")
  *   RL_VERSION="v"  version string, in every log line (default "1")
  *   RL_STEP=n       added to each value per update (default 1)
+ *   RL_RANDOM       each update adds a number below 100 drawn from the frame's seed
+ *                   (ecs_random_next from frame->seed) instead: a run that depends on it
  *   RL_LAYOUT=1|2   state layout and state_version (default 1)
  *   RL_STREAM       write_component/read_component (the host's JSON writer and reader)
  *                   instead of save_component/load_component (cJSON trees)
@@ -249,7 +251,12 @@ static void mgr_update(void *state, const ecs_frame_info *frame)
     if (updates_run++ == 0)
         s->host->log(s->host, ECS_LOG_INFO, WHO " first update: frame %llu, step %d",
                      (unsigned long long)frame->frame, RL_STEP);
+#ifdef RL_RANDOM
+    uint64_t x = frame->seed;
+    for (uint32_t i = 0; i < s->count; i++) VALUE(s, i) += (int)(ecs_random_next(&x) % 100u);
+#else
     for (uint32_t i = 0; i < s->count; i++) VALUE(s, i) += RL_STEP;
+#endif
 }
 
 static void mgr_destroyed(void *state, const ecs_entity *list, uint32_t n)
