@@ -18,7 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "world.h"
+#include "hostapi.h"
+#include "loader.h"
+#include "plugin.h"
+#include "session.h"
 
 const bench_workload *const bench_workloads[] = {
     &bench_entities_workload,  /* W1-W4 */
@@ -139,8 +142,9 @@ int bench_world_open(bench_world *bw, const char *who, const char *const *paths,
         if (!ok) return fprintf(stderr, "%s: cannot write %s\n", who, path), -1;
     }
     host_load_options opt = {0};
-    if (!(bw->w = host_world_new()) || host_world_load_dir(bw->w, bw->dir, &opt) != ECS_OK ||
-        bw->w->bad_plugins) {
+    bw->s = host_session_new();
+    bw->w = bw->s ? bw->s->world : NULL;
+    if (!bw->s || host_load_dir(bw->s, bw->dir, &opt) != ECS_OK || bw->s->bad_plugins) {
         fprintf(stderr, "%s: could not load the plugins linked in %s\n", who, bw->dir);
         return -1;
     }
@@ -150,7 +154,8 @@ int bench_world_open(bench_world *bw, const char *who, const char *const *paths,
 void bench_world_close(bench_world *bw)
 {
     char path[512];
-    host_world_free(bw->w);
+    host_session_free(bw->s);
+    bw->s = NULL;
     bw->w = NULL;
     if (!bw->dir[0]) return;
     DIR *d = opendir(bw->dir);

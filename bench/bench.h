@@ -101,13 +101,14 @@ struct host_world;
 
 /* A world that loaded plugins from a temporary folder of symbolic links to them. */
 typedef struct bench_world {
-    struct host_world *w; /* NULL when not loaded */
-    char dir[96];         /* the mkdtemp folder ("" when none): the workload may add files */
+    struct host_session *s; /* NULL when not loaded */
+    struct host_world *w;   /* s->world */
+    char dir[96];           /* the mkdtemp folder ("" when none): the workload may add files */
 } bench_world;
 
 /* Make a folder /tmp/ecs-bench-<who>-XXXXXX holding a link to each of paths[0..n) (named
  * by its file name) and, when manifest is not NULL, manifest.json with that text; load it
- * into a new world with host_world_load_dir. Returns 0, or -1 after saying on stderr what
+ * into a new session with host_load_dir. Returns 0, or -1 after saying on stderr what
  * failed (also when a plugin was skipped as bad). Call bench_world_close() either way. */
 int bench_world_open(bench_world *bw, const char *who, const char *const *paths, size_t n,
                      const char *manifest);

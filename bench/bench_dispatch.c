@@ -13,7 +13,10 @@
 #include <string.h>
 
 #include "bench.h"
-#include "world.h"
+#include "hostapi.h"
+#include "loader.h"
+#include "plugin.h"
+#include "session.h"
 
 #ifndef BENCH_MANAGERS_SO
 #error "BENCH_MANAGERS_SO must name the built bench_managers.so"
@@ -136,7 +139,7 @@ static int run_alive(const bench_config *cfg)
             free(ids);
             return 1;
         }
-        const ecs_host *h = &l.w->plugins[0]->table; /* the plugin's own table */
+        const ecs_host *h = &l.s->plugins[0]->table; /* the plugin's own table */
         double best_inline[BENCH_PASSES], best_call[BENCH_PASSES];
         for (int p = 0; p < BENCH_PASSES; p++) {
             uint64_t t0 = bench_now_ns();

@@ -33,7 +33,10 @@
 #include "log.h"
 #include "scene.h"
 #include "transform_api.h"
-#include "world.h"
+#include "hostapi.h"
+#include "loader.h"
+#include "plugin.h"
+#include "session.h"
 
 #if !defined(TRANSFORM_SO) || !defined(MESH_SO) || !defined(DEBUG_NAME_SO) || !defined(SPIN_SO) || \
     !defined(DEMO_SCENE)
@@ -105,10 +108,10 @@ static void *page_client(void *arg)
 }
 
 /* An inspector on a free port, its log line kept out of the benchmark's output. */
-static host_inspector *open_inspector(host_world *w, client *c)
+static host_inspector *open_inspector(host_session *s, client *c)
 {
     host_log_set_level(ECS_LOG_WARN);
-    host_inspector *in = host_inspector_new(w, &(host_inspect_config){.spec = "0"});
+    host_inspector *in = host_inspector_new(s, &(host_inspect_config){.spec = "0"});
     host_log_set_level(ECS_LOG_INFO);
     if (!in) return NULL;
     c->port = host_inspector_port(in);
@@ -120,7 +123,7 @@ static int open_demo(bench_world *bw)
 {
     static const char *const paths[] = {TRANSFORM_SO, MESH_SO, DEBUG_NAME_SO, SPIN_SO};
     if (bench_world_open(bw, "inspect", paths, 4, NULL) != 0) return -1;
-    return host_scene_load(bw->w, DEMO_SCENE) == ECS_OK ? 0 : -1;
+    return host_scene_load(bw->s->scene, DEMO_SCENE) == ECS_OK ? 0 : -1;
 }
 
 /* FRAMES frames, with in polled after each (NULL: none): ns per frame. */
@@ -186,9 +189,9 @@ static int build_big(bench_world *big, uint32_t n, ecs_entity *ents)
 {
     static const char *const paths[] = {TRANSFORM_SO, DEBUG_NAME_SO};
     if (bench_world_open(big, "inspect-big", paths, 2, NULL) != 0) return -1;
-    const ecs_transform_api *tf = host_registry_find(&big->w->registry, ECS_TRANSFORM_API_NAME,
+    const ecs_transform_api *tf = host_registry_find(&big->s->registry, ECS_TRANSFORM_API_NAME,
                                                      ECS_TRANSFORM_API_VERSION, NULL);
-    const ecs_debug_name_api *dn = host_registry_find(&big->w->registry, ECS_DEBUG_NAME_API_NAME,
+    const ecs_debug_name_api *dn = host_registry_find(&big->s->registry, ECS_DEBUG_NAME_API_NAME,
                                                       ECS_DEBUG_NAME_API_VERSION, NULL);
     if (!tf || !dn || host_entity_create_many(big->w->entities, ents, n) != ECS_OK) return -1;
     if (tf->reserve) tf->reserve(tf->self, n);
@@ -255,7 +258,7 @@ static int run_big(const bench_config *cfg, uint32_t n)
     ecs_entity *ents = malloc((size_t)n * sizeof *ents);
     client c = {0};
     host_inspector *in = NULL;
-    int rc = ents && build_big(&big, n, ents) == 0 && (in = open_inspector(big.w, &c)) ? 0 : 1;
+    int rc = ents && build_big(&big, n, ents) == 0 && (in = open_inspector(big.s, &c)) ? 0 : 1;
     char children[64], page[64];
     ecs_entity root = ents ? ents[n - 1000] : ecs_entity_null(); /* the last tree's root */
     snprintf(children, sizeof children, "/api/entities/%u.%u/children", ecs_entity_index(root),
@@ -314,7 +317,7 @@ static int run_inspect(const bench_config *cfg)
     bench_world bw;
     client c = {0};
     host_inspector *in = NULL;
-    int rc = open_demo(&bw) == 0 && (in = open_inspector(bw.w, &c)) ? 0 : 1;
+    int rc = open_demo(&bw) == 0 && (in = open_inspector(bw.s, &c)) ? 0 : 1;
     uint64_t sum1 = 0, sum2 = 0;
     for (int r = 0; rc == 0 && r < cfg->reps; r++) {
         base[r] = frames_ns(bw.w, NULL);

@@ -19,7 +19,10 @@
 #include "bench.h"
 #include "mesh_api.h"
 #include "transform_api.h"
-#include "world.h"
+#include "hostapi.h"
+#include "loader.h"
+#include "plugin.h"
+#include "session.h"
 
 #if !defined(MESH_SO) || !defined(TRANSFORM_SO)
 #error "MESH_SO and TRANSFORM_SO must name the built mesh.so and transform.so"
@@ -31,7 +34,8 @@
 
 typedef struct mesh_world {
     bench_world bw;
-    host_world *w; /* bw.w */
+    host_session *s; /* its session */
+    host_world *w;   /* bw.w */
     const ecs_transform_api *tf;
     const ecs_mesh_api *mesh;
     const ecs_manager_desc *manager; /* "mesh" */
@@ -49,9 +53,10 @@ static int world_open(mesh_world *mw)
     static const char *const paths[] = {MESH_SO, TRANSFORM_SO};
     memset(mw, 0, sizeof *mw);
     if (bench_world_open(&mw->bw, "mesh", paths, 2, NULL) != 0) return -1;
+    mw->s = mw->bw.s;
     mw->w = mw->bw.w;
-    mw->tf = host_registry_find(&mw->w->registry, ECS_TRANSFORM_API_NAME, 1, NULL);
-    mw->mesh = host_registry_find(&mw->w->registry, ECS_MESH_API_NAME, 1, NULL);
+    mw->tf = host_registry_find(&mw->s->registry, ECS_TRANSFORM_API_NAME, 1, NULL);
+    mw->mesh = host_registry_find(&mw->s->registry, ECS_MESH_API_NAME, 1, NULL);
     for (size_t i = 0; i < mw->w->manager_count; i++)
         if (strcmp(mw->w->managers[i]->name, "mesh") == 0) mw->manager = &mw->w->managers[i]->desc;
     return mw->tf && mw->mesh && mw->manager ? 0 : -1;

@@ -29,7 +29,10 @@
 #include "log.h"
 #include "reload.h"
 #include "reloadee_api.h"
-#include "world.h"
+#include "hostapi.h"
+#include "loader.h"
+#include "plugin.h"
+#include "session.h"
 
 #if !defined(BENCH_RL_V1_SO) || !defined(BENCH_RL_V2_SO) || !defined(BENCH_RL_V3_SO) ||            \
     !defined(BENCH_RL_V2S_SO) || !defined(BENCH_RL_V3S_SO)
@@ -63,8 +66,9 @@ static int copy_file(const char *src, const char *dst)
 /* ---- the world under test ---- */
 
 typedef struct rig {
-    char dir[64]; /* the watched folder */
-    uint32_t n;   /* components */
+    char dir[64];    /* the watched folder */
+    uint32_t n;      /* components */
+    host_session *s; /* its session */
     host_world *w;
     host_reloader *r;
     const reloadee_api *api;
@@ -74,7 +78,7 @@ static void rig_close(rig *g)
 {
     char path[128];
     host_reloader_free(g->r);
-    host_world_free(g->w); /* removes the private folder too */
+    host_session_free(g->s); /* removes the private folder too */
     g->r = NULL;
     g->w = NULL;
     if (!g->dir[0]) return;
@@ -99,12 +103,12 @@ static int rig_open(rig *g, uint32_t n)
     host_reload_options ro = {false, 0, 0, false}; /* inotify, no quiet period */
     host_load_options lo = {0};
     if (!(g->w = host_world_new()) ||
-        !(g->r = host_reloader_new(g->w, (const char *const[]){g->dir}, 1, &ro)) ||
-        host_world_load_dir(g->w, g->dir, &lo) != ECS_OK || g->w->bad_plugins) {
+        !(g->r = host_reloader_new(g->s, (const char *const[]){g->dir}, 1, &ro)) ||
+        host_load_dir(g->s, g->dir, &lo) != ECS_OK || g->s->bad_plugins) {
         fprintf(stderr, "reload: could not load %s with a reloader\n", path);
         return -1;
     }
-    host_plugin *p = host_world_plugin_named(g->w, "rl");
+    host_plugin *p = host_plugin_named(g->s, "rl");
     g->api = p ? p->table.api_find(&p->table, RELOADEE_API_NAME, RELOADEE_API_VERSION, NULL) : NULL;
     if (!g->api || g->api->populate(g->api->self, n, 1) != ECS_OK) {
         fprintf(stderr, "reload: could not give rl %u components\n", n);

@@ -28,7 +28,10 @@
 #include "log.h"
 #include "scene.h"
 #include "transform_api.h"
-#include "world.h"
+#include "hostapi.h"
+#include "loader.h"
+#include "plugin.h"
+#include "session.h"
 
 #if !defined(TRANSFORM_SO) || !defined(DEBUG_NAME_SO)
 #error "TRANSFORM_SO and DEBUG_NAME_SO must name the built plugins"
@@ -78,7 +81,7 @@ static int world_open(scale_world *sw)
     static const char *const paths[] = {TRANSFORM_SO, DEBUG_NAME_SO};
     memset(sw, 0, sizeof *sw);
     if (bench_world_open(&sw->bw, "scale", paths, 2, NULL) != 0) return -1;
-    const host_registry *reg = &sw->bw.w->registry;
+    const host_registry *reg = &sw->bw.s->registry;
     sw->tf = host_registry_find(reg, ECS_TRANSFORM_API_NAME, ECS_TRANSFORM_API_VERSION, NULL);
     sw->dn = host_registry_find(reg, ECS_DEBUG_NAME_API_NAME, ECS_DEBUG_NAME_API_VERSION, NULL);
     if (sw->tf && sw->dn) return 0;
@@ -168,7 +171,7 @@ static int repetition(ecs_entity *ents, bool measure_memory, sample *out)
     if (rc == 0) {
         scene_path(path, sizeof path, &a);
         uint64_t t0 = bench_now_ns();
-        ecs_status s = host_scene_save(a.bw.w, path);
+        ecs_status s = host_scene_save(a.bw.s->scene, path);
         out->save_s = (double)(bench_now_ns() - t0) * 1e-9;
         if (s != ECS_OK) rc = -1, fprintf(stderr, "scale: save failed: %s\n", ecs_status_text(s));
     }
@@ -177,7 +180,7 @@ static int repetition(ecs_entity *ents, bool measure_memory, sample *out)
     if (opened_b) rc = world_open(&b);
     if (rc == 0) {
         uint64_t t0 = bench_now_ns();
-        ecs_status s = host_scene_load(b.bw.w, path);
+        ecs_status s = host_scene_load(b.bw.s->scene, path);
         out->load_s = (double)(bench_now_ns() - t0) * 1e-9;
         if (s != ECS_OK) rc = -1, fprintf(stderr, "scale: load failed: %s\n", ecs_status_text(s));
         if (rc == 0) rc = check_loaded(&b);

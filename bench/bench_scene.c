@@ -39,7 +39,10 @@
 #include "mesh_api.h"
 #include "scene.h"
 #include "transform_api.h"
-#include "world.h"
+#include "hostapi.h"
+#include "loader.h"
+#include "plugin.h"
+#include "session.h"
 
 #if !defined(TRANSFORM_SO) || !defined(DEBUG_NAME_SO) || !defined(MESH_SO)
 #error "TRANSFORM_SO, DEBUG_NAME_SO and MESH_SO must name the built plugins"
@@ -112,7 +115,7 @@ static int world_open(scene_world *sw, uint32_t meshes)
     static const char *const paths[] = {TRANSFORM_SO, DEBUG_NAME_SO, MESH_SO};
     memset(sw, 0, sizeof *sw);
     if (bench_world_open(&sw->bw, "scene", paths, meshes ? 3 : 2, NULL) != 0) return -1;
-    const host_registry *reg = &sw->bw.w->registry;
+    const host_registry *reg = &sw->bw.s->registry;
     sw->tf = host_registry_find(reg, ECS_TRANSFORM_API_NAME, ECS_TRANSFORM_API_VERSION, NULL);
     sw->dn = host_registry_find(reg, ECS_DEBUG_NAME_API_NAME, ECS_DEBUG_NAME_API_VERSION, NULL);
     if (meshes) sw->mesh = host_registry_find(reg, ECS_MESH_API_NAME, ECS_MESH_API_VERSION, NULL);
@@ -204,7 +207,7 @@ static int check_loaded(scene_world *sw, uint32_t K, const char *path, const cha
         return -1;
     }
     size_t len2 = 0;
-    char *again = host_scene_save(sw->bw.w, path) == ECS_OK ? read_file(path, &len2) : NULL;
+    char *again = host_scene_save(sw->bw.s->scene, path) == ECS_OK ? read_file(path, &len2) : NULL;
     int rc = again && len2 == len && memcmp(again, text, len) == 0 ? 0 : -1;
     if (rc) fprintf(stderr, "scene: the loaded world saved again differs from the file\n");
     free(again);
@@ -256,7 +259,7 @@ static int repetition(const scene_data *d, uint32_t K, ecs_entity *ents, sample 
     if (rc == 0) { /* 1. ours, save */
         snprintf(path, sizeof path, "%s/scene.json", scene_dir(&a));
         uint64_t t0 = bench_now_ns();
-        ecs_status s = host_scene_save(a.bw.w, path);
+        ecs_status s = host_scene_save(a.bw.s->scene, path);
         out->save_s = (double)(bench_now_ns() - t0) * 1e-9;
         if (s != ECS_OK) rc = -1, fprintf(stderr, "scene: save failed: %s\n", ecs_status_text(s));
     }
@@ -267,7 +270,7 @@ static int repetition(const scene_data *d, uint32_t K, ecs_entity *ents, sample 
     if (rc == 0) { /* 3. ours, load, between two CPU probes (untimed) */
         bench_cpus before = bench_cpu_probe();
         uint64_t t0 = bench_now_ns();
-        ecs_status s = host_scene_load(b.bw.w, path);
+        ecs_status s = host_scene_load(b.bw.s->scene, path);
         out->load_s = (double)(bench_now_ns() - t0) * 1e-9;
         bench_cpus after = bench_cpu_probe();
         probes_summary(&before, &after, out);

@@ -25,7 +25,10 @@
 #include "mesh_api.h"
 #include "snapshot.h"
 #include "transform_api.h"
-#include "world.h"
+#include "hostapi.h"
+#include "loader.h"
+#include "plugin.h"
+#include "session.h"
 
 #if !defined(TRANSFORM_SO) || !defined(DEBUG_NAME_SO) || !defined(MESH_SO)
 #error "TRANSFORM_SO, DEBUG_NAME_SO and MESH_SO must name the built plugins"
@@ -47,7 +50,7 @@ static int world_build(snap_world *sw)
 {
     static const char *const paths[] = {TRANSFORM_SO, DEBUG_NAME_SO, MESH_SO};
     if (bench_world_open(&sw->bw, "snapshot", paths, 3, NULL) != 0) return -1;
-    const host_registry *reg = &sw->bw.w->registry;
+    const host_registry *reg = &sw->bw.s->registry;
     sw->tf = host_registry_find(reg, ECS_TRANSFORM_API_NAME, ECS_TRANSFORM_API_VERSION, NULL);
     sw->dn = host_registry_find(reg, ECS_DEBUG_NAME_API_NAME, ECS_DEBUG_NAME_API_VERSION, NULL);
     sw->mesh = host_registry_find(reg, ECS_MESH_API_NAME, ECS_MESH_API_VERSION, NULL);
@@ -104,12 +107,12 @@ static int repetition(snap_world *sw, double want, sample *out)
     bool changed;
     host_snapshot snap = {NULL, 0, 0, 0};
     uint64_t t0 = bench_now_ns();
-    if (host_snapshot_take(sw->bw.w, &snap, why, sizeof why) != ECS_OK)
+    if (host_snapshot_take(sw->bw.s, &snap, why, sizeof why) != ECS_OK)
         return fprintf(stderr, "snapshot: take: %s\n", why), -1;
     uint64_t t1 = bench_now_ns();
-    ecs_status s = host_snapshot_restore_own(sw->bw.w, &snap, &changed, why, sizeof why);
+    ecs_status s = host_snapshot_restore_own(sw->bw.s, &snap, &changed, why, sizeof why);
     uint64_t t2 = bench_now_ns();
-    if (s == ECS_OK && host_snapshot_take(sw->bw.w, &snap, why, sizeof why) != ECS_OK)
+    if (s == ECS_OK && host_snapshot_take(sw->bw.s, &snap, why, sizeof why) != ECS_OK)
         return fprintf(stderr, "snapshot: take again: %s\n", why), -1;
     out->again_ms = (double)(bench_now_ns() - t2) / 1e6;
     out->bytes = snap.size;

@@ -22,7 +22,10 @@
 #include "bench.h"
 #include "log.h"
 #include "transform_api.h"
-#include "world.h"
+#include "hostapi.h"
+#include "loader.h"
+#include "plugin.h"
+#include "session.h"
 
 #ifndef TRANSFORM_SO
 #error "TRANSFORM_SO must name the built transform.so"
@@ -81,7 +84,8 @@ static double checksum_add(double sum, const ecs_mat4 *m)
 
 typedef struct tf_world {
     bench_world bw;
-    host_world *w; /* bw.w */
+    host_session *s; /* its session */
+    host_world *w;   /* bw.w */
     const ecs_transform_api *api;
 } tf_world;
 
@@ -98,8 +102,9 @@ static int world_open(tf_world *t)
     static const char *const paths[] = {TRANSFORM_SO};
     memset(t, 0, sizeof *t);
     if (bench_world_open(&t->bw, "transform", paths, 1, NULL) != 0) return -1;
+    t->s = t->bw.s;
     t->w = t->bw.w;
-    if ((t->api = host_registry_find(&t->w->registry, ECS_TRANSFORM_API_NAME, 1, NULL))) return 0;
+    if ((t->api = host_registry_find(&t->s->registry, ECS_TRANSFORM_API_NAME, 1, NULL))) return 0;
     fprintf(stderr, "transform: %s did not publish %s\n", TRANSFORM_SO, ECS_TRANSFORM_API_NAME);
     return -1;
 }

@@ -32,7 +32,10 @@
 #include "debug_name_api.h"
 #include "mesh_api.h"
 #include "transform_api.h"
-#include "world.h"
+#include "hostapi.h"
+#include "loader.h"
+#include "plugin.h"
+#include "session.h"
 
 #if !defined(MESH_SO) || !defined(TRANSFORM_SO) || !defined(DEBUG_NAME_SO) ||                      \
     !defined(BENCH_QUERIES_SO)
@@ -43,6 +46,7 @@
 
 typedef struct views_world {
     bench_world bw;
+    host_session *s; /* its session */
     host_world *w;
     const ecs_host *h; /* bench_queries' table: the bench calls the host as that plugin */
     const bench_queries_api *queries;
@@ -72,10 +76,11 @@ static int world_open(views_world *vw)
     static const char *const paths[] = {TRANSFORM_SO, MESH_SO, DEBUG_NAME_SO, BENCH_QUERIES_SO};
     memset(vw, 0, sizeof *vw);
     if (bench_world_open(&vw->bw, "views", paths, 4, NULL) != 0) return -1;
+    vw->s = vw->bw.s;
     vw->w = vw->bw.w;
-    host_plugin *p = host_world_plugin_named(vw->w, "bench_queries");
+    host_plugin *p = host_plugin_named(vw->s, "bench_queries");
     vw->h = p ? &p->table : NULL;
-    vw->queries = host_registry_find(&vw->w->registry, BENCH_QUERIES_API_NAME, 1, NULL);
+    vw->queries = host_registry_find(&vw->s->registry, BENCH_QUERIES_API_NAME, 1, NULL);
     vw->tf = index_of(vw->w, "transform");
     vw->mesh = index_of(vw->w, "mesh");
     vw->dn = index_of(vw->w, "debug_name");
@@ -97,10 +102,10 @@ static uint8_t *members(const ecs_manager_index *ix)
 static int populate(views_world *vw)
 {
     host_world *w = vw->w;
-    const ecs_transform_api *tf = host_registry_find(&w->registry, ECS_TRANSFORM_API_NAME, 1, NULL);
-    const ecs_mesh_api *mesh = host_registry_find(&w->registry, ECS_MESH_API_NAME, 1, NULL);
-    const ecs_debug_name_api *dn =
-        host_registry_find(&w->registry, ECS_DEBUG_NAME_API_NAME, 1, NULL);
+    const host_registry *reg = &vw->s->registry;
+    const ecs_transform_api *tf = host_registry_find(reg, ECS_TRANSFORM_API_NAME, 1, NULL);
+    const ecs_mesh_api *mesh = host_registry_find(reg, ECS_MESH_API_NAME, 1, NULL);
+    const ecs_debug_name_api *dn = host_registry_find(reg, ECS_DEBUG_NAME_API_NAME, 1, NULL);
     ecs_entity *e = malloc(N * sizeof *e);
     int rc = tf && mesh && dn && e ? 0 : -1;
     if (rc == 0 && host_entity_create_many(w->entities, e, N) != ECS_OK) rc = -1;

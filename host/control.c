@@ -7,12 +7,15 @@
 #include <string.h>
 
 #include "log.h"
-#include "world.h"
+#include "hostapi.h"
+#include "loader.h"
+#include "plugin.h"
+#include "session.h"
 
-void host_control_init(host_control *c, host_world *w, int64_t from, int64_t to)
+void host_control_init(host_control *c, host_session *hs, int64_t from, int64_t to)
 {
-    *c = (host_control){.w = w, .time_scale = 1.0};
-    host_loop_init(&c->loop, w, from, to);
+    *c = (host_control){.hs = hs, .time_scale = 1.0};
+    host_loop_init(&c->loop, hs, from, to);
 }
 
 void host_control_free(host_control *c)
@@ -41,7 +44,7 @@ void host_control_pause(host_control *c, bool paused)
     c->paused = paused;
     c->steps = 0;
     host_info("control", "%s at frame %llu", paused ? "paused" : "running",
-              (unsigned long long)c->w->frame.frame);
+              (unsigned long long)c->hs->world->frame.frame);
 }
 
 void host_control_step(host_control *c, uint64_t n)
@@ -54,7 +57,7 @@ bool host_control_set_scale(host_control *c, double scale, char *why, size_t len
 {
     if (!(scale > 0 && scale <= 100))
         return host_format(why, len, "a time scale is a number above 0, up to 100"), false;
-    c->time_scale = c->w->time_scale = scale;
+    c->time_scale = c->hs->world->time_scale = scale;
     return true;
 }
 
@@ -87,7 +90,7 @@ ecs_status host_control_snapshot(host_control *c, const char *name, char *why, s
     }
     host_kept_snapshot fresh = {{0}, {NULL, 0, 0, 0}};
     host_kept_snapshot *into = k ? k : &fresh;
-    ecs_status s = host_snapshot_take(c->w, &into->snap, why, len);
+    ecs_status s = host_snapshot_take(c->hs, &into->snap, why, len);
     if (s != ECS_OK) {
         if (k) host_control_drop(c, name); /* its buffer is empty now */
         return s;
@@ -108,10 +111,10 @@ ecs_status host_control_restore(host_control *c, const char *name, bool *changed
     *changed = false;
     if (!k) return host_format(why, len, "no snapshot named '%s'", name), ECS_ERR_NOT_FOUND;
     host_control_loop_stop(c);
-    ecs_status s = host_snapshot_restore_own(c->w, &k->snap, changed, why, len);
+    ecs_status s = host_snapshot_restore_own(c->hs, &k->snap, changed, why, len);
     if (s == ECS_OK)
         host_info("control", "snapshot '%s' restored: frame %llu next", name,
-                  (unsigned long long)c->w->frame.frame);
+                  (unsigned long long)c->hs->world->frame.frame);
     return s;
 }
 
@@ -135,8 +138,8 @@ ecs_status host_control_loop(host_control *c, const char *name, uint64_t frames,
         if (s != ECS_OK) return s;
     }
     host_control_loop_stop(c);
-    int64_t from = (int64_t)c->w->frame.frame;
-    host_loop_init(&c->loop, c->w, from, from + (int64_t)frames);
+    int64_t from = (int64_t)c->hs->world->frame.frame;
+    host_loop_init(&c->loop, c->hs, from, from + (int64_t)frames);
     host_loop_boundary(&c->loop); /* its start, now */
     return c->loop.held
                ? ECS_OK
@@ -155,8 +158,8 @@ static bool kept_as_json(host_control *c, host_kept_snapshot *k, const host_plug
                          size_t len)
 {
     bool changed;
-    if (host_snapshot_restore_own(c->w, &k->snap, &changed, why, len) != ECS_OK) return false;
-    return host_snapshot_take_json(c->w, &k->snap, p, why, len) == ECS_OK;
+    if (host_snapshot_restore_own(c->hs, &k->snap, &changed, why, len) != ECS_OK) return false;
+    return host_snapshot_take_json(c->hs, &k->snap, p, why, len) == ECS_OK;
 }
 
 void host_control_before_swap(void *arg, const char *plugin)
@@ -166,11 +169,11 @@ void host_control_before_swap(void *arg, const char *plugin)
     bool changed;
     host_loop_before_swap(&c->loop, plugin);
     const host_plugin *p = NULL;
-    for (size_t i = 0; i < c->w->plugin_count; i++)
-        if (!strcmp(c->w->plugins[i]->name, plugin)) p = c->w->plugins[i];
+    for (size_t i = 0; i < c->hs->plugin_count; i++)
+        if (!strcmp(c->hs->plugins[i]->name, plugin)) p = c->hs->plugins[i];
     if (!c->kept_count || !p || !p->manager_count) return;
     host_snapshot now = {NULL, 0, 0, 0};
-    if (host_snapshot_take(c->w, &now, why, sizeof why) != ECS_OK) {
+    if (host_snapshot_take(c->hs, &now, why, sizeof why) != ECS_OK) {
         host_warn("control",
                   "kept snapshots keep %s's parts as bytes (%s): one may be refused "
                   "if its new build lays them out anew",
@@ -181,7 +184,7 @@ void host_control_before_swap(void *arg, const char *plugin)
         if (!kept_as_json(c, &c->kept[i], p, why, sizeof why))
             host_warn("control", "snapshot '%s' dropped: %s", c->kept[i].name, why),
                 host_control_drop(c, c->kept[i--].name);
-    if (host_snapshot_restore_own(c->w, &now, &changed, why, sizeof why) != ECS_OK)
+    if (host_snapshot_restore_own(c->hs, &now, &changed, why, sizeof why) != ECS_OK)
         host_error("control",
                    "the world could not come back after the kept snapshots were "
                    "converted: %s",

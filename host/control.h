@@ -15,7 +15,7 @@
 #include "loop.h"
 #include "snapshot.h"
 
-typedef struct host_world host_world;
+typedef struct host_session host_session;
 
 #define HOST_CONTROL_NAME_MAX 64 /* a kept snapshot's name, its NUL included */
 
@@ -25,7 +25,7 @@ typedef struct host_kept_snapshot {
 } host_kept_snapshot;
 
 typedef struct host_control {
-    host_world *w;
+    host_session *hs;
     bool paused;
     uint64_t steps;    /* frames still to run while paused (step N) */
     double time_scale; /* dt is multiplied by it; 1 by default */
@@ -34,8 +34,8 @@ typedef struct host_control {
     size_t kept_count, kept_cap;
 } host_control;
 
-/* Controls for w, running, time scale 1, no snapshot, the loop from..to (from < 0: none). */
-void host_control_init(host_control *c, host_world *w, int64_t from, int64_t to);
+/* Controls for hs, running, time scale 1, no snapshot, the loop from..to (from < 0: none). */
+void host_control_init(host_control *c, host_session *hs, int64_t from, int64_t to);
 void host_control_free(host_control *c);
 
 /* At a frame boundary, before the reloads: the loop's start taken or its end rewound. */

@@ -120,7 +120,7 @@ enum MHD_Result inspect_job_start(host_inspector *in, struct MHD_Connection *c, 
 {
     j->c = c;
     j->start_ns = host_now_ns();
-    j->frame0 = in->w->frame.frame;
+    j->frame0 = in->hs->world->frame.frame;
     r->job = j;
     MHD_suspend_connection(c);
     if (in->jobs_last)
@@ -182,8 +182,8 @@ static void job_slice(host_inspector *in, uint64_t until)
     j->work_ns += t1 - t0;
     j->slices++;
     if (t1 - t0 > j->longest_ns) j->longest_ns = t1 - t0;
-    host_world_trace_slice(in->w, j->kind->name, "inspect", t0, t1);
-    if (sig && j->crashed) host_plugin_crashed(in->w, (host_plugin *)j->crashed, sig, j->crash_in);
+    host_world_trace_slice(in->hs->world, j->kind->name, "inspect", t0, t1);
+    if (sig && j->crashed) host_plugin_crashed((host_plugin *)j->crashed, sig, j->crash_in);
     j->crash_sig = sig;
     if (sig || s.done) job_finish(in, j);
 }
@@ -201,11 +201,11 @@ static enum MHD_Result job_answer(host_inspector *in, struct MHD_Connection *c, 
     if (j->crash_sig) {
         char msg[300];
         host_format(msg, sizeof msg, "a plugin crashed with %s in %s while this was answered",
-                    host_guard_signal_name(j->crash_sig), j->crash_in ? j->crash_in : "its code");
+                    host_signame(j->crash_sig), j->crash_in ? j->crash_in : "its code");
         return inspect_reply_error(c, 500, msg);
     }
     double ms = (double)(host_now_ns() - j->start_ns) / 1e6;
-    uint64_t frames = in->w->frame.frame - j->frame0;
+    uint64_t frames = in->hs->world->frame.frame - j->frame0;
     host_detail("inspect",
                 "a %s answered in %.1f ms: %.1f ms of work in %u slices (the longest %.2f ms) over "
                 "%llu frames",
@@ -253,7 +253,7 @@ static enum MHD_Result route_entity(host_inspector *in, struct MHD_Connection *c
     if (!parse_id(id, slash ? (size_t)(slash - id) : strlen(id), &e))
         return inspect_reply_error(c, 404,
                                    "an entity id is INDEX.GENERATION, as the list gives it");
-    if (!host_entity_alive(in->w->entities, e))
+    if (!host_entity_alive(in->hs->world->entities, e))
         return inspect_reply_error(c, 404,
                                    "no such entity: it is not alive (destroyed, or a stale id)");
     return inspect_entity(in, c, r, method, e, slash ? slash : "");
@@ -497,7 +497,7 @@ static void free_inspector(host_inspector *in)
     free(in);
 }
 
-host_inspector *host_inspector_new(host_world *w, const host_inspect_config *cfg)
+host_inspector *host_inspector_new(host_session *hs, const host_inspect_config *cfg)
 {
     char addr[INET_ADDRSTRLEN];
     struct sockaddr_in sa;
@@ -511,7 +511,7 @@ host_inspector *host_inspector_new(host_world *w, const host_inspect_config *cfg
         return NULL;
     }
     for (size_t i = 0; i < sizeof raw; i++) snprintf(in->token + 2 * i, 3, "%02x", raw[i]);
-    in->w = w;
+    in->hs = hs;
     in->read_only = read_only;
     in->control = cfg->control;
     in->start_ns = in->rate_t0 = host_now_ns();
@@ -589,7 +589,7 @@ static bool serve(host_inspector *in, uint64_t until)
  * time during it (the schedule's "inspector" row), the rate. */
 static void note_frame(host_inspector *in, uint64_t now)
 {
-    host_world *w = in->w;
+    host_session *hs = in->hs;
     in->frame_us[in->frame_at] = (float)((double)(now - in->last_poll_ns) / 1e3);
     in->own_us[in->frame_at] = (float)((double)in->own_ns / 1e3);
     in->frame_at = (in->frame_at + 1) % FRAME_RING;
@@ -599,9 +599,10 @@ static void note_frame(host_inspector *in, uint64_t now)
     in->last_poll_ns = now;
     in->own_ns = 0;
     if (now - in->rate_t0 >= 500000000ull) { /* the rate over the last half second or more */
-        in->fps = (double)(w->frame.frame - in->rate_frame0) * 1e9 / (double)(now - in->rate_t0);
+        in->fps =
+            (double)(hs->world->frame.frame - in->rate_frame0) * 1e9 / (double)(now - in->rate_t0);
         in->rate_t0 = now;
-        in->rate_frame0 = w->frame.frame;
+        in->rate_frame0 = hs->world->frame.frame;
     }
 }
 

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct host_world host_world;
+typedef struct host_session host_session;
 typedef struct host_inspector host_inspector;
 
 /* What --inspect and its options say. The strings are copied. */
@@ -32,7 +32,7 @@ typedef struct host_inspect_config {
 
 /* Serve the world as cfg says. Logs the URL to open (with the token). NULL with the
  * reason logged when the address cannot be used. */
-host_inspector *host_inspector_new(host_world *w, const host_inspect_config *cfg);
+host_inspector *host_inspector_new(host_session *hs, const host_inspect_config *cfg);
 
 /* Can dir take the page's saves: an existing folder this user may write and nobody else
  * may (else another user could put a symlink where the next save goes)? False with the

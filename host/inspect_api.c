@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "guard.h"
 #include "inspect_int.h"
 #include "json.h"
 #include "log.h"
@@ -33,19 +34,19 @@ void inspect_id_text(ecs_entity e, char *buf, size_t size)
 
 cJSON *inspect_world_json(host_inspector *in)
 {
-    host_world *w = in->w;
+    host_session *hs = in->hs;
     cJSON *v = cJSON_CreateObject();
     size_t loaded = 0;
-    for (size_t i = 0; i < w->plugin_count; i++)
-        loaded += w->plugins[i]->status == HOST_PLUGIN_LOADED;
-    cJSON_AddNumberToObject(v, "frame", (double)w->frame.frame);
-    cJSON_AddNumberToObject(v, "dt", w->frame.dt);
-    cJSON_AddNumberToObject(v, "time", w->frame.time);
+    for (size_t i = 0; i < hs->plugin_count; i++)
+        loaded += hs->plugins[i]->status == HOST_PLUGIN_LOADED;
+    cJSON_AddNumberToObject(v, "frame", (double)hs->world->frame.frame);
+    cJSON_AddNumberToObject(v, "dt", hs->world->frame.dt);
+    cJSON_AddNumberToObject(v, "time", hs->world->frame.time);
     cJSON_AddNumberToObject(v, "fps", in->fps);
-    cJSON_AddNumberToObject(v, "entities", host_entities_live(w->entities));
+    cJSON_AddNumberToObject(v, "entities", host_entities_live(hs->world->entities));
     cJSON_AddNumberToObject(v, "plugins", (double)loaded);
-    cJSON_AddNumberToObject(v, "managers", (double)w->manager_count);
-    cJSON_AddNumberToObject(v, "systems", (double)w->system_count);
+    cJSON_AddNumberToObject(v, "managers", (double)hs->world->manager_count);
+    cJSON_AddNumberToObject(v, "systems", (double)hs->world->system_count);
     cJSON_AddNumberToObject(v, "uptime_s", (double)(host_now_ns() - in->start_ns) / 1e9);
     cJSON_AddBoolToObject(v, "read_only", in->read_only);
     cJSON *save = cJSON_AddObjectToObject(v, "save"); /* where the page may save */
@@ -96,10 +97,10 @@ static cJSON *reloads_json(const host_plugin *p)
 
 cJSON *inspect_plugins_json(host_inspector *in)
 {
-    host_world *w = in->w;
+    host_session *hs = in->hs;
     cJSON *list = cJSON_CreateArray();
-    for (size_t i = 0; i < w->plugin_count; i++) {
-        const host_plugin *p = w->plugins[i];
+    for (size_t i = 0; i < hs->plugin_count; i++) {
+        const host_plugin *p = hs->plugins[i];
         cJSON *v = cJSON_CreateObject();
         char abi[32];
         snprintf(abi, sizeof abi, "%u.%u", p->abi_major, p->abi_minor);
@@ -112,9 +113,9 @@ cJSON *inspect_plugins_json(host_inspector *in)
         cJSON_AddStringToObject(v, "reason", p->reason);
         cJSON_AddNumberToObject(v, "memory_bytes", (double)p->mem.bytes);
         cJSON *mgrs = cJSON_AddArrayToObject(v, "managers");
-        for (size_t m = 0; m < w->manager_count; m++)
-            if (w->managers[m]->owner == p)
-                cJSON_AddItemToArray(mgrs, cJSON_CreateString(w->managers[m]->name));
+        for (size_t m = 0; m < hs->world->manager_count; m++)
+            if (hs->world->managers[m]->owner == p)
+                cJSON_AddItemToArray(mgrs, cJSON_CreateString(hs->world->managers[m]->name));
         cJSON *apis = cJSON_AddArrayToObject(v, "apis");
         for (size_t a = 0; a < p->api_count; a++)
             cJSON_AddItemToArray(apis, cJSON_CreateString(p->api_names[a]));
@@ -142,19 +143,21 @@ static step_mark *mark_of(host_inspector *in, const void *step)
 /* One row of the schedule: step st's timings. */
 static cJSON *step_json(host_inspector *in, const host_step *st)
 {
-    host_world *w = in->w;
+    host_session *hs = in->hs;
     const host_manager *m = st->m;
     const host_system *s = st->s;
     const host_timing *t = m ? &m->timing : &s->timing;
-    double frame_total = (double)w->timed_frames_ns; /* the frames the steps were timed in */
+    double frame_total =
+        (double)hs->world->timed_frames_ns; /* the frames the steps were timed in */
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", m ? m->name : s->name);
-    cJSON_AddStringToObject(o, "plugin", m ? m->owner->name : s->owner->name);
+    cJSON_AddStringToObject(
+        o, "plugin", m ? host_owner_plugin(m->owner)->name : host_owner_plugin(s->owner)->name);
     cJSON_AddStringToObject(o, "kind", m ? "manager" : "system");
     if (m && m->desc.count)
-        cJSON_AddNumberToObject(o, "components", host_manager_count(m));
+        cJSON_AddNumberToObject(o, "components", host_manager_count(hs->world, m));
     else if (!m) {
-        const host_collection *c = host_collections_get(&w->collections, s->collection);
+        const host_collection *c = host_collections_get(&hs->world->collections, s->collection);
         cJSON_AddNumberToObject(o, "components", c ? c->count : 0);
     }
     step_mark *mk = mark_of(in, m ? (const void *)m : (const void *)s);
@@ -190,14 +193,15 @@ static cJSON *own_json(host_inspector *in)
 
 cJSON *inspect_schedule_json(host_inspector *in)
 {
-    host_world *w = in->w;
+    host_session *hs = in->hs;
     cJSON *v = cJSON_CreateObject(), *steps = cJSON_AddArrayToObject(v, "steps");
-    host_step *rows = malloc((w->manager_count + w->system_count + 1) * sizeof *rows);
-    size_t n = rows ? host_schedule_all(w, rows) : 0;
+    host_step *rows =
+        malloc((hs->world->manager_count + hs->world->system_count + 1) * sizeof *rows);
+    size_t n = rows ? host_schedule_all(hs->world, rows) : 0;
     for (size_t i = 0; i < n; i++) cJSON_AddItemToArray(steps, step_json(in, &rows[i]));
     free(rows);
     cJSON_AddItemToArray(steps, own_json(in));
-    const host_timing *f = &w->frame_timing;
+    const host_timing *f = &hs->world->frame_timing;
     cJSON_AddNumberToObject(v, "frame_mean_us", host_timing_mean(f) / 1e3);
     cJSON_AddNumberToObject(v, "frame_p99_us", (double)host_timing_quantile(f, 0.99) / 1e3);
     cJSON *frames = cJSON_AddArrayToObject(v, "frames_us"); /* oldest first */
@@ -214,10 +218,10 @@ cJSON *inspect_schedule_json(host_inspector *in)
 
 /* The JSON array of entities list[0..n), as the scene writer writes them (dead ones left
  * out). */
-static cJSON *entities_of(host_world *w, const ecs_entity *list, uint32_t n)
+static cJSON *entities_of(host_session *hs, const ecs_entity *list, uint32_t n)
 {
     size_t len = 0;
-    char *text = host_scene_entities_text(w, list, n, &len);
+    char *text = host_scene_entities_text(hs->scene, list, n, &len);
     cJSON *v = text ? cJSON_ParseWithLength(text, len) : NULL;
     free(text);
     return v;
@@ -256,14 +260,14 @@ static cJSON *entity_item(ecs_entity e, const cJSON *obj, bool full)
     return v;
 }
 
-bool inspect_entity_items(host_world *w, const ecs_entity *list, uint32_t n, bool full,
+bool inspect_entity_items(host_session *hs, const ecs_entity *list, uint32_t n, bool full,
                           cJSON *items)
 {
     ecs_entity *live = malloc((n ? n : 1) * sizeof *live);
     uint32_t k = 0;
     for (uint32_t i = 0; live && i < n; i++) /* the writer leaves dead ones out: so do we */
-        if (host_entity_alive(w->entities, list[i])) live[k++] = list[i];
-    cJSON *objs = live && k ? entities_of(w, live, k) : NULL;
+        if (host_entity_alive(hs->world->entities, list[i])) live[k++] = list[i];
+    cJSON *objs = live && k ? entities_of(hs, live, k) : NULL;
     bool ok = live && (!k || objs);
     const cJSON *obj = objs ? objs->child : NULL;
     for (uint32_t i = 0; i < k && obj; i++, obj = obj->next)
@@ -301,16 +305,16 @@ enum MHD_Result inspect_entity_page(host_inspector *in, struct MHD_Connection *c
         cJSON *v = cJSON_CreateObject();
         cJSON_AddArrayToObject(v, "items");
         cJSON_AddNumberToObject(v, "offset", (double)a.offset);
-        cJSON_AddNumberToObject(v, "total", host_entities_live(in->w->entities));
+        cJSON_AddNumberToObject(v, "total", host_entities_live(in->hs->world->entities));
         return inspect_reply_json(c, 200, v);
     }
     return inspect_index_page(in, c, r, &a);
 }
 
 /* {"id", "scene_id", "components": {manager: value}} of a live e. */
-static cJSON *entity_json(host_world *w, ecs_entity e)
+static cJSON *entity_json(host_session *hs, ecs_entity e)
 {
-    cJSON *objs = entities_of(w, &e, 1), *obj = cJSON_DetachItemFromArray(objs, 0);
+    cJSON *objs = entities_of(hs, &e, 1), *obj = cJSON_DetachItemFromArray(objs, 0);
     cJSON_Delete(objs);
     if (!obj) return NULL;
     char id[32];
@@ -323,10 +327,10 @@ static cJSON *entity_json(host_world *w, ecs_entity e)
     return v;
 }
 
-static enum MHD_Result reply_entity(struct MHD_Connection *c, host_world *w, ecs_entity e,
+static enum MHD_Result reply_entity(struct MHD_Connection *c, host_session *hs, ecs_entity e,
                                     unsigned status)
 {
-    cJSON *v = entity_json(w, e);
+    cJSON *v = entity_json(hs, e);
     return v ? inspect_reply_json(c, status, v)
              : inspect_reply_error(c, 500, "its components could not be read");
 }
@@ -371,7 +375,7 @@ static char *patched(host_inspector *in, struct MHD_Connection *c, request *r, e
     char err[800];
     cJSON *patch = host_json_parse("body", r->body ? r->body : "", r->len, err, sizeof err);
     if (!patch) return *res = inspect_reply_error(c, 400, err), NULL;
-    cJSON *now = entity_json(in->w, e);
+    cJSON *now = entity_json(in->hs, e);
     cJSON *value = cJSON_DetachItemFromObjectCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(now, "components"), manager);
     cJSON_Delete(now);
@@ -392,15 +396,15 @@ static enum MHD_Result edit_component(host_inspector *in, struct MHD_Connection 
     char *text = patch ? patched(in, c, r, e, manager, &res) : NULL;
     if (patch && !text) return res;
     const char *body = patch ? text : r->body ? r->body : "";
-    ecs_status s =
-        host_scene_edit(in->w, e, manager, body, patch ? strlen(text) : r->len, err, sizeof err);
+    ecs_status s = host_scene_edit(in->hs->scene, e, manager, body, patch ? strlen(text) : r->len,
+                                   err, sizeof err);
     free(text);
     if (s == ECS_ERR_NOT_FOUND && !strncmp(err, "no manager", 10))
         return inspect_reply_error(c, 404, err);
     if (s != ECS_OK) return inspect_reply_error(c, s == ECS_ERR_UNSUPPORTED ? 405 : 400, err);
     host_info("inspect", "entity %u.%u: %s %s", ecs_entity_index(e), ecs_entity_generation(e),
               manager, patch ? "changed" : "replaced");
-    return reply_entity(c, in->w, e, 200);
+    return reply_entity(c, in->hs, e, 200);
 }
 
 typedef struct remove_call {
@@ -420,10 +424,10 @@ static void call_remove(void *arg)
 static enum MHD_Result remove_component(host_inspector *in, struct MHD_Connection *c, ecs_entity e,
                                         const char *manager)
 {
-    host_world *w = in->w;
+    host_session *hs = in->hs;
     host_manager *m = NULL;
-    for (size_t i = 0; i < w->manager_count && !m; i++)
-        if (!strcmp(w->managers[i]->name, manager)) m = w->managers[i];
+    for (size_t i = 0; i < hs->world->manager_count && !m; i++)
+        if (!strcmp(hs->world->managers[i]->name, manager)) m = hs->world->managers[i];
     if (!m) return inspect_reply_error(c, 404, "no such manager is loaded");
     if (!m->desc.remove_component)
         return inspect_reply_error(c, 405,
@@ -432,13 +436,13 @@ static enum MHD_Result remove_component(host_inspector *in, struct MHD_Connectio
     remove_call k = {m, e, ECS_OK};
     int sig = host_guard_run(call_remove, &k);
     if (sig) {
-        host_plugin_crashed(w, m->owner, sig, "remove_component");
+        host_plugin_crashed(m->owner, sig, "remove_component");
         return inspect_reply_error(c, 500, "the manager crashed removing it (see the log)");
     }
     if (k.s != ECS_OK) return inspect_reply_error(c, 400, ecs_status_text(k.s));
     host_info("inspect", "entity %u.%u: %s removed", ecs_entity_index(e), ecs_entity_generation(e),
               manager);
-    return reply_entity(c, w, e, 200);
+    return reply_entity(c, hs, e, 200);
 }
 
 enum MHD_Result inspect_entity(host_inspector *in, struct MHD_Connection *c, request *r,
@@ -452,7 +456,7 @@ enum MHD_Result inspect_entity(host_inspector *in, struct MHD_Connection *c, req
         return page_args(c, &a, &res) ? inspect_children_page(in, c, r, e, &a) : res;
     }
     if (!*rest) {
-        if (get) return reply_entity(c, in->w, e, 200);
+        if (get) return reply_entity(c, in->hs, e, 200);
         if (!strcmp(method, "DELETE")) {
             char id[32];
             inspect_id_text(e, id, sizeof id);
@@ -482,8 +486,8 @@ enum MHD_Result inspect_create_entity(host_inspector *in, struct MHD_Connection 
         return inspect_reply_error(c, 400, "body: expected an entity object, as in a scene file");
     }
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(obj, "id");
-    ecs_entity taken =
-        cJSON_IsString(id) ? host_scene_entity_named(in->w, id->valuestring) : ecs_entity_null();
+    ecs_entity taken = cJSON_IsString(id) ? host_scene_entity_named(in->hs->scene, id->valuestring)
+                                          : ecs_entity_null();
     char why[400], tid[32];
     if (!ecs_entity_is_null(taken)) {
         inspect_id_text(taken, tid, sizeof tid);
@@ -497,10 +501,11 @@ enum MHD_Result inspect_create_entity(host_inspector *in, struct MHD_Connection 
     if (!doc) return inspect_reply_error(c, 500, "out of memory");
     int n = snprintf(doc, len, "{\"version\": 1, \"entities\": [\n%.*s\n]}", (int)r->len, r->body);
     ecs_entity made = ecs_entity_null();
-    ecs_status s = host_scene_load_text(in->w, "body", doc, (size_t)n, &made, err, sizeof err);
+    ecs_status s =
+        host_scene_load_text(in->hs->scene, "body", doc, (size_t)n, &made, err, sizeof err);
     free(doc);
     if (s != ECS_OK) return inspect_reply_error(c, 400, err);
-    return reply_entity(c, in->w, made, 201);
+    return reply_entity(c, in->hs, made, 201);
 }
 
 /* Is name a file name a save may take in the save folder: 1-128 of [A-Za-z0-9._-], not
@@ -563,7 +568,7 @@ enum MHD_Result inspect_save_world(host_inspector *in, struct MHD_Connection *c,
     cJSON_Delete(body);
     if (!path) return inspect_reply_error(c, status, msg);
     uint64_t t0 = host_now_ns();
-    if (host_scene_save(in->w, path) != ECS_OK)
+    if (host_scene_save(in->hs->scene, path) != ECS_OK)
         return inspect_reply_error(c, 500,
                                    "the save failed (the log says why); the old file is as it was");
     cJSON *v = cJSON_CreateObject();
@@ -581,7 +586,7 @@ enum MHD_Result inspect_save_world(host_inspector *in, struct MHD_Connection *c,
 
 typedef struct scene_stream {
     host_inspector *in;
-    host_world *w;
+    host_session *hs;
     char *head, *tail, *buf; /* buf[at..len): made, not sent yet */
     size_t head_len, tail_len, len, at;
     uint32_t cursor; /* the next entity index */
@@ -601,7 +606,7 @@ static bool stream_more(scene_stream *s)
     ecs_entity chunk[STREAM_ENTITIES], e;
     uint32_t n = 0;
     while (s->phase == 1 && n < STREAM_ENTITIES &&
-           host_entities_next_live(s->w->entities, s->cursor, &e))
+           host_entities_next_live(s->hs->world->entities, s->cursor, &e))
         chunk[n++] = e, s->cursor = ecs_entity_index(e) + 1;
     if (s->phase == 1 && n == 0) { /* every entity written */
         s->buf = s->tail, s->len = s->tail_len, s->tail = NULL, s->phase = 2;
@@ -609,7 +614,7 @@ static bool stream_more(scene_stream *s)
     }
     if (s->phase == 2) return false;
     size_t len = 0;
-    char *text = host_scene_entities_text(s->w, chunk, n, &len); /* "[obj, obj]" */
+    char *text = host_scene_entities_text(s->hs->scene, chunk, n, &len); /* "[obj, obj]" */
     if (!text) {
         host_error("inspect", "GET /api/scene: cut short: a manager could not write its "
                               "components (see above)");
@@ -657,12 +662,13 @@ static void stream_free(void *cls)
 enum MHD_Result inspect_download_scene(host_inspector *in, struct MHD_Connection *c)
 {
     scene_stream *s = calloc(1, sizeof *s);
-    if (!s || !host_scene_document_ends(in->w, &s->head, &s->head_len, &s->tail, &s->tail_len)) {
+    if (!s ||
+        !host_scene_document_ends(in->hs->scene, &s->head, &s->head_len, &s->tail, &s->tail_len)) {
         free(s);
         return inspect_reply_error(c, 500, "out of memory");
     }
     s->in = in;
-    s->w = in->w;
+    s->hs = in->hs;
     s->first = true;
     in->streams++; /* until stream_free: the frame loop serves it between frames */
     struct MHD_Response *r =

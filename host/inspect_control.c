@@ -20,7 +20,10 @@
 #include "control.h"
 #include "inspect_int.h"
 #include "json.h"
-#include "world.h"
+#include "hostapi.h"
+#include "loader.h"
+#include "plugin.h"
+#include "session.h"
 
 static cJSON *loop_json(const host_control *ctl)
 {
@@ -37,16 +40,16 @@ static cJSON *loop_json(const host_control *ctl)
 cJSON *inspect_control_json(host_inspector *in)
 {
     const host_control *ctl = in->control;
-    const host_world *w = in->w;
+    const host_session *hs = in->hs;
     cJSON *v = cJSON_CreateObject(), *list = cJSON_CreateArray();
     cJSON_AddBoolToObject(v, "paused", ctl->paused);
-    cJSON_AddNumberToObject(v, "frame", (double)w->frame.frame);
+    cJSON_AddNumberToObject(v, "frame", (double)hs->world->frame.frame);
     cJSON_AddNumberToObject(v, "time_scale", ctl->time_scale);
-    if (w->fixed_dt > 0)
-        cJSON_AddNumberToObject(v, "fixed_dt_ms", w->fixed_dt * 1e3);
+    if (hs->world->fixed_dt > 0)
+        cJSON_AddNumberToObject(v, "fixed_dt_ms", hs->world->fixed_dt * 1e3);
     else
         cJSON_AddNullToObject(v, "fixed_dt_ms");
-    cJSON_AddNumberToObject(v, "seed", (double)w->seed);
+    cJSON_AddNumberToObject(v, "seed", (double)hs->world->seed);
     cJSON_AddItemToObject(v, "loop", loop_json(ctl));
     for (size_t i = 0; i < ctl->kept_count; i++) {
         cJSON *k = cJSON_CreateObject();
@@ -120,7 +123,8 @@ static enum MHD_Result post_snapshot(host_inspector *in, struct MHD_Connection *
     if (!body_object(c, r, &b, &res)) return res;
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(b, "name");
     char why[600] = "", auto_name[32];
-    snprintf(auto_name, sizeof auto_name, "frame-%llu", (unsigned long long)in->w->frame.frame);
+    snprintf(auto_name, sizeof auto_name, "frame-%llu",
+             (unsigned long long)in->hs->world->frame.frame);
     ecs_status s =
         name && !cJSON_IsString(name)
             ? (snprintf(why, sizeof why, "\"name\" is a string"), ECS_ERR_INVALID_ARGUMENT)

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "ecs_describe.h"
+#include "guard.h"
 #include "inspect_int.h"
 #include "log.h"
 #include "scene.h"
@@ -76,29 +77,29 @@ struct inspect_index {
 
 /* The SDK API name (version 1) if its provider has the field at `need` bytes, else NULL;
  * its plugin into j->crashed (a crash is blamed on it), `call` into j->crash_in. */
-static const void *describer(host_world *w, const char *name, size_t need, inspect_job *j,
+static const void *describer(host_session *hs, const char *name, size_t need, inspect_job *j,
                              const char *call)
 {
     size_t size = 0;
-    const void *api = host_registry_find(&w->registry, name, 1, &size);
+    const void *api = host_registry_find(&hs->registry, name, 1, &size);
     if (!api || size < need) return NULL;
-    const host_api_entry *e = host_registry_entry(&w->registry, name);
+    const host_api_entry *e = host_registry_entry(&hs->registry, name);
     if (j) j->crashed = e ? e->owner : NULL, j->crash_in = call;
     return api;
 }
 
-static const ecs_names_api *names_of(host_world *w, inspect_job *j)
+static const ecs_names_api *names_of(host_session *hs, inspect_job *j)
 {
     const ecs_names_api *a =
-        describer(w, ECS_NAMES_API_NAME, offsetof(ecs_names_api, get) + sizeof(void (*)(void)), j,
+        describer(hs, ECS_NAMES_API_NAME, offsetof(ecs_names_api, get) + sizeof(void (*)(void)), j,
                   "get() of its ecs.names API");
     return a && a->get ? a : NULL;
 }
 
-static const ecs_hierarchy_api *tree_of(host_world *w, inspect_job *j)
+static const ecs_hierarchy_api *tree_of(host_session *hs, inspect_job *j)
 {
     const ecs_hierarchy_api *a =
-        describer(w, ECS_HIERARCHY_API_NAME,
+        describer(hs, ECS_HIERARCHY_API_NAME,
                   offsetof(ecs_hierarchy_api, next_sibling) + sizeof(void (*)(void)), j,
                   "its ecs.hierarchy API");
     return a && a->parent && a->first_child && a->next_sibling ? a : NULL;
@@ -123,43 +124,43 @@ static bool contains(const char *hay, const char *needle, size_t n)
 }
 
 /* Does e's name or scene id (e<index> without one) hold ix's text? */
-static bool name_matches(const host_world *w, const ecs_names_api *names, ecs_entity e,
+static bool name_matches(const host_session *hs, const ecs_names_api *names, ecs_entity e,
                          const inspect_index *ix)
 {
     const char *name = names ? names->get(names->self, e) : NULL;
     if (name && contains(name, ix->key, ix->key_len)) return true;
-    const char *id = host_scene_stored_id(w, e);
+    const char *id = host_scene_stored_id(hs->scene, e);
     char made[16];
     if (!id) snprintf(made, sizeof made, "e%u", ecs_entity_index(e)), id = made;
     return contains(id, ix->key, ix->key_len);
 }
 
 /* Has e (alive) the component of term t's manager? */
-static bool term_has(const host_world *w, const query_term *t, ecs_entity e)
+static bool term_has(const host_session *hs, const query_term *t, ecs_entity e)
 {
     if (!t->by_bit) return t->m->index.has(t->m->index.state, e);
     uint32_t i = ecs_entity_index(e);
-    const host_signatures *s = &w->sig;
+    const host_signatures *s = &hs->world->sig;
     return i < s->used && t->bit < s->name_count && s->columns[t->bit] &&
            (s->columns[t->bit][i >> 6] >> (i & 63) & 1);
 }
 
-static bool query_matches(const host_world *w, const inspect_index *ix, ecs_entity e)
+static bool query_matches(const host_session *hs, const inspect_index *ix, ecs_entity e)
 {
     for (uint32_t k = 0; k < ix->term_count; k++)
-        if (term_has(w, &ix->terms[k], e) == ix->terms[k].without) return false;
+        if (term_has(hs, &ix->terms[k], e) == ix->terms[k].without) return false;
     return true;
 }
 
 /* The managers of ix's query as registered now (a reload may have replaced one): false
  * with *why when one is gone. */
-static bool query_bind(host_world *w, inspect_index *ix, const char **why)
+static bool query_bind(host_session *hs, inspect_index *ix, const char **why)
 {
     for (uint32_t k = 0; k < ix->term_count; k++) {
         query_term *t = &ix->terms[k];
         t->m = NULL;
-        for (size_t i = 0; i < w->manager_count && !t->m; i++)
-            if (!strcmp(w->managers[i]->name, t->name)) t->m = w->managers[i];
+        for (size_t i = 0; i < hs->world->manager_count && !t->m; i++)
+            if (!strcmp(hs->world->managers[i]->name, t->name)) t->m = hs->world->managers[i];
         if (!t->m || !t->m->index.has) return *why = "a manager of the query is gone", false;
         t->by_bit = t->m->index.signature;
         t->bit = t->m->bit;
@@ -186,7 +187,8 @@ static void walk_begin(host_inspector *in, inspect_index *ix)
     ix->walking = true;
     ix->cursor = 0;
     ix->w_n = 0;
-    uint32_t most = ix->kind == IX_CHILDREN ? 4096 : host_entities_live(in->w->entities) + 1;
+    uint32_t most =
+        ix->kind == IX_CHILDREN ? 4096 : host_entities_live(in->hs->world->entities) + 1;
     free(ix->w_ids);
     if (ix->ids && ix->ids_cap >= most) { /* the last walk's room: no free, no new pages */
         ix->w_ids = ix->ids, ix->w_cap = ix->ids_cap;
@@ -200,9 +202,9 @@ static void walk_begin(host_inspector *in, inspect_index *ix)
     ix->w_start = host_now_ns();
     ix->w_work = ix->w_longest = 0;
     ix->w_slices = 0;
-    ix->w_frame0 = in->w->frame.frame;
-    const ecs_hierarchy_api *tree = ix->kind == IX_CHILDREN ? tree_of(in->w, NULL) : NULL;
-    ix->child = tree && host_entity_alive(in->w->entities, ix->parent)
+    ix->w_frame0 = in->hs->world->frame.frame;
+    const ecs_hierarchy_api *tree = ix->kind == IX_CHILDREN ? tree_of(in->hs, NULL) : NULL;
+    ix->child = tree && host_entity_alive(in->hs->world->entities, ix->parent)
                     ? tree->first_child(tree->self, ix->parent)
                     : ecs_entity_null();
 }
@@ -228,17 +230,17 @@ static void walk_end(host_inspector *in, inspect_index *ix, uint64_t now)
     ix->cost_work_ms = (double)ix->w_work / 1e6;
     ix->cost_longest_ms = (double)ix->w_longest / 1e6;
     ix->cost_slices = ix->w_slices;
-    ix->cost_frames = in->w->frame.frame - ix->w_frame0;
+    ix->cost_frames = in->hs->world->frame.frame - ix->w_frame0;
 }
 
 /* One slice of a walk over the children of ix->parent: the sibling list. */
 static bool walk_children(host_inspector *in, inspect_index *ix, inspect_job *j, uint64_t until)
 {
-    const ecs_hierarchy_api *tree = tree_of(in->w, j);
+    const ecs_hierarchy_api *tree = tree_of(in->hs, j);
     for (;;) {
         for (unsigned k = 0; k < CLOCK_EVERY; k++) {
             if (!tree || ecs_entity_is_null(ix->child) ||
-                !host_entity_alive(in->w->entities, ix->child))
+                !host_entity_alive(in->hs->world->entities, ix->child))
                 return true;
             if (!walk_push(ix, ix->child)) return true;
             ix->child = tree->next_sibling(tree->self, ix->child);
@@ -250,21 +252,21 @@ static bool walk_children(host_inspector *in, inspect_index *ix, inspect_job *j,
 /* One slice of a walk over the live entities in index order: true when it reached the end. */
 static bool walk_world(host_inspector *in, inspect_index *ix, inspect_job *j, uint64_t until)
 {
-    host_world *w = in->w;
-    const ecs_names_api *names = ix->kind == IX_NAME ? names_of(w, j) : NULL;
-    const ecs_hierarchy_api *tree = ix->kind == IX_ROOTS ? tree_of(w, j) : NULL;
+    host_session *hs = in->hs;
+    const ecs_names_api *names = ix->kind == IX_NAME ? names_of(hs, j) : NULL;
+    const ecs_hierarchy_api *tree = ix->kind == IX_ROOTS ? tree_of(hs, j) : NULL;
     const char *why;
-    if (ix->kind == IX_QUERY && !query_bind(w, ix, &why)) return true; /* nothing matches */
+    if (ix->kind == IX_QUERY && !query_bind(hs, ix, &why)) return true; /* nothing matches */
     ecs_entity e;
     for (;;) {
         for (unsigned k = 0; k < CLOCK_EVERY; k++) {
-            if (!host_entities_next_live(w->entities, ix->cursor, &e)) return true;
+            if (!host_entities_next_live(hs->world->entities, ix->cursor, &e)) return true;
             ix->cursor = ecs_entity_index(e) + 1;
             bool in_it = ix->kind == IX_ALL ||
                          (ix->kind == IX_ROOTS &&
                           (!tree || ecs_entity_is_null(tree->parent(tree->self, e)))) ||
-                         (ix->kind == IX_NAME && name_matches(w, names, e, ix)) ||
-                         (ix->kind == IX_QUERY && query_matches(w, ix, e));
+                         (ix->kind == IX_NAME && name_matches(hs, names, e, ix)) ||
+                         (ix->kind == IX_QUERY && query_matches(hs, ix, e));
             if (in_it && !walk_push(ix, e)) return true;
         }
         if (host_now_ns() >= until) return false;
@@ -366,10 +368,10 @@ static cJSON *path_json(const ecs_hierarchy_api *tree, const ecs_names_api *name
 
 /* Each item's children counted (up to CHILDREN_CAP: "children_more") and, with paths,
  * its ancestors. */
-static void describe_items(host_world *w, inspect_job *j, cJSON *items, bool paths)
+static void describe_items(host_session *hs, inspect_job *j, cJSON *items, bool paths)
 {
-    const ecs_hierarchy_api *tree = tree_of(w, j);
-    const ecs_names_api *names = paths ? names_of(w, NULL) : NULL;
+    const ecs_hierarchy_api *tree = tree_of(hs, j);
+    const ecs_names_api *names = paths ? names_of(hs, NULL) : NULL;
     cJSON *it;
     cJSON_ArrayForEach(it, items)
     {
@@ -415,7 +417,7 @@ static bool page_items(host_inspector *in, page_job *p, uint64_t until)
     while (p->done < p->count) {
         uint32_t n = p->count - p->done < ITEMS_EVERY ? p->count - p->done : ITEMS_EVERY;
         cJSON *some = cJSON_CreateArray();
-        if (!inspect_entity_items(in->w, p->ix->ids + p->from + p->done, n, p->full, some)) {
+        if (!inspect_entity_items(in->hs, p->ix->ids + p->from + p->done, n, p->full, some)) {
             cJSON_Delete(some);
             cJSON_Delete(p->answer);
             p->status = 500;
@@ -424,7 +426,7 @@ static bool page_items(host_inspector *in, page_job *p, uint64_t until)
                                     "a manager could not save its components (see the log)");
             return true;
         }
-        describe_items(in->w, &p->job, some, p->paths);
+        describe_items(in->hs, &p->job, some, p->paths);
         while (some->child)
             cJSON_AddItemToArray(items, cJSON_DetachItemViaPointer(some, some->child));
         cJSON_Delete(some);
@@ -497,7 +499,8 @@ static enum MHD_Result page_start(host_inspector *in, struct MHD_Connection *c, 
 /* Parse "{transform, mesh, not debug_name}" (braces optional; "!" or "not" before a name
  * excludes it) into ix's terms: false with a message in why when a name is not a loaded
  * manager that can be queried (it offers an index), or nothing is asked for. */
-static bool query_parse(host_world *w, inspect_index *ix, const char *text, char *why, size_t len)
+static bool query_parse(host_session *hs, inspect_index *ix, const char *text, char *why,
+                        size_t len)
 {
     char buf[KEY_MAX], *save = NULL;
     snprintf(buf, sizeof buf, "%s", text);
@@ -517,7 +520,7 @@ static bool query_parse(host_world *w, inspect_index *ix, const char *text, char
     }
     const char *gone;
     if (!with) return host_format(why, len, "query: name at least one manager to have"), false;
-    if (!query_bind(w, ix, &gone)) {
+    if (!query_bind(hs, ix, &gone)) {
         for (uint32_t k = 0; k < ix->term_count; k++)
             if (!ix->terms[k].m || !ix->terms[k].m->index.has)
                 return host_format(why, len,
@@ -540,7 +543,7 @@ enum MHD_Result inspect_index_page(host_inspector *in, struct MHD_Connection *c,
     for (size_t i = 0; i < len; i++)
         key[i] = kind == IX_NAME ? (char)fold((unsigned char)text[i]) : text[i];
     inspect_index probe = {.kind = IX_QUERY}; /* a bad query is answered at once */
-    if (kind == IX_QUERY && !query_parse(in->w, &probe, text, why, sizeof why))
+    if (kind == IX_QUERY && !query_parse(in->hs, &probe, text, why, sizeof why))
         return inspect_reply_error(c, 400, why);
     inspect_index *ix = index_for(in, kind, key, len);
     if (ix && kind == IX_QUERY && !ix->term_count)
@@ -585,15 +588,15 @@ static void destroy_push(destroy_call *d, ecs_entity x)
 static void call_destroy(void *arg)
 {
     destroy_call *d = arg;
-    host_world *w = d->in->w;
-    const ecs_hierarchy_api *tree = tree_of(w, NULL);
+    host_session *hs = d->in->hs;
+    const ecs_hierarchy_api *tree = tree_of(hs, NULL);
     destroy_push(d, d->e); /* breadth first: d->ids[k] for k < n is e's subtree so far */
     for (uint32_t k = 0; tree && !d->no_memory && k < d->n; k++)
         for (ecs_entity c = tree->first_child(tree->self, d->ids[k]); !ecs_entity_is_null(c);
              c = tree->next_sibling(tree->self, c))
             destroy_push(d, c);
-    host_entity_destroy(w->entities, d->e);
-    host_world_announce_destroyed(w); /* every manager hears of it: the cascade happens */
+    host_entity_destroy(hs->world->entities, d->e);
+    host_world_announce_destroyed(hs->world); /* every manager hears of it: the cascade happens */
 }
 
 cJSON *inspect_destroy(host_inspector *in, ecs_entity e)
@@ -603,7 +606,8 @@ cJSON *inspect_destroy(host_inspector *in, ecs_entity e)
     cJSON *v = cJSON_CreateObject(), *list = cJSON_AddArrayToObject(v, "destroyed");
     uint32_t dead = 0;
     for (uint32_t k = 0; k < d.n; k++) {
-        if (host_entity_alive(in->w->entities, d.ids[k])) continue; /* kept by its manager */
+        if (host_entity_alive(in->hs->world->entities, d.ids[k]))
+            continue; /* kept by its manager */
         char id[32];
         inspect_id_text(d.ids[k], id, sizeof id);
         cJSON_AddItemToArray(list, cJSON_CreateString(id));

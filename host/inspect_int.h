@@ -23,7 +23,10 @@
 #include <stdint.h>
 
 #include "inspect.h"
-#include "world.h"
+#include "hostapi.h"
+#include "loader.h"
+#include "plugin.h"
+#include "session.h"
 
 #define LOG_RING   1000 /* log lines kept for a page that connects late */
 #define FRAME_RING 600  /* frame times kept for the chart (10 s at 60 fps) */
@@ -66,7 +69,7 @@ typedef struct inspect_index inspect_index;
 #define WAITING_MAX    64  /* of them waiting for a request's headers (the gate's cap) */
 
 struct host_inspector {
-    host_world *w;
+    host_session *hs;
     struct MHD_Daemon *d;
     int epoll_fd;
     char token[33];
@@ -222,7 +225,7 @@ enum MHD_Result inspect_download_scene(host_inspector *in, struct MHD_Connection
 void inspect_id_text(ecs_entity e, char *buf, size_t size);
 /* The list items of the live entities list[0..n) (full: with their components as "data")
  * appended to items. False when a manager could not write its components. */
-bool inspect_entity_items(host_world *w, const ecs_entity *list, uint32_t n, bool full,
+bool inspect_entity_items(host_session *hs, const ecs_entity *list, uint32_t n, bool full,
                           cJSON *items);
 
 /* ---- entity lists (inspect_index.c) ---- */

@@ -17,20 +17,20 @@
 
 static void sample_take(host_inspector *in, stat_sample *s, uint64_t now)
 {
-    host_world *w = in->w;
+    host_session *hs = in->hs;
     s->t = (double)(now - in->start_ns) / 1e9;
-    s->entities = host_entities_live(w->entities);
+    s->entities = host_entities_live(hs->world->entities);
     s->frame_mean_us = in->st_frames ? (float)(in->st_sum_ns / in->st_frames / 1e3) : 0;
     s->frame_max_us = (float)(in->st_max_ns / 1e3);
     s->reloads = 0;
-    for (size_t i = 0; i < w->plugin_count; i++) s->reloads += w->plugins[i]->reload_count;
+    for (size_t i = 0; i < hs->plugin_count; i++) s->reloads += hs->plugins[i]->reload_count;
     s->managers = 0;
-    for (size_t i = 0; i < w->manager_count && s->managers < STAT_MANAGERS; i++) {
-        const host_manager *m = w->managers[i];
+    for (size_t i = 0; i < hs->world->manager_count && s->managers < STAT_MANAGERS; i++) {
+        const host_manager *m = hs->world->managers[i];
         stat_manager *sm = &s->m[s->managers++];
         snprintf(sm->name, sizeof sm->name, "%s", m->name);
         sm->components = m->desc.count ? m->desc.count(m->desc.state) : 0;
-        sm->bytes = m->owner ? m->owner->mem.bytes : 0;
+        sm->bytes = m->owner ? host_owner_plugin(m->owner)->mem.bytes : 0;
     }
 }
 

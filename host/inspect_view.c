@@ -68,23 +68,24 @@ static void put_u32(char *at, uint32_t v)
 static bool view_step(host_inspector *in, inspect_job *j, uint64_t until)
 {
     view_job *v = (view_job *)j;
-    host_world *w = in->w;
+    host_session *hs = in->hs;
     size_t size = 0;
     const ecs_position_api *pos =
-        host_registry_find(&w->registry, ECS_POSITION_API_NAME, ECS_POSITION_API_VERSION, &size);
+        host_registry_find(&hs->registry, ECS_POSITION_API_NAME, ECS_POSITION_API_VERSION, &size);
     if (pos &&
         (size < offsetof(ecs_position_api, position) + sizeof pos->position || !pos->position))
         pos = NULL;
     const ecs_bounds_api *box =
-        host_registry_find(&w->registry, ECS_BOUNDS_API_NAME, ECS_BOUNDS_API_VERSION, &size);
+        host_registry_find(&hs->registry, ECS_BOUNDS_API_NAME, ECS_BOUNDS_API_VERSION, &size);
     if (box && (size < offsetof(ecs_bounds_api, bounds) + sizeof box->bounds || !box->bounds))
         box = NULL;
-    const host_api_entry *e = pos ? host_registry_entry(&w->registry, ECS_POSITION_API_NAME) : NULL;
+    const host_api_entry *e =
+        pos ? host_registry_entry(&hs->registry, ECS_POSITION_API_NAME) : NULL;
     j->crashed = e ? e->owner : NULL, j->crash_in = "its ecs.position or ecs.bounds API";
     ecs_entity ent;
     for (;;) {
         for (unsigned k = 0; k < CLOCK_EVERY; k++) {
-            if (!pos || !host_entities_next_live(w->entities, v->cursor, &ent)) return true;
+            if (!pos || !host_entities_next_live(hs->world->entities, v->cursor, &ent)) return true;
             v->cursor = ecs_entity_index(ent) + 1;
             if (v->seen++ % v->stride) continue;
             float p[3], lo[3], hi[3];
@@ -167,7 +168,7 @@ enum MHD_Result inspect_view_start(host_inspector *in, struct MHD_Connection *c,
     if (!v) return inspect_reply_error(c, 500, "out of memory");
     v->job.kind = &view_kind;
     v->max = (uint32_t)max;
-    v->live = host_entities_live(in->w->entities);
+    v->live = host_entities_live(in->hs->world->entities);
     v->stride = v->live > v->max ? (v->live + v->max - 1) / v->max : 1;
     v->hash = 1469598103934665603ull;
     return inspect_job_start(in, c, r, &v->job);

@@ -6,16 +6,19 @@
 #include <string.h>
 
 #include "log.h"
-#include "world.h"
+#include "hostapi.h"
+#include "loader.h"
+#include "plugin.h"
+#include "session.h"
 
-void host_loop_init(host_loop *l, host_world *w, int64_t from, int64_t to)
+void host_loop_init(host_loop *l, host_session *hs, int64_t from, int64_t to)
 {
-    *l = (host_loop){.w = w, .from = from, .to = to};
-    if (from >= 0 && (int64_t)w->frame.frame > from)
+    *l = (host_loop){.hs = hs, .from = from, .to = to};
+    if (from >= 0 && (int64_t)hs->world->frame.frame > from)
         host_warn("loop",
                   "the world is at frame %llu already, past the loop's start %lld: no "
                   "loop",
-                  (unsigned long long)w->frame.frame, (long long)from);
+                  (unsigned long long)hs->world->frame.frame, (long long)from);
 }
 
 /* Stop after a failure (said by the caller). */
@@ -32,7 +35,7 @@ static bool rewind_loop(host_loop *l)
 {
     char why[512];
     bool changed;
-    if (host_snapshot_restore_own(l->w, &l->snap, &changed, why, sizeof why) == ECS_OK)
+    if (host_snapshot_restore_own(l->hs, &l->snap, &changed, why, sizeof why) == ECS_OK)
         return l->passes++, true;
     host_error("loop", "cannot go back to frame %lld: %s; the loop stops", (long long)l->from, why);
     return stop(l);
@@ -41,10 +44,10 @@ static bool rewind_loop(host_loop *l)
 bool host_loop_boundary(host_loop *l)
 {
     char why[512];
-    int64_t f = (int64_t)l->w->frame.frame;
+    int64_t f = (int64_t)l->hs->world->frame.frame;
     if (l->from < 0) return true;
     if (f == l->from && !l->held) {
-        if (host_snapshot_take(l->w, &l->snap, why, sizeof why) != ECS_OK) {
+        if (host_snapshot_take(l->hs, &l->snap, why, sizeof why) != ECS_OK) {
             host_error("loop", "no snapshot of frame %lld: %s; the loop stops", (long long)f, why);
             return stop(l);
         }
@@ -73,8 +76,8 @@ void host_loop_after_reloads(host_loop *l)
     l->swapped = false;
     l->held = false; /* taken again below, into the same buffer */
     const char *version = "";
-    for (size_t i = 0; i < l->w->plugin_count; i++)
-        if (strcmp(l->w->plugins[i]->name, l->plugin) == 0) version = l->w->plugins[i]->version;
+    for (size_t i = 0; i < l->hs->plugin_count; i++)
+        if (strcmp(l->hs->plugins[i]->name, l->plugin) == 0) version = l->hs->plugins[i]->version;
     if (!host_loop_boundary(l)) return; /* at frame `from` again: taken with the new code */
     snprintf(l->said, sizeof l->said, "replaying frames %lld-%lld with %s %s", (long long)l->from,
              (long long)l->to, l->plugin, version);

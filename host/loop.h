@@ -14,10 +14,10 @@
 
 #include "snapshot.h"
 
-typedef struct host_world host_world;
+typedef struct host_session host_session;
 
 typedef struct host_loop {
-    host_world *w;
+    host_session *hs;
     int64_t from, to; /* from < 0: no loop */
     host_snapshot snap;
     bool held;
@@ -27,8 +27,8 @@ typedef struct host_loop {
     char said[200];   /* what it last said of itself ("replaying frames ..."), for the page */
 } host_loop;
 
-/* A loop over frames (from, to] of w; from < 0: none (every call does nothing). */
-void host_loop_init(host_loop *l, host_world *w, int64_t from, int64_t to);
+/* A loop over frames (from, to] of hs; from < 0: none (every call does nothing). */
+void host_loop_init(host_loop *l, host_session *hs, int64_t from, int64_t to);
 
 /* At a frame boundary: at frame `from`, take the loop's snapshot; at frame `to`, restore
  * it. False when that failed (said in the log; the loop has stopped, frames go on). */

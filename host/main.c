@@ -23,7 +23,10 @@
 #include "scene.h"
 #include "snapshot.h"
 #include "watchdog.h"
-#include "world.h"
+#include "hostapi.h"
+#include "loader.h"
+#include "plugin.h"
+#include "session.h"
 
 static volatile sig_atomic_t stop_requested; /* SIGINT/SIGTERM: watchdog.h */
 
@@ -49,20 +52,20 @@ static void pace(struct timespec *next, double fps, host_inspector *in)
 
 /* Run frames until --frames or a signal; the controls (pause, step, the loop) decide at each
  * boundary whether one runs. While paused the inspector is answered at 60 Hz. */
-static void run_frames(host_world *w, host_reloader *r, host_inspector *in, host_control *ctl,
+static void run_frames(host_session *hs, host_reloader *r, host_inspector *in, host_control *ctl,
                        const host_options *opt)
 {
     struct timespec next;
     clock_gettime(CLOCK_MONOTONIC, &next);
-    host_world_report_thread_calls(w); /* what load() did */
+    host_api_report_thread_calls(hs); /* what load() did */
     if (r) host_reloader_on_swap(r, host_control_before_swap, ctl);
     for (int64_t i = 0; !stop_requested && (opt->frames < 0 || i < opt->frames);) {
         host_control_boundary(ctl);   /* the loop: its start taken, or its end rewound */
         if (r) host_reloader_poll(r); /* frame boundary: apply pending reloads */
         host_loop_after_reloads(&ctl->loop);
         bool ran = host_control_runs(ctl); /* not paused, or a step asked for */
-        if (ran) host_world_frame(w), i++;
-        host_world_report_thread_calls(w);
+        if (ran) host_world_frame(hs->world), i++;
+        host_api_report_thread_calls(hs);
         bool fast = opt->fps <= 0 && ran; /* frames back to back: no wait to answer in */
         if (in) host_inspector_poll(in, fast);
         if (opt->frames < 0 || i < opt->frames)
@@ -70,7 +73,8 @@ static void run_frames(host_world *w, host_reloader *r, host_inspector *in, host
     }
     if (r) host_reloader_on_swap(r, NULL, NULL);
     if (stop_requested)
-        host_info(NULL, "stopping after %llu frames (signal)", (unsigned long long)w->frame.frame);
+        host_info(NULL, "stopping after %llu frames (signal)",
+                  (unsigned long long)hs->world->frame.frame);
 }
 
 /* The installed folder, when it was not asked for: left out of the folders when it does
@@ -167,11 +171,11 @@ static bool outputs_usable(const host_options *opt)
 }
 
 /* --scene, with its slice in the --trace file. */
-static bool traced_load(host_world *w, const char *path)
+static bool traced_load(host_session *hs, const char *path)
 {
     uint64_t t0 = host_now_ns();
-    ecs_status s = host_scene_load(w, path);
-    host_world_trace_slice(w, "scene load", "scene", t0, host_now_ns());
+    ecs_status s = host_scene_load(hs->scene, path);
+    host_world_trace_slice(hs->world, "scene load", "scene", t0, host_now_ns());
     return s == ECS_OK;
 }
 
@@ -194,78 +198,82 @@ int main(int argc, char **argv)
                 opt.watch ? (opt.poll ? "watched by polling" : "watched (inotify)") : "not watched",
                 opt.safe ? ", --safe" : "", opt.no_timing ? ", --no-timing" : "");
     if (!opt.list && !outputs_usable(&opt)) return HOST_EXIT_USAGE;
-    host_world *w = host_world_new();
-    if (!w) {
+    host_session *hs = host_session_new();
+    if (!hs) {
         host_error(NULL, "cannot reserve memory for the entity manager");
         return HOST_EXIT_FAILURE;
     }
     code = HOST_EXIT_OK;
-    w->time_managers = !opt.no_timing;
-    w->time_every = opt.timing_every;
-    w->fixed_dt = opt.fixed_dt_ms / 1000.0;
-    w->seed = (uint64_t)opt.seed;
-    w->safe = opt.safe && host_guard_install();
-    if (!w->safe) host_guard_report_install(); /* a crash says where, then is a crash */
-    w->probe = probe_config(&opt);
+    hs->world->time_managers = !opt.no_timing;
+    hs->world->time_every = opt.timing_every;
+    hs->world->fixed_dt = opt.fixed_dt_ms / 1000.0;
+    hs->world->seed = (uint64_t)opt.seed;
+    hs->world->safe = opt.safe && host_guard_install();
+    if (!hs->world->safe) host_guard_report_install(); /* a crash says where, then is a crash */
+    hs->probe = probe_config(&opt);
     signal(SIGCHLD, SIG_DFL); /* ignored (inherited), the probe's child could not be reaped */
-    host_watchdog_start(&stop_requested, w->safe);
+    host_watchdog_start(&stop_requested, hs->world->safe);
     host_load_options lo = {.allow_insecure = opt.allow_insecure, .may_be_missing = opt.from_env};
     host_reload_options ro = {opt.poll, (uint64_t)(opt.reload_quiet_ms * 1e6), 250000000u,
                               opt.allow_insecure};
     host_reloader *r = NULL;
     host_inspector *in = NULL;
     host_control ctl;
-    host_control_init(&ctl, w, opt.loop_from, opt.loop_to);
+    host_control_init(&ctl, hs, opt.loop_from, opt.loop_to);
     bool missing = default_dir_missing(&opt);
     if (missing) {
         code = HOST_EXIT_FAILURE;
     } else if (opt.watch && !opt.list &&
-               !(r = host_reloader_new(w, opt.plugin_dirs, opt.plugin_dir_count, &ro))) {
+               !(r = host_reloader_new(hs, opt.plugin_dirs, opt.plugin_dir_count, &ro))) {
         code = HOST_EXIT_FAILURE;
-    } else if (opt.trace_path && host_world_trace_open(w, opt.trace_path) != ECS_OK) {
+    } else if (opt.trace_path && host_session_trace_open(hs, opt.trace_path) != ECS_OK) {
         host_error(NULL, "%s: cannot write the trace file: %s", opt.trace_path, strerror(errno));
         code = HOST_EXIT_FAILURE;
     } else if (opt.inspect && !opt.list &&
-               !(in = host_inspector_new(
-                     w, &(host_inspect_config){.spec = opt.inspect,
-                                               .read_only = opt.inspect_read_only,
-                                               .save_file = opt.save_path,
-                                               .save_dir = opt.inspect_save_dir,
-                                               .hosts = opt.inspect_hosts,
-                                               .host_count = opt.inspect_host_count,
-                                               .control = &ctl}))) {
+               !(hs->inspector = in = host_inspector_new(
+                     hs, &(host_inspect_config){.spec = opt.inspect,
+                                                .read_only = opt.inspect_read_only,
+                                                .save_file = opt.save_path,
+                                                .save_dir = opt.inspect_save_dir,
+                                                .hosts = opt.inspect_hosts,
+                                                .host_count = opt.inspect_host_count,
+                                                .control = &ctl}))) {
         code = HOST_EXIT_FAILURE; /* before loading: its log ring sees every line */
-    } else if (host_world_load_dirs(w, opt.plugin_dirs, opt.plugin_dir_count, &lo) != ECS_OK) {
+    } else if (host_load_dirs(hs, opt.plugin_dirs, opt.plugin_dir_count, &lo) != ECS_OK) {
         code = HOST_EXIT_FAILURE;
     } else if (opt.list) {
-        host_world_print_list(w, stdout);
-    } else if (opt.scene_path && !traced_load(w, opt.scene_path)) {
+        host_print_list(hs, stdout);
+    } else if (opt.scene_path && !traced_load(hs, opt.scene_path)) {
         code = HOST_EXIT_FAILURE;
-    } else if (opt.restore_path && host_snapshot_load_file(w, opt.restore_path) != ECS_OK) {
+    } else if (opt.restore_path && host_snapshot_load_file(hs, opt.restore_path) != ECS_OK) {
         code = HOST_EXIT_FAILURE;
     } else {
-        run_frames(w, r, in, &ctl, &opt);
+        run_frames(hs, r, in, &ctl, &opt);
         uint64_t t0 = host_now_ns();
-        if (opt.save_path && host_scene_save(w, opt.save_path) != ECS_OK) code = HOST_EXIT_FAILURE;
-        if (opt.save_path) host_world_trace_slice(w, "scene save", "scene", t0, host_now_ns());
-        if (opt.snapshot_path && host_snapshot_save_file(w, opt.snapshot_path) != ECS_OK)
+        if (opt.save_path && host_scene_save(hs->scene, opt.save_path) != ECS_OK)
+            code = HOST_EXIT_FAILURE;
+        if (opt.save_path)
+            host_world_trace_slice(hs->world, "scene save", "scene", t0, host_now_ns());
+        if (opt.snapshot_path && host_snapshot_save_file(hs, opt.snapshot_path) != ECS_OK)
             code = HOST_EXIT_FAILURE;
     }
     host_inspector_free(in);
+    hs->inspector = NULL;
     host_control_free(&ctl);
-    if (opt.strict && w->bad_plugins > 0) {
-        host_error(NULL, "--strict: %d bad plugin(s)", w->bad_plugins);
+    if (opt.strict && hs->bad_plugins > 0) {
+        host_error(NULL, "--strict: %d bad plugin(s)", hs->bad_plugins);
         code = HOST_EXIT_FAILURE;
     }
-    if (opt.stats && !opt.list) host_world_print_stats(w, stdout); /* managers still there */
+    if (opt.stats && !opt.list)
+        host_world_print_stats(hs->world, stdout); /* managers still there */
     if (opt.stats && r) {
         unsigned done, failed;
         host_reloader_counts(r, &done, &failed);
         printf("reloads: %u done, %u refused\n", done, failed);
     }
     host_reloader_free(r);
-    host_world_unload_all(w);
-    host_world_free(w);
+    host_unload_all(hs);
+    host_session_free(hs);
     host_probe_stop();
     host_watchdog_end();
     host_mem_shutdown();

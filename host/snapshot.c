@@ -25,7 +25,10 @@
 #include "scene.h"
 #include "snapfmt.h"
 #include "snapshot_core.h"
-#include "world.h"
+#include "hostapi.h"
+#include "loader.h"
+#include "plugin.h"
+#include "session.h"
 
 /* One part being taken: its section, and the bytes made for it beforehand (JSON, plugin
  * state, scene store: malloc'd) or NULL (core and BINARY parts write in place). */
@@ -35,9 +38,10 @@ typedef struct part {
     host_manager *m;
 } part;
 
-static host_core_view core_of(host_world *w)
+static host_core_view core_of(host_session *hs)
 {
-    return (host_core_view){w->entities, &w->sig, &w->frame, &w->seed};
+    return (host_core_view){hs->world->entities, &hs->world->sig, &hs->world->frame,
+                            &hs->world->seed};
 }
 
 /* ---- calls into managers, under the crash guard ---- */
@@ -72,11 +76,11 @@ static void call_read(void *arg)
 static ecs_status guarded(host_manager *m, const char *what, void (*fn)(void *), snap_call *c,
                           char *why, size_t len)
 {
-    host_call named = {m->owner->name, what, m->name};
+    host_call named = {host_owner_plugin(m->owner)->name, what, m->name};
     int sig = host_guard_call(&named, fn, c);
     if (!sig) return c->s;
-    host_format(why, len, "manager '%s': its %s %s", m->name, what, host_guard_outcome(sig));
-    host_plugin_crashed(m->owner->world, m->owner, sig, what);
+    host_format(why, len, "manager '%s': its %s %s", m->name, what, host_signame_outcome(sig));
+    host_plugin_crashed(m->owner, sig, what);
     return ECS_ERR_PLUGIN;
 }
 
@@ -89,7 +93,7 @@ static host_snap_section section(uint32_t kind, uint32_t version, const char *na
 
 /* Manager m's part: its snapshot size (BINARY), or its components captured as JSON (a
  * manager without snapshots, or one of plugin json_for). */
-static ecs_status manager_part(host_world *w, host_manager *m, const host_plugin *json_for,
+static ecs_status manager_part(host_session *hs, host_manager *m, const host_plugin *json_for,
                                part *pt, char *why, size_t len)
 {
     pt->m = m;
@@ -103,7 +107,7 @@ static ecs_status manager_part(host_world *w, host_manager *m, const host_plugin
     if (!host_manager_saves(m) || !host_manager_loads(m))
         return host_format(why, len, "manager '%s' offers neither snapshots nor JSON", m->name),
                ECS_ERR_UNSUPPORTED;
-    if (!host_scene_capture(w, &m, 1, &doc))
+    if (!host_scene_capture(hs->scene, &m, 1, &doc))
         return host_format(why, len, "manager '%s': its components could not be written", m->name),
                ECS_ERR_PLUGIN;
     size_t ids = (size_t)doc.n * sizeof(uint32_t), size = sizeof(uint32_t) + ids + doc.len;
@@ -118,19 +122,19 @@ static ecs_status manager_part(host_world *w, host_manager *m, const host_plugin
     return pt->owned ? ECS_OK : (host_format(why, len, "out of memory"), ECS_ERR_NO_MEMORY);
 }
 
-/* Every part of w into parts (1 + managers + plugins + 1 entries); how many in *n. */
-static ecs_status list_parts(host_world *w, const host_plugin *json_for, part *parts, uint32_t *n,
-                             char *why, size_t len)
+/* Every part of hs into parts (1 + managers + plugins + 1 entries); how many in *n. */
+static ecs_status list_parts(host_session *hs, const host_plugin *json_for, part *parts,
+                             uint32_t *n, char *why, size_t len)
 {
     uint32_t k = 0;
-    host_core_view core = core_of(w);
+    host_core_view core = core_of(hs);
     parts[k++].sec = section(HOST_SNAP_CORE, 1, "core", host_core_snapshot_size(&core));
-    for (size_t i = 0; i < w->manager_count; i++) {
-        ecs_status s = manager_part(w, w->managers[i], json_for, &parts[k++], why, len);
+    for (size_t i = 0; i < hs->world->manager_count; i++) {
+        ecs_status s = manager_part(hs, hs->world->managers[i], json_for, &parts[k++], why, len);
         if (s != ECS_OK) return *n = k, s;
     }
-    for (size_t i = 0; i < w->plugin_count; i++) {
-        host_plugin *p = w->plugins[i];
+    for (size_t i = 0; i < hs->plugin_count; i++) {
+        host_plugin *p = hs->plugins[i];
         size_t tl = 0;
         char *text = p->has_pstate ? host_plugin_state_text(p, &tl, why, len) : NULL;
         if (p->has_pstate && !text)
@@ -141,7 +145,7 @@ static ecs_status list_parts(host_world *w, const host_plugin *json_for, part *p
         parts[k++].sec = section(HOST_SNAP_PSTATE, 0, p->name, tl);
     }
     size_t sl = 0;
-    if (!(parts[k].owned = host_scene_store_snapshot_write(w->scene, &sl)))
+    if (!(parts[k].owned = host_scene_store_snapshot_write(hs->scene, &sl)))
         return *n = k, host_format(why, len, "out of memory"), ECS_ERR_NO_MEMORY;
     parts[k++].sec = section(HOST_SNAP_KEPT, 1, "scene", sl);
     *n = k;
@@ -149,7 +153,7 @@ static ecs_status list_parts(host_world *w, const host_plugin *json_for, part *p
 }
 
 /* Fill the laid-out container's sections: core and BINARY parts write in place. */
-static ecs_status fill_parts(host_world *w, part *parts, uint32_t n, void **data, char *why,
+static ecs_status fill_parts(host_session *hs, part *parts, uint32_t n, void **data, char *why,
                              size_t len)
 {
     for (uint32_t k = 0; k < n; k++) {
@@ -163,29 +167,29 @@ static ecs_status fill_parts(host_world *w, part *parts, uint32_t n, void **data
                             parts[k].m->name, ecs_status_text(s));
             if (s != ECS_OK) return s;
         } else {
-            host_core_view core = core_of(w);
+            host_core_view core = core_of(hs);
             host_core_snapshot_write(&core, data[k]);
         }
     }
     return ECS_OK;
 }
 
-ecs_status host_snapshot_take(host_world *w, host_snapshot *out, char *why, size_t len)
+ecs_status host_snapshot_take(host_session *hs, host_snapshot *out, char *why, size_t len)
 {
-    return host_snapshot_take_json(w, out, NULL, why, len);
+    return host_snapshot_take_json(hs, out, NULL, why, len);
 }
 
-ecs_status host_snapshot_take_json(host_world *w, host_snapshot *out, const host_plugin *json_for,
-                                   char *why, size_t len)
+ecs_status host_snapshot_take_json(host_session *hs, host_snapshot *out,
+                                   const host_plugin *json_for, char *why, size_t len)
 {
-    out->size = 0, out->frame = w->frame.frame;
+    out->size = 0, out->frame = hs->world->frame.frame;
     *why = '\0';
-    uint32_t cap = (uint32_t)(2 + w->manager_count + w->plugin_count), n = 0;
+    uint32_t cap = (uint32_t)(2 + hs->world->manager_count + hs->plugin_count), n = 0;
     part *parts = calloc(cap, sizeof *parts);
     host_snap_section *secs = calloc(cap, sizeof *secs);
     void **data = calloc(cap, sizeof *data);
     ecs_status s =
-        parts && secs && data ? list_parts(w, json_for, parts, &n, why, len) : ECS_ERR_NO_MEMORY;
+        parts && secs && data ? list_parts(hs, json_for, parts, &n, why, len) : ECS_ERR_NO_MEMORY;
     for (uint32_t k = 0; s == ECS_OK && k < n; k++) secs[k] = parts[k].sec;
     size_t size = s == ECS_OK ? host_snapfmt_size(secs, n) : 0;
     if (s == ECS_OK && size > out->cap) {
@@ -194,8 +198,8 @@ ecs_status host_snapshot_take_json(host_world *w, host_snapshot *out, const host
         if (!out->bytes) s = ECS_ERR_NO_MEMORY;
     }
     if (s == ECS_OK) {
-        host_snapfmt_layout(out->bytes, w->frame.frame, secs, n, data);
-        s = fill_parts(w, parts, n, data, why, len);
+        host_snapfmt_layout(out->bytes, hs->world->frame.frame, secs, n, data);
+        s = fill_parts(hs, parts, n, data, why, len);
     }
     if (s == ECS_OK) /* sealed only for a file (host_snapshot_save_file): memory stays here */
         out->size = size, memset(out->bytes + size - sizeof(uint64_t), 0, sizeof(uint64_t));
@@ -215,20 +219,20 @@ void host_snapshot_free(host_snapshot *s)
 
 /* ---- restoring ---- */
 
-static host_manager *manager_named(host_world *w, const host_snap_section *sec)
+static host_manager *manager_named(host_session *hs, const host_snap_section *sec)
 {
-    for (size_t i = 0; i < w->manager_count; i++) {
-        host_manager *m = w->managers[i];
+    for (size_t i = 0; i < hs->world->manager_count; i++) {
+        host_manager *m = hs->world->managers[i];
         if (strlen(m->name) == sec->name_len && memcmp(m->name, sec->name, sec->name_len) == 0)
             return m;
     }
     return NULL;
 }
 
-static host_plugin *plugin_named(host_world *w, const host_snap_section *sec)
+static host_plugin *plugin_named(host_session *hs, const host_snap_section *sec)
 {
-    for (size_t i = 0; i < w->plugin_count; i++) {
-        host_plugin *p = w->plugins[i];
+    for (size_t i = 0; i < hs->plugin_count; i++) {
+        host_plugin *p = hs->plugins[i];
         if (strlen(p->name) == sec->name_len && memcmp(p->name, sec->name, sec->name_len) == 0)
             return p;
     }
@@ -245,10 +249,10 @@ static bool json_part_sane(const host_snap_section *sec)
 }
 
 /* Section sec (a manager's part) against the loaded managers: ECS_OK, or refused with why. */
-static ecs_status check_manager_part(host_world *w, const host_snap_section *sec, char *why,
+static ecs_status check_manager_part(host_session *hs, const host_snap_section *sec, char *why,
                                      size_t len)
 {
-    host_manager *m = manager_named(w, sec);
+    host_manager *m = manager_named(hs, sec);
     int nl = (int)sec->name_len;
     if (!m)
         return host_format(why, len, "manager '%.*s' is in the snapshot but not loaded", nl,
@@ -263,20 +267,21 @@ static ecs_status check_manager_part(host_world *w, const host_snap_section *sec
         return host_format(why, len,
                            "manager '%s': its part is binary (version %u), the loaded "
                            "build (plugin '%s') offers no snapshot_read",
-                           m->name, sec->version, m->owner->name),
+                           m->name, sec->version, host_owner_plugin(m->owner)->name),
                ECS_ERR_ABI;
     if (sec->version != m->desc.snapshot_version)
         return host_format(why, len,
                            "manager '%s': layout version %u in the snapshot, %u in the "
                            "loaded build of plugin '%s' (its layout changed)",
-                           m->name, sec->version, m->desc.snapshot_version, m->owner->name),
+                           m->name, sec->version, m->desc.snapshot_version,
+                           host_owner_plugin(m->owner)->name),
                ECS_ERR_ABI;
     return ECS_OK;
 }
 
 /* Everything checkable before a change: each part has its manager (and the reverse), each
  * plugin state its plugin; the core part is there. */
-static ecs_status check_parts(host_world *w, const host_snap_file *f, char *why, size_t len)
+static ecs_status check_parts(host_session *hs, const host_snap_file *f, char *why, size_t len)
 {
     host_snap_section sec;
     if (!host_snapfmt_find(f, HOST_SNAP_CORE, "core", &sec))
@@ -285,8 +290,8 @@ static ecs_status check_parts(host_world *w, const host_snap_file *f, char *why,
         sec = host_snapfmt_get(f, k);
         ecs_status s = ECS_OK;
         if (sec.kind == HOST_SNAP_BINARY || sec.kind == HOST_SNAP_JSON)
-            s = check_manager_part(w, &sec, why, len);
-        else if (sec.kind == HOST_SNAP_PSTATE && !plugin_named(w, &sec))
+            s = check_manager_part(hs, &sec, why, len);
+        else if (sec.kind == HOST_SNAP_PSTATE && !plugin_named(hs, &sec))
             s = (host_format(why, len,
                              "plugin '%.*s' has a state in the snapshot but is not "
                              "loaded",
@@ -294,25 +299,26 @@ static ecs_status check_parts(host_world *w, const host_snap_file *f, char *why,
                  ECS_ERR_NOT_FOUND);
         if (s != ECS_OK) return s;
     }
-    for (size_t i = 0; i < w->manager_count; i++) {
-        host_manager *m = w->managers[i];
+    for (size_t i = 0; i < hs->world->manager_count; i++) {
+        host_manager *m = hs->world->managers[i];
         if (!host_snapfmt_find(f, HOST_SNAP_BINARY, m->name, &sec) &&
             !host_snapfmt_find(f, HOST_SNAP_JSON, m->name, &sec))
             return host_format(why, len,
                                "manager '%s' (plugin '%s') is loaded but not in the "
                                "snapshot",
-                               m->name, m->owner->name),
+                               m->name, host_owner_plugin(m->owner)->name),
                    ECS_ERR_NOT_FOUND;
     }
     return ECS_OK;
 }
 
 /* The live entities now (a JSON-path manager is told they died before it is refilled). */
-static ecs_entity *live_entities(host_world *w, uint32_t *n)
+static ecs_entity *live_entities(host_session *hs, uint32_t *n)
 {
-    uint32_t count = host_entities_live(w->entities), k = 0;
+    uint32_t count = host_entities_live(hs->world->entities), k = 0;
     ecs_entity *list = malloc(((size_t)count + 1) * sizeof *list), e;
-    for (uint32_t from = 1; list && k < count && host_entities_next_live(w->entities, from, &e);
+    for (uint32_t from = 1;
+         list && k < count && host_entities_next_live(hs->world->entities, from, &e);
          from = ecs_entity_index(e) + 1)
         list[k++] = e;
     *n = k;
@@ -321,27 +327,28 @@ static ecs_entity *live_entities(host_world *w, uint32_t *n)
 
 /* Every manager with a JSON part hears that each live entity died (the ids as they are
  * now, before the core changes them), so that it holds nothing before it is refilled. */
-static ecs_status empty_json_managers(host_world *w, const host_snap_file *f, char *why, size_t len)
+static ecs_status empty_json_managers(host_session *hs, const host_snap_file *f, char *why,
+                                      size_t len)
 {
     uint32_t n = 0;
     ecs_entity *old = NULL;
     for (uint32_t k = 0; k < f->count; k++) {
         host_snap_section sec = host_snapfmt_get(f, k);
-        host_manager *m = sec.kind == HOST_SNAP_JSON ? manager_named(w, &sec) : NULL;
+        host_manager *m = sec.kind == HOST_SNAP_JSON ? manager_named(hs, &sec) : NULL;
         if (!m || !m->desc.entities_destroyed) continue;
-        if (!old && !(old = live_entities(w, &n)))
+        if (!old && !(old = live_entities(hs, &n)))
             return host_format(why, len, "out of memory"), ECS_ERR_NO_MEMORY;
-        host_call named = {m->owner->name, "entities_destroyed", m->name};
-        const host_call *was = host_guard_enter(&named);
+        host_call named = {host_owner_plugin(m->owner)->name, "entities_destroyed", m->name};
+        const host_call *was = host_call_enter(&named);
         if (n) m->desc.entities_destroyed(m->desc.state, old, n);
-        host_guard_leave(was);
+        host_call_leave(was);
     }
     free(old);
     return ECS_OK;
 }
 
 /* Refill JSON-path manager m from its part (emptied by empty_json_managers). */
-static ecs_status restore_json(host_world *w, host_manager *m, const host_snap_section *sec,
+static ecs_status restore_json(host_session *hs, host_manager *m, const host_snap_section *sec,
                                char *why, size_t len)
 {
     uint32_t n;
@@ -356,7 +363,7 @@ static ecs_status restore_json(host_world *w, host_manager *m, const host_snap_s
     if (s == ECS_OK) {
         memcpy(doc.ents, p, (size_t)n * 4u);
         memcpy(doc.text, p + (size_t)n * 4u, doc.len), doc.text[doc.len] = '\0';
-        s = host_scene_restore(w, &doc, &m, 1, "snapshot", NULL);
+        s = host_scene_restore(hs->scene, &doc, &m, 1, "snapshot", NULL);
     }
     if (s != ECS_OK)
         host_format(why, len, "manager '%s': its components could not be read back", m->name);
@@ -365,14 +372,14 @@ static ecs_status restore_json(host_world *w, host_manager *m, const host_snap_s
 }
 
 /* Give every manager, plugin state and the store its part (checked before). */
-static ecs_status apply_parts(host_world *w, const host_snap_file *f, char *why, size_t len)
+static ecs_status apply_parts(host_session *hs, const host_snap_file *f, char *why, size_t len)
 {
     ecs_status s = ECS_OK;
     for (uint32_t k = 0; s == ECS_OK && k < f->count; k++) {
         host_snap_section sec = host_snapfmt_get(f, k);
-        host_manager *m = manager_named(w, &sec);
+        host_manager *m = manager_named(hs, &sec);
         if (sec.kind == HOST_SNAP_JSON) {
-            s = restore_json(w, m, &sec, why, len);
+            s = restore_json(hs, m, &sec, why, len);
         } else if (sec.kind == HOST_SNAP_BINARY) {
             snap_call c = {m, (void *)sec.data, sec.size, ECS_OK};
             s = guarded(m, "snapshot_read", call_read, &c, why, len);
@@ -380,13 +387,13 @@ static ecs_status apply_parts(host_world *w, const host_snap_file *f, char *why,
                 host_format(why, len, "manager '%s' refused its bytes: %s", m->name,
                             ecs_status_text(s));
         } else if (sec.kind == HOST_SNAP_PSTATE) {
-            host_plugin *p = plugin_named(w, &sec);
+            host_plugin *p = plugin_named(hs, &sec);
             size_t err_at = 0;
             if (p->has_pstate)
                 s = host_plugin_state_read(p, &p->pstate, sec.data, sec.size, 0, &err_at, NULL, why,
                                            len);
         } else if (sec.kind == HOST_SNAP_KEPT) {
-            s = host_scene_store_snapshot_read(w->scene, sec.data, sec.size);
+            s = host_scene_store_snapshot_read(hs->scene, sec.data, sec.size);
             if (s != ECS_OK) host_format(why, len, "the scene store part: %s", ecs_status_text(s));
         }
     }
@@ -395,7 +402,7 @@ static ecs_status apply_parts(host_world *w, const host_snap_file *f, char *why,
 
 /* host_snapshot_restore; own: bytes this process took and kept (no checksum, no pass over
  * every entity index before the change). */
-static ecs_status restore(host_world *w, const void *bytes, size_t size, bool own, bool *changed,
+static ecs_status restore(host_session *hs, const void *bytes, size_t size, bool own, bool *changed,
                           char *why, size_t len)
 {
     *changed = false;
@@ -403,39 +410,39 @@ static ecs_status restore(host_world *w, const void *bytes, size_t size, bool ow
     host_snap_section core;
     *why = '\0';
     if (!host_snapfmt_open(bytes, size, !own, &f, why, len)) return ECS_ERR_BAD_VALUE;
-    ecs_status s = check_parts(w, &f, why, len);
+    ecs_status s = check_parts(hs, &f, why, len);
     if (s != ECS_OK) return s;
     (void)host_snapfmt_find(&f, HOST_SNAP_CORE, "core", &core);
-    host_core_view view = core_of(w);
+    host_core_view view = core_of(hs);
     if (!own && host_core_snapshot_check(&view, core.data, core.size) != ECS_OK)
         return host_format(why, len, "its core part (entities, signatures) is inconsistent"),
                ECS_ERR_BAD_VALUE;
     *changed = true;
-    s = empty_json_managers(w, &f, why, len);
+    s = empty_json_managers(hs, &f, why, len);
     if (s == ECS_OK && (s = host_core_snapshot_read(&view, core.data, core.size, false)) != ECS_OK)
         host_format(why, len, "out of memory restoring signatures");
-    return s == ECS_OK ? apply_parts(w, &f, why, len) : s;
+    return s == ECS_OK ? apply_parts(hs, &f, why, len) : s;
 }
 
-ecs_status host_snapshot_restore(host_world *w, const void *bytes, size_t size, bool *changed,
+ecs_status host_snapshot_restore(host_session *hs, const void *bytes, size_t size, bool *changed,
                                  char *why, size_t len)
 {
-    return restore(w, bytes, size, false, changed, why, len);
+    return restore(hs, bytes, size, false, changed, why, len);
 }
 
-ecs_status host_snapshot_restore_own(host_world *w, const host_snapshot *s, bool *changed,
+ecs_status host_snapshot_restore_own(host_session *hs, const host_snapshot *s, bool *changed,
                                      char *why, size_t len)
 {
-    return restore(w, s->bytes, s->size, true, changed, why, len);
+    return restore(hs, s->bytes, s->size, true, changed, why, len);
 }
 
 /* ---- files ---- */
 
-ecs_status host_snapshot_save_file(host_world *w, const char *path)
+ecs_status host_snapshot_save_file(host_session *hs, const char *path)
 {
     char why[512];
     host_snapshot snap = {NULL, 0, 0, 0};
-    ecs_status s = host_snapshot_take(w, &snap, why, sizeof why);
+    ecs_status s = host_snapshot_take(hs, &snap, why, sizeof why);
     if (s != ECS_OK) {
         host_error("snapshot", "%s: no snapshot written: %s", path, why);
         return s;
@@ -474,7 +481,7 @@ static bool read_whole(const char *path, char **bytes, size_t *size, char *why, 
     return true;
 }
 
-ecs_status host_snapshot_load_file(host_world *w, const char *path)
+ecs_status host_snapshot_load_file(host_session *hs, const char *path)
 {
     char why[512], *bytes;
     size_t size;
@@ -483,11 +490,11 @@ ecs_status host_snapshot_load_file(host_world *w, const char *path)
         return ECS_ERR_IO;
     }
     bool changed;
-    ecs_status s = host_snapshot_restore(w, bytes, size, &changed, why, sizeof why);
+    ecs_status s = host_snapshot_restore(hs, bytes, size, &changed, why, sizeof why);
     free(bytes);
     if (s == ECS_OK)
         host_info("snapshot", "%s: restored, frame %llu next", path,
-                  (unsigned long long)w->frame.frame);
+                  (unsigned long long)hs->world->frame.frame);
     else if (!changed)
         host_error("snapshot", "%s: refused, the world untouched: %s", path, why);
     else

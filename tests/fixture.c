@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* fixture.c: an in-process host_world over a temporary folder of plugin symlinks. */
+/* fixture.c: an in-process host_session over a temporary folder of plugin symlinks. */
 #include "fixture.h"
 
 #include <cjson/cJSON.h>
@@ -31,9 +31,10 @@ int fixture_open(fixture *f, const char *const *plugin_paths)
         }
         f->links++;
     }
-    f->w = host_world_new();
+    f->s = host_session_new();
+    f->w = f->s ? f->s->world : NULL;
     host_load_options opt = {0};
-    if (!f->w || host_world_load_dir(f->w, f->dir, &opt) != ECS_OK || f->w->bad_plugins) {
+    if (!f->s || host_load_dir(f->s, f->dir, &opt) != ECS_OK || f->s->bad_plugins) {
         fprintf(stderr, "fixture: loading %s failed\n", f->dir);
         return -1;
     }
@@ -42,7 +43,7 @@ int fixture_open(fixture *f, const char *const *plugin_paths)
 
 const void *fixture_api(fixture *f, const char *name)
 {
-    return host_registry_find(&f->w->registry, name, 1, NULL);
+    return host_registry_find(&f->s->registry, name, 1, NULL);
 }
 
 void fixture_frames(fixture *f, int n)
@@ -52,7 +53,8 @@ void fixture_frames(fixture *f, int n)
 
 void fixture_close(fixture *f)
 {
-    host_world_free(f->w);
+    host_session_free(f->s);
+    f->s = NULL;
     f->w = NULL;
     DIR *d = opendir(f->dir);
     struct dirent *de;

@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: MIT */
-/* fixture.h: load real plugin .so files into an in-process host_world for API tests.
+/* fixture.h: load real plugin .so files into an in-process host_session for API tests.
  * A temporary folder (mode 0700) gets symlinks to the chosen plugins, then the real
  * loader loads it, so tests exercise the same path as the ecs-host binary. */
 #ifndef TESTS_FIXTURE_H
 #define TESTS_FIXTURE_H
 
-#include "world.h"
+#include "hostapi.h"
+#include "loader.h"
+#include "plugin.h"
+#include "session.h"
 
 typedef struct fixture {
-    host_world *w;
+    host_session *s; /* the session the plugins are loaded into */
+    host_world *w;   /* its world */
     char dir[256];
     int links;
 } fixture;

@@ -14,7 +14,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "world.h"
+#include "hostapi.h"
+#include "loader.h"
+#include "plugin.h"
+#include "session.h"
 
 #define MAX_MANAGERS 8
 #define MAX_EVENTS   256
@@ -48,6 +51,7 @@ typedef struct fake_manager {
 } fake_manager;
 
 struct fixture {
+    host_session *s; /* its session */
     host_world *w;
     host_plugin *owner;
     fake_manager fake[MAX_MANAGERS];
@@ -130,10 +134,11 @@ static int setup(void **state)
 {
     fixture *fx = calloc(1, sizeof *fx);
     if (!fx) return -1;
-    fx->w = host_world_new();
+    fx->s = host_session_new();
+    fx->w = fx->s ? fx->s->world : NULL;
     fx->owner = calloc(1, sizeof *fx->owner);
     if (!fx->w || !fx->owner || !(fx->owner->name = strdup("fake_plugin"))) return -1;
-    fx->owner->world = fx->w;
+    fx->owner->session = fx->s;
     *state = fx;
     return 0;
 }
@@ -147,7 +152,7 @@ static int teardown(void **state)
         free(w->managers[i]);
     }
     w->manager_count = 0; /* the world frees the array itself */
-    host_world_free(w);
+    host_session_free(fx->s);
     free(fx->owner->name);
     free(fx->owner);
     free(fx);

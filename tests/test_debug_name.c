@@ -629,7 +629,7 @@ static void DebugName_json_rejects_bad_values(void **state)
     assert_int_equal(count(t), 0);
     /* a scene cannot resolve entity references outside a scene load */
     ecs_entity ref;
-    const ecs_host *h = &t->f.w->plugins[0]->table;
+    const ecs_host *h = &t->f.s->plugins[0]->table;
     assert_int_equal(h->scene_resolve(h, "x", &ref), ECS_ERR_WRONG_TIME);
 }
 

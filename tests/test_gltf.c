@@ -270,10 +270,10 @@ static void loaded_free(loaded *ld)
 static void load_ok(gtest *t, const char *path, loaded *ld)
 {
     reopen(t);
-    ecs_status s = host_scene_load(t->f.w, path);
+    ecs_status s = host_scene_load(t->f.s->scene, path);
     if (s != ECS_OK) fail_msg("%s: the load failed: %s", path, ecs_status_text(s));
     const char *out = in_dir(t, "saved.json");
-    assert_int_equal(host_scene_save(t->f.w, out), ECS_OK);
+    assert_int_equal(host_scene_save(t->f.s->scene, out), ECS_OK);
     char *text = harness_read_file(out, NULL);
     cJSON *saved = cJSON_Parse(text);
     free(text);
@@ -1207,11 +1207,12 @@ static void Gltf_a_refused_file_leaves_the_world_unchanged(void **state)
 {
     gtest *t = *state;
     reopen(t);
-    assert_int_equal(host_scene_load(t->f.w, model("BoxTextured-glTF/BoxTextured.gltf")), ECS_OK);
+    assert_int_equal(host_scene_load(t->f.s->scene, model("BoxTextured-glTF/BoxTextured.gltf")),
+                     ECS_OK);
     const char *bad = write_gltf(t, "cycle.gltf",
                                  HEAD "\"nodes\": [{\"name\": \"a\", "
                                       "\"children\": [1]}, {\"children\": [0]}]}");
-    assert_int_equal(host_scene_load(t->f.w, bad), ECS_ERR_BAD_VALUE);
+    assert_int_equal(host_scene_load(t->f.s->scene, bad), ECS_ERR_BAD_VALUE);
     assert_int_equal(host_entities_live(t->f.w->entities), 2);
     assert_int_equal(t->tf->count(t->tf->self), 2);
     assert_int_equal(t->dn->count(t->dn->self), 0);

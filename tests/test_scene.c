@@ -36,7 +36,10 @@
 #include "jwrite.h"
 #include "scene.h"
 #include "transform_api.h"
-#include "world.h"
+#include "hostapi.h"
+#include "loader.h"
+#include "plugin.h"
+#include "session.h"
 
 #if !defined(ECS_HOST_PATH) || !defined(TRANSFORM_SO) || !defined(DEBUG_NAME_SO) ||                \
     !defined(MESH_SO) || !defined(SOURCE_ROOT) || !defined(GEN_SCENE_PATH)
@@ -753,11 +756,11 @@ static void Scene_failed_load_leaves_the_world_as_it_was(void **state)
     char *text = with_top_level(tree_scene("good", 100, ""), "\"editor\": {\"grid\": 1}");
     write_scene(t, "good.json", text, good);
     free(text);
-    assert_int_equal(host_scene_load(w->f.w, good), ECS_OK);
+    assert_int_equal(host_scene_load(w->f.s->scene, good), ECS_OK);
     fixture_frames(&w->f, 2);
     world_counts counts = counts_of(w);
     assert_int_equal(counts.live, 100);
-    assert_int_equal(host_scene_save(w->f.w, path_in(t, "before.json", before)), ECS_OK);
+    assert_int_equal(host_scene_save(w->f.s->scene, path_in(t, "before.json", before)), ECS_OK);
     static const char *const tails[] = {
         /* mesh, the last manager: every name and transform was loaded */
         ",\n{\"id\": \"z\", \"mesh\": [{\"mesh\": \"m\", \"bounds\": {\"min\": [0, 0, 0], "
@@ -775,7 +778,7 @@ static void Scene_failed_load_leaves_the_world_as_it_was(void **state)
         text = with_top_level(tree_scene("bad", 3000, tails[k]), "\"bad_extra\": [1, 2]");
         write_scene(t, "bad.json", text, bad);
         free(text);
-        if (host_scene_load(w->f.w, bad) == ECS_OK) fail_msg("bad scene %zu loaded", k);
+        if (host_scene_load(w->f.s->scene, bad) == ECS_OK) fail_msg("bad scene %zu loaded", k);
         check_counts(w, counts, tails[k]);
         for (int i = 0; i < 3000; i += 97) {
             char name[32];
@@ -792,7 +795,7 @@ static void Scene_failed_load_leaves_the_world_as_it_was(void **state)
         }
         fixture_frames(&w->f, 1);
         check_counts(w, counts, tails[k]);
-        assert_int_equal(host_scene_save(w->f.w, path_in(t, "after.json", after)), ECS_OK);
+        assert_int_equal(host_scene_save(w->f.s->scene, path_in(t, "after.json", after)), ECS_OK);
         EXPECT_SAME_FILE(before, after);
     }
     char *saved = read_all(after);
@@ -842,7 +845,7 @@ static void Scene_forward_references_resolve_in_any_order(void **state)
     snprintf(text + used, cap - used, "]}\n");
     write_scene(t, "forward.json", text, path);
     free(text);
-    assert_int_equal(host_scene_load(w->f.w, path), ECS_OK);
+    assert_int_equal(host_scene_load(w->f.s->scene, path), ECS_OK);
     assert_float_equal(world_x(w, "kid"), 111, 0);
     assert_float_equal(world_x(w, "mum"), 110, 0);
     assert_float_equal(world_x(w, "orphan"), 1, 0);
@@ -855,9 +858,10 @@ static void Scene_forward_references_resolve_in_any_order(void **state)
     assert_float_equal(world_x(w, "c0"), CHAIN, 0);
     /* saved and loaded again (into a second world): the same hierarchy */
     char saved[PATH_SIZE];
-    assert_int_equal(host_scene_save(w->f.w, path_in(t, "forward-saved.json", saved)), ECS_OK);
+    assert_int_equal(host_scene_save(w->f.s->scene, path_in(t, "forward-saved.json", saved)),
+                     ECS_OK);
     w = world_open(t);
-    assert_int_equal(host_scene_load(w->f.w, saved), ECS_OK);
+    assert_int_equal(host_scene_load(w->f.s->scene, saved), ECS_OK);
     assert_float_equal(world_x(w, "kid"), 111, 0);
     assert_float_equal(world_x(w, "c0"), CHAIN, 0);
 }
@@ -872,14 +876,14 @@ static void Scene_entities_made_at_run_time_get_unique_ids(void **state)
     write_scene(t, "ids.json",
                 "{\"version\": 1, \"entities\": [{\"id\": \"e2\", \"debug_name\": \"loaded\"}]}",
                 path);
-    assert_int_equal(host_scene_load(w->f.w, path), ECS_OK);
+    assert_int_equal(host_scene_load(w->f.s->scene, path), ECS_OK);
     ecs_entity made[3];
-    const ecs_host *h = &w->f.w->plugins[0]->table;
+    const ecs_host *h = &w->f.s->plugins[0]->table;
     for (int i = 0; i < 3; i++) assert_int_equal(h->entity_create(h, &made[i]), ECS_OK);
     assert_int_equal(w->tf->add(w->tf->self, made[0], NULL, ecs_entity_null()), ECS_OK);
     assert_int_equal(w->tf->add(w->tf->self, made[1], NULL, made[0]), ECS_OK);
     assert_int_equal(w->dn->set(w->dn->self, made[2], "run time"), ECS_OK);
-    assert_int_equal(host_scene_save(w->f.w, path_in(t, "ids-saved.json", saved)), ECS_OK);
+    assert_int_equal(host_scene_save(w->f.s->scene, path_in(t, "ids-saved.json", saved)), ECS_OK);
     cJSON *doc = read_json(saved), *list = cJSON_GetObjectItem(doc, "entities"), *e;
     assert_int_equal(cJSON_GetArraySize(list), 4);
     int seen = 0;
@@ -893,10 +897,10 @@ static void Scene_entities_made_at_run_time_get_unique_ids(void **state)
     assert_int_equal(seen, 1); /* the scene's "e2" kept its id */
     cJSON_Delete(doc);
     w = world_open(t);
-    assert_int_equal(host_scene_load(w->f.w, saved), ECS_OK);
+    assert_int_equal(host_scene_load(w->f.s->scene, saved), ECS_OK);
     assert_int_equal(host_entities_live(w->f.w->entities), 4);
     assert_int_equal(w->tf->count(w->tf->self), 2);
-    assert_int_equal(host_scene_save(w->f.w, path_in(t, "ids-again.json", again)), ECS_OK);
+    assert_int_equal(host_scene_save(w->f.s->scene, path_in(t, "ids-again.json", again)), ECS_OK);
     EXPECT_SAME_FILE(saved, again);
 }
 
@@ -908,18 +912,18 @@ static void Scene_saved_deep_hierarchy_loads_back(void **state)
     world_test *w = world_open(t);
     enum { N = 1500 };
     static ecs_entity e[N];
-    const ecs_host *h = &w->f.w->plugins[0]->table;
+    const ecs_host *h = &w->f.s->plugins[0]->table;
     assert_int_equal(h->entity_create_many(h, e, N), ECS_OK);
     for (int i = 0; i < N; i++)
         assert_int_equal(w->tf->add(w->tf->self, e[i], NULL, ecs_entity_null()), ECS_OK);
     for (int i = 0; i + 1 < N; i++) /* e[i] under e[i + 1]: parents at higher indices */
         assert_int_equal(w->tf->set_parent(w->tf->self, e[i], e[i + 1]), ECS_OK);
     char saved[PATH_SIZE], again[PATH_SIZE];
-    assert_int_equal(host_scene_save(w->f.w, path_in(t, "deep.json", saved)), ECS_OK);
+    assert_int_equal(host_scene_save(w->f.s->scene, path_in(t, "deep.json", saved)), ECS_OK);
     w = world_open(t);
-    assert_int_equal(host_scene_load(w->f.w, saved), ECS_OK);
+    assert_int_equal(host_scene_load(w->f.s->scene, saved), ECS_OK);
     assert_int_equal(w->tf->count(w->tf->self), N);
-    assert_int_equal(host_scene_save(w->f.w, path_in(t, "deep-again.json", again)), ECS_OK);
+    assert_int_equal(host_scene_save(w->f.s->scene, path_in(t, "deep-again.json", again)), ECS_OK);
     EXPECT_SAME_FILE(saved, again);
 }
 
@@ -935,7 +939,7 @@ static void Scene_save_in_pieces_still_puts_a_late_reference_first(void **state)
     world_test *w = world_open(t);
     enum { N = 6000, CHILD = 2000 };
     static ecs_entity e[N];
-    const ecs_host *h = &w->f.w->plugins[0]->table;
+    const ecs_host *h = &w->f.s->plugins[0]->table;
     assert_int_equal(h->entity_create_many(h, e, N), ECS_OK);
     for (int i = 0; i < N; i++) {
         char name[64];
@@ -946,7 +950,7 @@ static void Scene_save_in_pieces_still_puts_a_late_reference_first(void **state)
     }
     assert_int_equal(w->tf->set_parent(w->tf->self, e[CHILD], e[N - 1]), ECS_OK);
     char saved[PATH_SIZE], again[PATH_SIZE];
-    assert_int_equal(host_scene_save(w->f.w, path_in(t, "pieces.json", saved)), ECS_OK);
+    assert_int_equal(host_scene_save(w->f.s->scene, path_in(t, "pieces.json", saved)), ECS_OK);
     size_t len = 0;
     char *text = harness_read_file(saved, &len);
     assert_non_null(text);
@@ -966,9 +970,10 @@ static void Scene_save_in_pieces_still_puts_a_late_reference_first(void **state)
     }
     cJSON_Delete(doc);
     w = world_open(t);
-    assert_int_equal(host_scene_load(w->f.w, saved), ECS_OK);
+    assert_int_equal(host_scene_load(w->f.s->scene, saved), ECS_OK);
     assert_int_equal(w->tf->count(w->tf->self), N);
-    assert_int_equal(host_scene_save(w->f.w, path_in(t, "pieces-again.json", again)), ECS_OK);
+    assert_int_equal(host_scene_save(w->f.s->scene, path_in(t, "pieces-again.json", again)),
+                     ECS_OK);
     EXPECT_SAME_FILE(saved, again);
 }
 
@@ -981,11 +986,11 @@ static void Scene_same_scene_loaded_twice_saves_unique_ids(void **state)
     char *text = tree_scene("t", 10, "");
     write_scene(t, "twice.json", text, in);
     free(text);
-    assert_int_equal(host_scene_load(w->f.w, in), ECS_OK);
-    assert_int_equal(host_scene_load(w->f.w, in), ECS_OK);
-    assert_int_equal(host_scene_save(w->f.w, path_in(t, "twice-saved.json", saved)), ECS_OK);
+    assert_int_equal(host_scene_load(w->f.s->scene, in), ECS_OK);
+    assert_int_equal(host_scene_load(w->f.s->scene, in), ECS_OK);
+    assert_int_equal(host_scene_save(w->f.s->scene, path_in(t, "twice-saved.json", saved)), ECS_OK);
     w = world_open(t);
-    assert_int_equal(host_scene_load(w->f.w, saved), ECS_OK);
+    assert_int_equal(host_scene_load(w->f.s->scene, saved), ECS_OK);
     assert_int_equal(host_entities_live(w->f.w->entities), 20);
     assert_int_equal(w->tf->count(w->tf->self), 20);
     /* each copy kept its own tree: two roots "t0", ten entities under each, and every
@@ -1088,7 +1093,7 @@ static ecs_status save_with(scene_test *t, world_test *w, const char *out,
     ecs_status (*real)(void *, ecs_entity, ecs_json_writer *) = tf->desc.write_component;
     tf->desc.write_component = writer;
     int saved_fd = stderr_to(t, "save-log.txt", log);
-    ecs_status s = host_scene_save(w->f.w, out);
+    ecs_status s = host_scene_save(w->f.s->scene, out);
     *said = stderr_back(saved_fd, log);
     tf->desc.write_component = real;
     return s;
@@ -1137,7 +1142,7 @@ static ecs_status load_with(scene_test *t, world_test *w, const char *in,
     ecs_status (*real)(void *, ecs_entity, ecs_json_reader *) = tf->desc.read_component;
     if (reader) tf->desc.read_component = reader; /* NULL: the real one */
     int saved_fd = stderr_to(t, "load-log.txt", log);
-    ecs_status s = host_scene_load(w->f.w, in);
+    ecs_status s = host_scene_load(w->f.s->scene, in);
     *said = stderr_back(saved_fd, log);
     tf->desc.read_component = real;
     return s;
@@ -1188,7 +1193,7 @@ static void Scene_save_refuses_invalid_writer_output(void **state)
     char *text = tree_scene("t", 3, "");
     write_scene(t, "bad.json", text, in);
     free(text);
-    assert_int_equal(host_scene_load(w->f.w, in), ECS_OK);
+    assert_int_equal(host_scene_load(w->f.s->scene, in), ECS_OK);
     path_in(t, "bad-saved.json", out);
     static const struct {
         ecs_status (*writer)(void *, ecs_entity, ecs_json_writer *);
@@ -1226,7 +1231,7 @@ static void Scene_save_refuses_invalid_writer_output(void **state)
     if (!root) fail_msg("the save at the deepest level does not parse: %s", err);
     host_json_arena_free(arena);
     free(saved);
-    assert_int_equal(host_scene_save(w->f.w, out), ECS_OK);
+    assert_int_equal(host_scene_save(w->f.s->scene, out), ECS_OK);
 }
 
 /* Loading, emptying the world and loading again reuses entity indices (past the 1024 that
@@ -1239,16 +1244,16 @@ static void Scene_save_order_survives_index_reuse(void **state)
     char *text = tree_scene("r", 1200, "");
     write_scene(t, "reuse.json", text, in);
     free(text);
-    assert_int_equal(host_scene_load(w->f.w, in), ECS_OK);
-    assert_int_equal(host_scene_save(w->f.w, path_in(t, "reuse-1.json", first)), ECS_OK);
+    assert_int_equal(host_scene_load(w->f.s->scene, in), ECS_OK);
+    assert_int_equal(host_scene_save(w->f.s->scene, path_in(t, "reuse-1.json", first)), ECS_OK);
     for (int round = 0; round < 3; round++) {
         ecs_entity e;
         while (host_entities_next_live(w->f.w->entities, 1, &e))
             host_entity_destroy(w->f.w->entities, e);
         host_world_announce_destroyed(w->f.w);
-        assert_int_equal(host_scene_load(w->f.w, first), ECS_OK);
+        assert_int_equal(host_scene_load(w->f.s->scene, first), ECS_OK);
     }
-    assert_int_equal(host_scene_save(w->f.w, path_in(t, "reuse-4.json", later)), ECS_OK);
+    assert_int_equal(host_scene_save(w->f.s->scene, path_in(t, "reuse-4.json", later)), ECS_OK);
     EXPECT_SAME_FILE(first, later);
 }
 

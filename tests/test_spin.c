@@ -158,9 +158,9 @@ static void Spin_json_loads_saves_and_reports_bad_values_with_their_place(void *
                "{\"version\": 1, \"entities\": [{\"id\": \"a\", \"transform\": {}, \"spin\": "
                "{\"rate\": [0.1, -2, 3.5]}}]}\n",
                path, sizeof path);
-    assert_int_equal(host_scene_load(s.f.w, path), ECS_OK);
+    assert_int_equal(host_scene_load(s.f.s->scene, path), ECS_OK);
     snprintf(saved, sizeof saved, "%s/saved.json", s.f.dir);
-    assert_int_equal(host_scene_save(s.f.w, saved), ECS_OK);
+    assert_int_equal(host_scene_save(s.f.s->scene, saved), ECS_OK);
     char *text = harness_read_file(saved, NULL);
     assert_non_null(text);
     cJSON *doc = cJSON_Parse(text);
@@ -194,7 +194,7 @@ static void Spin_json_loads_saves_and_reports_bad_values_with_their_place(void *
         scene_file(&s, "bad.json", doc_text, path, sizeof path);
         capture cap;
         capture_begin(&cap);
-        assert_int_equal(host_scene_load(s.f.w, path), ECS_ERR_BAD_VALUE);
+        assert_int_equal(host_scene_load(s.f.s->scene, path), ECS_ERR_BAD_VALUE);
         char *log = capture_end(&cap);
         if (!strstr(log, "bad.json:1:") || !strstr(log, bad[i][1]))
             fail_msg("for %s the log has no 'bad.json:1:...%s':\n%s", bad[i][0], bad[i][1], log);
@@ -225,7 +225,7 @@ static void Spin_demo_scene_moves_the_carousel_horses_in_the_world(void **state)
     (void)state;
     spin_world s;
     open_world(&s, true);
-    assert_int_equal(host_scene_load(s.f.w, SOURCE_ROOT "/examples/demo.json"), ECS_OK);
+    assert_int_equal(host_scene_load(s.f.s->scene, SOURCE_ROOT "/examples/demo.json"), ECS_OK);
     double hub[3], before[3], after[3], vane[3], vane_after[3];
     frames(&s, 1);
     world_position(&s, "Carousel hub", hub);

@@ -1203,7 +1203,7 @@ static void Transform_scene_load_resolves_parents_in_any_order(void **state)
                "\"scale\": [2, 2, 2]}},\n"
                " {\"id\": \"plain\", \"transform\": {\"position\": [4, 0, 0], "
                "\"parent\": null}}\n]}\n");
-    assert_int_equal(host_scene_load(c->f.w, path), ECS_OK);
+    assert_int_equal(host_scene_load(c->f.s->scene, path), ECS_OK);
     assert_int_equal(c->tf->count(c->tf->self), 4);
     ecs_entity root = tagged(c, 1), child = tagged(c, 2), grand = tagged(c, 3);
     assert_true(ecs_entity_eq(c->tf->parent(c->tf->self, grand), child));
@@ -1216,7 +1216,7 @@ static void Transform_scene_load_resolves_parents_in_any_order(void **state)
     /* root (1,0,0) scale 2; child at 2*(2,0,0) turned 90 about z; grandchild at 2*Rz(3,0,0) */
     assert_vec3_near(ecs_mat4_point(&w, ecs_vec3_make(0, 0, 0)), 5, 6, 0, 1e-5);
 
-    assert_int_equal(host_scene_save(c->f.w, path), ECS_OK);
+    assert_int_equal(host_scene_save(c->f.s->scene, path), ECS_OK);
     cJSON *doc = NULL;
     FILE *f = fopen(path, "r");
     assert_non_null(f);
@@ -1237,7 +1237,7 @@ static void Transform_scene_load_resolves_parents_in_any_order(void **state)
     cJSON_Delete(doc);
 
     /* and the saved file loads again into a second copy of the same hierarchy */
-    assert_int_equal(host_scene_load(c->f.w, path), ECS_OK);
+    assert_int_equal(host_scene_load(c->f.s->scene, path), ECS_OK);
     assert_int_equal(c->tf->count(c->tf->self), 8);
     assert_parents_first(c);
     scene_file_remove(path);
@@ -1253,7 +1253,7 @@ static void Transform_scene_parent_without_transform_gets_identity(void **state)
                " {\"id\": \"kid\", \"transform\": {\"position\": [7, 0, 0], "
                "\"parent\": \"holder\"}},\n"
                " {\"id\": \"holder\"}\n]}\n");
-    assert_int_equal(host_scene_load(c->f.w, path), ECS_OK);
+    assert_int_equal(host_scene_load(c->f.s->scene, path), ECS_OK);
     assert_int_equal(c->tf->count(c->tf->self), 2);
     ecs_entity kid = tagged(c, 7), holder = c->tf->parent(c->tf->self, kid);
     assert_false(ecs_entity_is_null(holder));
@@ -1274,7 +1274,7 @@ static void Transform_scene_parent_cycle_fails_the_load(void **state)
                " {\"id\": \"b\", \"transform\": {\"parent\": \"a\"}}\n]}\n");
     capture cap;
     capture_begin(&cap);
-    ecs_status s = host_scene_load(c->f.w, path);
+    ecs_status s = host_scene_load(c->f.s->scene, path);
     char *log = capture_end(&cap);
     assert_int_not_equal(s, ECS_OK);
     if (!strstr(log, "cycle")) fail_msg("the log does not say why: %s", log);

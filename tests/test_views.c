@@ -33,7 +33,10 @@
 #include "scene.h"
 #include "transform_api.h"
 #include "vprobe_api.h"
-#include "world.h"
+#include "hostapi.h"
+#include "loader.h"
+#include "plugin.h"
+#include "session.h"
 
 #if !defined(TRANSFORM_SO) || !defined(MESH_SO) || !defined(DEBUG_NAME_SO) ||                      \
     !defined(VPROBE_SO) || !defined(VPROBE_V2_SO) || !defined(VPROBE_USER_SO)
@@ -46,6 +49,7 @@
 /* ---- a world over a folder of plugin links and a manifest ---- */
 
 typedef struct vworld {
+    host_session *s; /* its session */
     host_world *w;
     char *dir;
     host_reloader *reloader;
@@ -76,27 +80,28 @@ static void vworld_open(vworld *v, const char *const *paths, const char *const *
     char *mf = harness_join(v->dir, "manifest.json");
     assert_int_equal(harness_write_file(mf, manifest, 0644), 0);
     free(mf);
-    v->w = host_world_new();
+    v->s = host_session_new();
+    v->w = v->s ? v->s->world : NULL;
     assert_non_null(v->w);
     if (reload) {
         host_reload_options ro = {true, 20000000u, 5000000u, false}; /* poll, 20 ms quiet */
-        v->reloader = host_reloader_new(v->w, (const char *const[]){v->dir}, 1, &ro);
+        v->reloader = host_reloader_new(v->s, (const char *const[]){v->dir}, 1, &ro);
         assert_non_null(v->reloader);
     }
     host_load_options lo = {0};
-    assert_int_equal(host_world_load_dir(v->w, v->dir, &lo), ECS_OK);
-    v->probe = host_world_plugin_named(v->w, "vprobe");
+    assert_int_equal(host_load_dir(v->s, v->dir, &lo), ECS_OK);
+    v->probe = host_plugin_named(v->s, "vprobe");
     v->h = v->probe ? &v->probe->table : NULL;
-    v->vp = host_registry_find(&v->w->registry, VPROBE_API_NAME, 1, NULL);
-    v->tf = host_registry_find(&v->w->registry, ECS_TRANSFORM_API_NAME, 1, NULL);
-    v->mesh = host_registry_find(&v->w->registry, ECS_MESH_API_NAME, 1, NULL);
-    v->dn = host_registry_find(&v->w->registry, ECS_DEBUG_NAME_API_NAME, 1, NULL);
+    v->vp = host_registry_find(&v->s->registry, VPROBE_API_NAME, 1, NULL);
+    v->tf = host_registry_find(&v->s->registry, ECS_TRANSFORM_API_NAME, 1, NULL);
+    v->mesh = host_registry_find(&v->s->registry, ECS_MESH_API_NAME, 1, NULL);
+    v->dn = host_registry_find(&v->s->registry, ECS_DEBUG_NAME_API_NAME, 1, NULL);
 }
 
 static void vworld_close(vworld *v)
 {
     host_reloader_free(v->reloader);
-    host_world_free(v->w);
+    host_session_free(v->s);
     if (v->dir) harness_remove_tree(v->dir);
     free(v->dir);
     memset(v, 0, sizeof *v);
@@ -419,7 +424,7 @@ static void Views_and_collections_match_brute_force_over_random_changes(void **s
     for (size_t s = 0; s < sizeof seeds / sizeof seeds[0]; s++) {
         vworld v;
         vworld_open(&v, real_plugins, NULL, manifest_with(real_config), false);
-        assert_int_equal(v.w->bad_plugins, 0);
+        assert_int_equal(v.s->bad_plugins, 0);
         assert_non_null(v.vp);
         run_random(&v, real_queries, REAL_QUERIES, seeds[s], 40, 60, real_change);
         vworld_close(&v);
@@ -574,10 +579,10 @@ static void Systems_run_in_registration_order_higher_weight_first_ties_stable(vo
                 false);
     assert_non_null(v.vp);
     char *trace = harness_join(v.dir, "trace.json");
-    assert_int_equal(host_world_trace_open(v.w, trace), ECS_OK);
+    assert_int_equal(host_session_trace_open(v.s, trace), ECS_OK);
     host_world_frame(v.w);
     host_world_frame(v.w);
-    host_world_trace_close(v.w);
+    host_session_trace_close(v.s);
     const char *want = "s1 s3 m0 s0 m1 s2 m2 s4 s1 s3 m0 s0 m1 s2 m2 s4";
     if (strcmp(events_text(&v), want) != 0)
         fail_msg("ran '%s', expected '%s'", events_text(&v), want);
@@ -623,9 +628,9 @@ static void Collection_keeps_working_when_its_manager_is_unloaded_and_loaded(voi
                            "{\"system\": \"u\", \"with\": [\"c0\"]}]}}]}\n";
     vworld v;
     vworld_open(&v, (const char *const[]){VPROBE_SO, VPROBE_USER_SO, NULL}, NULL, manifest, false);
-    host_plugin *user = host_world_plugin_named(v.w, "vprobe_user");
+    host_plugin *user = host_plugin_named(v.s, "vprobe_user");
     assert_non_null(user);
-    const vprobe_api *u = host_registry_find(&v.w->registry, "test.vprobe_user", 1, NULL);
+    const vprobe_api *u = host_registry_find(&v.s->registry, "test.vprobe_user", 1, NULL);
     assert_non_null(u);
     ecs_entity e[5];
     assert_int_equal(host_entity_create_many(v.w->entities, e, 5), ECS_OK);
@@ -636,16 +641,16 @@ static void Collection_keeps_working_when_its_manager_is_unloaded_and_loaded(voi
     assert_int_equal(u->seen(u->self, 0, &seen, NULL), 5);
 
     /* the manager goes (its file deleted: its components kept as JSON), then comes back */
-    assert_true(host_scene_keep_plugin(v.w, v.probe));
-    host_plugin_unload(v.w, v.probe, ECS_UNLOAD_SHUTDOWN);
+    assert_true(host_scene_keep_owner(v.s->scene, v.probe));
+    host_plugin_unload(v.s, v.probe, ECS_UNLOAD_SHUTDOWN);
     host_world_frame(v.w);
     assert_int_equal(u->seen(u->self, 0, &seen, NULL), 0); /* nobody has c0 now */
-    assert_int_equal(host_plugin_load(v.w, v.probe), ECS_OK);
+    assert_int_equal(host_plugin_load(v.s, v.probe), ECS_OK);
     host_manager *mgrs[1] = {NULL};
     for (size_t i = 0; i < v.w->manager_count; i++)
         if (v.w->managers[i]->owner == v.probe) mgrs[0] = v.w->managers[i];
     assert_non_null(mgrs[0]);
-    assert_int_equal(host_scene_restore_kept(v.w, mgrs, 1), ECS_OK);
+    assert_int_equal(host_scene_restore_kept(v.s->scene, mgrs, 1), ECS_OK);
     host_world_frame(v.w);
     assert_int_equal(u->seen(u->self, 0, &seen, NULL), 5);
     assert_int_equal(u->collection(u->self, 0), c); /* the same handle all along */
@@ -654,7 +659,7 @@ static void Collection_keeps_working_when_its_manager_is_unloaded_and_loaded(voi
     /* and a component added by the new load shows the next frame */
     ecs_entity more;
     assert_int_equal(host_entity_create(v.w->entities, &more), ECS_OK);
-    const vprobe_api *vp = host_registry_find(&v.w->registry, VPROBE_API_NAME, 1, NULL);
+    const vprobe_api *vp = host_registry_find(&v.s->registry, VPROBE_API_NAME, 1, NULL);
     assert_int_equal(vp->add(vp->self, 0, more), ECS_OK);
     host_world_frame(v.w);
     assert_int_equal(u->seen(u->self, 0, &seen, NULL), 6);
@@ -750,7 +755,7 @@ static void Safe_mode_catches_a_crashing_system(void **state)
     v.w->time_managers = true; /* each update counted in its timing */
     v.w->time_every = 1;
     for (int k = 0; k < 3; k++) {
-        host_plugin *p = host_world_plugin_named(v.w, others[k]);
+        host_plugin *p = host_plugin_named(v.s, others[k]);
         if (!p || p->status != HOST_PLUGIN_LOADED) fail_msg("%s is gone", others[k]);
     }
     for (int k = 0; k < 3; k++) {
@@ -780,9 +785,9 @@ static void expect_refused_load(const char *config, const char *why)
     vworld_open(&v, real_plugins, NULL, manifest_with(config), false);
     char *log = capture_end(&cap);
     host_plugin *p = NULL;
-    for (size_t i = 0; i < v.w->plugin_count; i++)
-        if (v.w->plugins[i]->name && strcmp(v.w->plugins[i]->name, "vprobe") == 0)
-            p = v.w->plugins[i];
+    for (size_t i = 0; i < v.s->plugin_count; i++)
+        if (v.s->plugins[i]->name && strcmp(v.s->plugins[i]->name, "vprobe") == 0)
+            p = v.s->plugins[i];
     assert_non_null(p);
     assert_int_equal(p->status, HOST_PLUGIN_SKIPPED);
     if (!strstr(p->reason, why)) fail_msg("reason '%s' has no '%s'", p->reason, why);

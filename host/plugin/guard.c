@@ -18,9 +18,6 @@
 
 #include "log.h"
 
-_Atomic(const host_call *) host_guard_now;
-_Atomic(uint64_t) host_guard_seq;
-
 static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 static sigjmp_buf *volatile armed;
 /* A job thread's own jump point (host_guard_catch on a worker); NULL on every other thread,
@@ -146,7 +143,7 @@ static void put_code(line *l, uintptr_t pc)
 
 size_t host_guard_describe(char *buf, size_t size)
 {
-    const host_call *c = atomic_load_explicit(&host_guard_now, memory_order_acquire);
+    const host_call *c = atomic_load_explicit(&host_call_now, memory_order_acquire);
     line l = {.len = 0};
     if (!c || size == 0) return 0;
     put(&l, "plugin '");
@@ -164,7 +161,7 @@ size_t host_guard_describe(char *buf, size_t size)
 static void report_crash(int sig, const siginfo_t *info, const void *context, bool main)
 {
     line l = {.len = 0};
-    const host_call *c = main || thread_in_job ? atomic_load(&host_guard_now) : NULL;
+    const host_call *c = main || thread_in_job ? atomic_load(&host_call_now) : NULL;
     put(&l, "[error] guard: ");
     if (!main && c) {
         put(&l, "a job of plugin '");
@@ -179,7 +176,7 @@ static void report_crash(int sig, const siginfo_t *info, const void *context, bo
     } else {
         put(&l, "the host crashed with ");
     }
-    put(&l, host_guard_signal_name(sig));
+    put(&l, host_signame(sig));
     if (c) {
         put(&l, " in ");
         put(&l, c->what);
@@ -261,8 +258,8 @@ bool host_guard_active(void)
 
 int host_guard_call(const host_call *c, void (*fn)(void *), void *arg)
 {
-    const host_call *volatile was = atomic_load_explicit(&host_guard_now, memory_order_relaxed);
-    if (c) host_guard_enter(c);
+    const host_call *volatile was = atomic_load_explicit(&host_call_now, memory_order_relaxed);
+    if (c) host_call_enter(c);
     int sig = 0;
     if (!jumping || armed) {
         fn(arg);
@@ -275,7 +272,7 @@ int host_guard_call(const host_call *c, void (*fn)(void *), void *arg)
             armed = NULL;
         }
     }
-    if (c || sig) host_guard_leave(was); /* after a jump: not the call that never returned */
+    if (c || sig) host_call_leave(was); /* after a jump: not the call that never returned */
     return sig;
 }
 
@@ -320,53 +317,4 @@ bool host_guard_abandon(int sig)
     sigaddset(&unblock, sig);
     sigprocmask(SIG_UNBLOCK, &unblock, NULL);
     siglongjmp(*jb, sig);
-}
-
-bool host_guard_is_stop(int sig)
-{
-    return sig == SIGINT || sig == SIGTERM;
-}
-
-const char *host_guard_signal_name(int sig)
-{
-    switch (sig) {
-    case SIGSEGV:
-        return "SIGSEGV";
-    case SIGBUS:
-        return "SIGBUS";
-    case SIGFPE:
-        return "SIGFPE";
-    case SIGILL:
-        return "SIGILL";
-    case SIGABRT:
-        return "SIGABRT (abort)";
-    case SIGINT:
-        return "SIGINT";
-    case SIGTERM:
-        return "SIGTERM";
-    default:
-        return "a signal";
-    }
-}
-
-const char *host_guard_outcome(int sig)
-{
-    switch (sig) {
-    case SIGINT:
-        return "was abandoned at the second SIGINT";
-    case SIGTERM:
-        return "was abandoned at the second SIGTERM";
-    case SIGSEGV:
-        return "crashed with SIGSEGV";
-    case SIGBUS:
-        return "crashed with SIGBUS";
-    case SIGFPE:
-        return "crashed with SIGFPE";
-    case SIGILL:
-        return "crashed with SIGILL";
-    case SIGABRT:
-        return "crashed with SIGABRT (abort)";
-    default:
-        return "crashed with a signal";
-    }
 }

@@ -3,8 +3,8 @@
  * killing the host; always: a crash says in one line where it happened, and the plugin call
  * running now is known (for the watchdog, watchdog.h).
  *
- * The current call: the main thread names every call into plugin code (host_guard_enter
- * and host_guard_leave, two stores; host_guard_call does both around a guarded call), so
+ * The current call: the main thread names every call into plugin code (host_call_enter
+ * and host_call_leave, two stores; host_guard_call does both around a guarded call), so
  * another thread or a signal handler can tell which plugin runs what, and since when (the
  * sequence number changes at every call).
  *
@@ -27,37 +27,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A call into plugin code, named for messages: "plugin 'rl' ... update of 'rl'". The
- * strings must stay valid while the call runs (they are a record's own). */
-typedef struct host_call {
-    const char *plugin; /* the plugin's name (NULL: not known yet) */
-    const char *what;   /* "update", "load()", "write_component", ... */
-    const char *of;     /* the manager or system, or NULL */
-} host_call;
-
-/* The call running now on the main thread (NULL: host code) and a number that changes at
- * every enter and leave. Written by the main thread only. */
-extern _Atomic(const host_call *) host_guard_now;
-extern _Atomic(uint64_t) host_guard_seq;
-
-/* Mark c as the plugin call running now; returns the call it replaces (pass it to
- * host_guard_leave). Main thread only: two stores, no clock. */
-static inline const host_call *host_guard_enter(const host_call *c)
-{
-    const host_call *was = atomic_load_explicit(&host_guard_now, memory_order_relaxed);
-    uint64_t seq = atomic_load_explicit(&host_guard_seq, memory_order_relaxed);
-    atomic_store_explicit(&host_guard_now, c, memory_order_release);
-    atomic_store_explicit(&host_guard_seq, seq + 1, memory_order_release);
-    return was;
-}
-
-/* The call c returned: was (from host_guard_enter) runs again, or host code. */
-static inline void host_guard_leave(const host_call *was)
-{
-    uint64_t seq = atomic_load_explicit(&host_guard_seq, memory_order_relaxed);
-    atomic_store_explicit(&host_guard_now, was, memory_order_release);
-    atomic_store_explicit(&host_guard_seq, seq + 1, memory_order_release);
-}
+#include "call.h"
+#include "signame.h" /* the call running now, named: the core's */
 
 /* "plugin 'x' has been running update of 'm'" for the current call into buf (cut to size,
  * NUL-terminated): its length, 0 when host code runs. Main thread, async-signal-safe: the
@@ -104,15 +75,5 @@ bool host_guard_abandon(int sig);
 
 /* Is the calling thread the one the handlers were installed from (async-signal-safe)? */
 bool host_guard_on_main_thread(void);
-
-/* Is sig one host_guard_abandon() delivers (SIGINT, SIGTERM) rather than a crash? */
-bool host_guard_is_stop(int sig);
-
-/* "SIGSEGV" and so on. */
-const char *host_guard_signal_name(int sig);
-
-/* What happened to a call stopped by sig, for messages: "crashed with SIGSEGV", or, for a
- * stop signal, "was abandoned at the second SIGINT". */
-const char *host_guard_outcome(int sig);
 
 #endif

@@ -9,7 +9,10 @@
 
 #include "log.h"
 #include "scene.h"
-#include "world.h"
+#include "hostapi.h"
+#include "loader.h"
+#include "plugin.h"
+#include "session.h"
 
 static host_plugin *plugin_of(const ecs_host *h)
 {
@@ -62,9 +65,9 @@ static ecs_status note_created(host_plugin *p, const ecs_entity *out, uint32_t n
 static ecs_status create(host_plugin *p, ecs_entity *out, uint32_t n, const char *call)
 {
     if (!out && n) return refuse(p, ECS_ERR_INVALID_ARGUMENT, call, "out is NULL");
-    ecs_status s = host_entity_create_many(p->world->entities, out, n);
+    ecs_status s = host_entity_create_many(p->session->world->entities, out, n);
     if (s == ECS_OK && note_created(p, out, n) != ECS_OK) { /* untracked, they could outlive it */
-        host_entity_destroy_many(p->world->entities, out, n, NULL);
+        host_entity_destroy_many(p->session->world->entities, out, n, NULL);
         s = ECS_ERR_NO_MEMORY;
     }
     if (s != ECS_OK) refuse(p, s, call, "no entity created");
@@ -87,11 +90,11 @@ static ecs_status entity_destroy(const ecs_host *h, ecs_entity e)
 {
     HOST_MAIN_THREAD_OR(h, "entity_destroy", ECS_ERR_WRONG_TIME);
     host_plugin *p = plugin_of(h);
-    ecs_status s = host_entity_destroy(p->world->entities, e);
+    ecs_status s = host_entity_destroy(p->session->world->entities, e);
     if (s != ECS_OK) {
         char text[300];
         host_warn(p->name, "entity_destroy: entity %s is not alive: nothing done",
-                  host_world_entity_text(p->world, e, text, sizeof text));
+                  host_registry_entity_text(&p->session->registry, e, text, sizeof text));
     }
     return s;
 }
@@ -103,7 +106,7 @@ static ecs_status entity_destroy_many(const ecs_host *h, const ecs_entity *list,
     if (!list && n)
         return refuse(p, ECS_ERR_INVALID_ARGUMENT, "entity_destroy_many", "list is NULL");
     uint32_t done = 0;
-    ecs_status s = host_entity_destroy_many(p->world->entities, list, n, &done);
+    ecs_status s = host_entity_destroy_many(p->session->world->entities, list, n, &done);
     if (s != ECS_OK)
         host_warn(p->name, "entity_destroy_many: %u of %u entities were not alive: skipped",
                   n - done, n);
@@ -113,7 +116,7 @@ static ecs_status entity_destroy_many(const ecs_host *h, const ecs_entity *list,
 static bool entity_alive(const ecs_host *h, ecs_entity e)
 {
     HOST_MAIN_THREAD_OR(h, "entity_alive", false);
-    return host_entity_alive(plugin_of(h)->world->entities, e);
+    return host_entity_alive(plugin_of(h)->session->world->entities, e);
 }
 
 /* Manager names are scene keys: [A-Za-z0-9_.-], 1..63 characters. */
@@ -130,10 +133,11 @@ bool host_api_valid_name(const char *s)
 }
 
 /* The manager named name, committed or pending in self; NULL when none. */
-host_manager *host_manager_named(host_world *w, host_plugin *self, const char *name)
+host_manager *host_manager_named(host_session *hs, host_plugin *self, const char *name)
 {
-    for (size_t i = 0; i < w->manager_count; i++) { /* a reload re-registers its own names */
-        host_manager *m = w->managers[i];
+    for (size_t i = 0; i < hs->world->manager_count;
+         i++) { /* a reload re-registers its own names */
+        host_manager *m = hs->world->managers[i];
         if (strcmp(m->name, name) == 0 && !(self->reloading && m->owner == self)) return m;
     }
     for (size_t i = 0; i < self->pending_manager_count; i++)
@@ -157,8 +161,8 @@ static ecs_status register_manager(const ecs_host *h, const ecs_manager_desc *de
     else if (!host_api_valid_name(desc->name))
         s = refuse(p, ECS_ERR_INVALID_ARGUMENT, call, "name must be 1-63 of [A-Za-z0-9_.-]");
     else {
-        host_manager *other = host_manager_named(p->world, p, desc->name);
-        host_system *sys = other ? NULL : host_system_named(p->world, p, desc->name);
+        host_manager *other = host_manager_named(p->session, p, desc->name);
+        host_system *sys = other ? NULL : host_system_named(p->session, p, desc->name);
         if (other || sys) {
             const host_plugin *o = other ? other->owner : sys->owner;
             char what[300];
@@ -171,7 +175,7 @@ static ecs_status register_manager(const ecs_host *h, const ecs_manager_desc *de
     if (s == ECS_OK &&
         (!(m = calloc(1, sizeof *m)) || !(m->name = strdup(desc->name)) ||
          !(v = realloc(p->pending_managers, (p->pending_manager_count + 1) * sizeof *v)) ||
-         host_sig_bit(&p->world->sig, desc->name, true, &m->bit) != ECS_OK)) {
+         host_sig_bit(&p->session->world->sig, desc->name, true, &m->bit) != ECS_OK)) {
         if (v) p->pending_managers = v; /* grown: kept */
         s = refuse(p, ECS_ERR_NO_MEMORY, call, "out of memory");
     }
@@ -186,7 +190,7 @@ static ecs_status register_manager(const ecs_host *h, const ecs_manager_desc *de
     m->desc.struct_size = sizeof m->desc;
     m->desc.name = m->name;
     m->owner = p;
-    m->seq = p->world->next_seq++;
+    m->seq = p->session->world->next_seq++;
     m->update_call = (host_call){p->name, "update", m->name};
     m->destroyed_call = (host_call){p->name, "entities_destroyed", m->name};
     p->pending_managers = v;
@@ -206,7 +210,7 @@ static ecs_status api_publish(const ecs_host *h, const char *name, uint32_t vers
         s = refuse(p, ECS_ERR_INVALID_ARGUMENT, call, "need a name and 1..65536 bytes of API");
     else if (!host_api_valid_name(name))
         s = refuse(p, ECS_ERR_INVALID_ARGUMENT, call, "name must be 1-63 of [A-Za-z0-9_.-]");
-    const host_api_entry *e = s == ECS_OK ? host_registry_entry(&p->world->registry, name) : NULL;
+    const host_api_entry *e = s == ECS_OK ? host_registry_entry(&p->session->registry, name) : NULL;
     if (e && e->owner && e->owner != p) {
         const host_plugin *o = e->owner;
         char what[300];
@@ -256,8 +260,8 @@ static const void *api_find(const ecs_host *h, const char *name, uint32_t min_ve
     HOST_MAIN_THREAD_OR(h, "api_find", NULL);
     if (!name) return NULL;
     host_plugin *p = plugin_of(h);
-    const void *api = host_registry_find(&p->world->registry, name, min_version, size);
-    const host_api_entry *e = api ? host_registry_entry(&p->world->registry, name) : NULL;
+    const void *api = host_registry_find(&p->session->registry, name, min_version, size);
+    const host_api_entry *e = api ? host_registry_entry(&p->session->registry, name) : NULL;
     if (e && e->owner != p) note_use(p, name, min_version);
     if (!api && p->in_load && strlen(name) < sizeof p->missing_api) { /* what a load waits for */
         memcpy(p->missing_api, name, strlen(name) + 1);
@@ -313,13 +317,13 @@ static void mem_free(const ecs_host *h, void *ptr)
 static ecs_status scene_resolve(const ecs_host *h, const char *scene_id, ecs_entity *out)
 {
     HOST_MAIN_THREAD_OR(h, "scene_resolve", ECS_ERR_WRONG_TIME);
-    return host_scene_resolve(plugin_of(h)->world, scene_id, out);
+    return host_scene_resolve(plugin_of(h)->session->scene, scene_id, out);
 }
 
 static const char *scene_id_of(const ecs_host *h, ecs_entity e)
 {
     HOST_MAIN_THREAD_OR(h, "scene_id_of", NULL);
-    return host_scene_id_of(plugin_of(h)->world, e);
+    return host_scene_id_of(plugin_of(h)->session->scene, e);
 }
 
 static void scene_error(const ecs_host *h, const struct cJSON *at, const char *fmt, ...)
@@ -331,8 +335,8 @@ static void scene_error(const ecs_host *h, const struct cJSON *at, const char *f
     if (fmt) vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     host_plugin *p = plugin_of(h);
-    if (p->world->scene_load)
-        host_scene_error(p->world, at, msg);
+    if (host_scene_loading(p->session->scene))
+        host_scene_error(p->session->scene, at, msg);
     else
         host_error(p->name, "%s", msg);
 }
@@ -383,9 +387,9 @@ void host_api_init(host_plugin *p)
     t->struct_size = sizeof *t;
     t->abi_major = ECS_ABI_MAJOR;
     t->abi_minor = ECS_ABI_MINOR;
-    t->generations = host_entities_generations(p->world->entities);
-    t->alive_keys = host_entities_alive_keys(p->world->entities);
-    t->frame = &p->world->frame;
+    t->generations = host_entities_generations(p->session->world->entities);
+    t->alive_keys = host_entities_alive_keys(p->session->world->entities);
+    t->frame = &p->session->world->frame;
     t->entity_create = entity_create;
     t->entity_create_many = entity_create_many;
     t->entity_destroy = entity_destroy;
@@ -407,4 +411,19 @@ void host_api_init(host_plugin *p)
     host_api_init_query(t);
     t->on_commit = on_commit;
     t->plugin_state = plugin_state;
+}
+
+void host_api_report_thread_calls(host_session *hs)
+{
+    for (size_t i = 0; i < hs->plugin_count; i++) {
+        host_plugin *p = hs->plugins[i];
+        uint32_t n = atomic_load_explicit(&p->thread_calls, memory_order_relaxed);
+        if (n == p->thread_calls_reported) continue;
+        host_error(p->name ? p->name : p->file,
+                   "%u call%s to the host from a thread other than the main thread refused "
+                   "(the first: %s): plugins call the host from the thread that runs the frames",
+                   n - p->thread_calls_reported, n - p->thread_calls_reported == 1 ? "" : "s",
+                   atomic_load(&p->thread_call));
+        p->thread_calls_reported = n;
+    }
 }

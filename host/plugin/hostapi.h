@@ -10,7 +10,7 @@
 
 #include "ecs_plugin.h"
 
-typedef struct host_world host_world;
+typedef struct host_session host_session;
 typedef struct host_plugin host_plugin;
 typedef struct host_manager host_manager;
 typedef struct host_system host_system;
@@ -27,24 +27,29 @@ bool host_api_valid_name(const char *s);
 
 /* The manager called name, committed (not self's own while self reloads: it registers them
  * again) or pending in self; NULL when none. (hostapi.c) */
-host_manager *host_manager_named(host_world *w, host_plugin *self, const char *name);
+host_manager *host_manager_named(host_session *hs, host_plugin *self, const char *name);
 
 /* Fill the table entries of views, collections and systems. (hostapi_query.c) */
 void host_api_init_query(ecs_host *t);
 
 /* The system called name, committed (not p's own while p reloads) or pending in p; NULL
  * when none. (hostapi_query.c) */
-host_system *host_system_named(host_world *w, host_plugin *p, const char *name);
+host_system *host_system_named(host_session *hs, host_plugin *p, const char *name);
+
+/* At a frame boundary, on the main thread: one error line per plugin of hs whose code
+ * called the host from another thread since the last report (the count and the first
+ * call). */
+void host_api_report_thread_calls(host_session *hs);
 
 /* Free a system record. */
 void host_system_free(host_system *s);
 
 /* The host table is for the thread that runs the frames: true on it. The thread that
- * makes the first world claims it (host_world_new). */
+ * makes the first session claims it (host_session_new). */
 extern _Thread_local bool host_on_main_thread;
 
 /* A host call from another thread: counted for the plugin of h (thread-safe), reported by
- * host_world_report_thread_calls. */
+ * host_api_report_thread_calls. */
 void host_api_other_thread(const ecs_host *h, const char *call);
 
 /* First in every host table function: refuse a call from another thread, returning

@@ -14,7 +14,10 @@
 #include <string.h>
 
 #include "log.h"
-#include "world.h"
+#include "hostapi.h"
+#include "loader.h"
+#include "plugin.h"
+#include "session.h"
 
 #define QUERY_LOCAL 32 /* names resolved without an allocation */
 
@@ -40,9 +43,10 @@ static host_manager *pending_manager(const host_plugin *p, const char *name)
 }
 
 /* Does bit b belong to one of p's managers: committed, or registered in this load()? */
-static inline bool owns_bit(const host_world *w, const host_plugin *p, uint32_t b)
+static inline bool owns_bit(const host_session *hs, const host_plugin *p, uint32_t b)
 {
-    if (b < w->by_bit_cap && w->by_bit[b] && w->by_bit[b]->owner == p) return true;
+    if (b < hs->world->by_bit_cap && hs->world->by_bit[b] && hs->world->by_bit[b]->owner == p)
+        return true;
     for (size_t i = 0; i < p->pending_manager_count; i++) /* only during a load() */
         if (p->pending_managers[i]->bit == b) return true;
     return false;
@@ -89,7 +93,7 @@ static ecs_status signature_bit(const ecs_host *h, const char *manager, uint32_t
     if (!manager || !bit)
         return host_api_refuse(p, ECS_ERR_INVALID_ARGUMENT, "signature_bit",
                                "manager or bit is NULL");
-    if (host_sig_bit(&p->world->sig, manager, false, bit) == ECS_OK) return ECS_OK;
+    if (host_sig_bit(&p->session->world->sig, manager, false, bit) == ECS_OK) return ECS_OK;
     snprintf(what, sizeof what, "no manager named '%s' was ever registered", manager);
     return host_api_refuse(p, ECS_ERR_NOT_FOUND, "signature_bit", what);
 }
@@ -97,16 +101,16 @@ static ecs_status signature_bit(const ecs_host *h, const char *manager, uint32_t
 /* Is a report of bit for e acceptable from p? Logs why not. */
 static bool report_ok(host_plugin *p, const char *call, uint32_t bit, ecs_entity e, bool added)
 {
-    host_world *w = p->world;
+    host_session *hs = p->session;
     char what[300], text[300];
-    if (!owns_bit(w, p, bit)) {
-        const char *name = host_sig_name(&w->sig, bit);
+    if (!owns_bit(hs, p, bit)) {
+        const char *name = host_sig_name(&hs->world->sig, bit);
         snprintf(what, sizeof what,
                  "bit %u%s%s%s is not the signature bit of a manager of this plugin", bit,
                  name ? " ('" : "", name ? name : "", name ? "')" : "");
-    } else if (added && !host_entity_alive(w->entities, e)) {
+    } else if (added && !host_entity_alive(hs->world->entities, e)) {
         snprintf(what, sizeof what, "entity %s is not alive",
-                 host_world_entity_text(w, e, text, sizeof text));
+                 host_registry_entity_text(&hs->registry, e, text, sizeof text));
     } else {
         return true;
     }
@@ -119,7 +123,7 @@ static void component_added(const ecs_host *h, uint32_t bit, ecs_entity e)
     HOST_MAIN_THREAD(h, "component_added");
     host_plugin *p = plugin_of(h);
     if (p->in_unload || !report_ok(p, "component_added", bit, e, true)) return;
-    if (host_sig_add(&p->world->sig, bit, e) != ECS_OK)
+    if (host_sig_add(&p->session->world->sig, bit, e) != ECS_OK)
         host_api_refuse(p, ECS_ERR_NO_MEMORY, "component_added", "out of memory");
 }
 
@@ -128,7 +132,7 @@ static void component_removed(const ecs_host *h, uint32_t bit, ecs_entity e)
     HOST_MAIN_THREAD(h, "component_removed");
     host_plugin *p = plugin_of(h);
     if (p->in_unload || !report_ok(p, "component_removed", bit, e, false)) return;
-    host_sig_remove(&p->world->sig, bit, e); /* a dead e: cleared at its announcement */
+    host_sig_remove(&p->session->world->sig, bit, e); /* a dead e: cleared at its announcement */
 }
 
 /* ---- queries: manager names to bits ---- */
@@ -152,7 +156,7 @@ static ecs_status names_to_bits(host_plugin *p, const char *call, const char *co
                                 uint32_t n, uint32_t *out)
 {
     for (uint32_t k = 0; k < n; k++) {
-        if (host_sig_bit(&p->world->sig, names[k], false, &out[k]) == ECS_OK) continue;
+        if (host_sig_bit(&p->session->world->sig, names[k], false, &out[k]) == ECS_OK) continue;
         char what[300];
         snprintf(what, sizeof what, "no manager named '%s' was ever registered", names[k]);
         return host_api_refuse(p, ECS_ERR_NOT_FOUND, call, what);
@@ -212,15 +216,16 @@ static ecs_status view_init(const ecs_host *h, const ecs_query_desc *query, ecs_
         query_free(&q);
         return s;
     }
-    s = host_view_init(p->world, q.with, q.nw, q.without, q.nwo, v, &missing);
+    s = host_view_init(p->session->world, q.with, q.nw, q.without, q.nwo, v, &missing);
     query_free(&q);
     if (s == ECS_OK) return s;
     char what[300];
-    const host_world *w = p->world;
+    const host_session *hs = p->session;
     if (s == ECS_ERR_NOT_FOUND)
-        snprintf(what, sizeof what, "manager '%s' %s", host_sig_name(&w->sig, missing),
-                 missing < w->by_bit_cap && w->by_bit[missing] ? "offers no index (manager_index)"
-                                                               : "is not loaded");
+        snprintf(what, sizeof what, "manager '%s' %s", host_sig_name(&hs->world->sig, missing),
+                 missing < hs->world->by_bit_cap && hs->world->by_bit[missing]
+                     ? "offers no index (manager_index)"
+                     : "is not loaded");
     else
         snprintf(what, sizeof what, "%s",
                  s == ECS_ERR_NO_MEMORY ? "out of memory" : "more managers than a view takes");
@@ -249,13 +254,13 @@ static uint32_t view_next_many(const ecs_host *h, ecs_view *v, ecs_entity *out, 
 static ecs_status take_collection(host_plugin *p, const char *call, const query_bits *q,
                                   ecs_collection *out)
 {
-    host_world *w = p->world;
+    host_session *hs = p->session;
     ecs_collection c = 0;
     size_t n = p->pending_collection_count;
     ecs_collection *v = realloc(p->pending_collections, (n + 1) * sizeof *v);
     if (v) p->pending_collections = v;
-    if (!v ||
-        host_collections_find(&w->collections, q->with, q->nw, q->without, q->nwo, &c) != ECS_OK)
+    if (!v || host_collections_find(&hs->world->collections, q->with, q->nw, q->without, q->nwo,
+                                    &c) != ECS_OK)
         return refuse_in_load(p, ECS_ERR_NO_MEMORY, call, "out of memory");
     v[p->pending_collection_count++] = c;
     *out = c;
@@ -286,7 +291,7 @@ static uint32_t collection_entities(const ecs_host *h, ecs_collection c, const e
 {
     HOST_MAIN_THREAD_OR(h, "collection_entities", 0);
     host_plugin *p = plugin_of(h);
-    const host_collection *col = host_collections_get(&p->world->collections, c);
+    const host_collection *col = host_collections_get(&p->session->world->collections, c);
     if (out && col) return *out = col->dense, col->count;
     char what[64];
     snprintf(what, sizeof what, out ? "no collection %u" : "out is NULL", c);
@@ -298,10 +303,10 @@ static uint32_t collection_entities(const ecs_host *h, ecs_collection c, const e
 
 /* ---- systems ---- */
 
-host_system *host_system_named(host_world *w, host_plugin *p, const char *name)
+host_system *host_system_named(host_session *hs, host_plugin *p, const char *name)
 {
-    for (size_t i = 0; i < w->system_count; i++) {
-        host_system *s = w->systems[i];
+    for (size_t i = 0; i < hs->world->system_count; i++) {
+        host_system *s = hs->world->systems[i];
         if (strcmp(s->name, name) == 0 && !(p->reloading && s->owner == p)) return s;
     }
     for (size_t i = 0; i < p->pending_system_count; i++)
@@ -323,8 +328,8 @@ static ecs_status system_name_problem(host_plugin *p, const char *name, char *wh
         snprintf(what, size, "name must be 1-63 of [A-Za-z0-9_.-]");
         return ECS_ERR_INVALID_ARGUMENT;
     }
-    const host_manager *m = host_manager_named(p->world, p, name);
-    const host_system *s = m ? NULL : host_system_named(p->world, p, name);
+    const host_manager *m = host_manager_named(p->session, p, name);
+    const host_system *s = m ? NULL : host_system_named(p->session, p, name);
     if (!m && !s) return ECS_OK;
     const host_plugin *o = m ? m->owner : s->owner;
     snprintf(what, size, "%s '%s' is already registered by plugin '%s' (%s)",
@@ -345,8 +350,9 @@ static host_system *system_new(host_plugin *p, const ecs_system_desc *desc, ecs_
     s->desc.name = s->name;
     s->desc.query = (ecs_query_desc){0, NULL, NULL}; /* the plugin's lists: not kept */
     s->owner = p;
+    s->world = p->session->world;
     s->collection = c;
-    s->seq = p->world->next_seq++;
+    s->seq = p->session->world->next_seq++;
     s->call = (host_call){p->name, "run", s->name};
     return s;
 }

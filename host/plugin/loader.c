@@ -29,7 +29,10 @@
 #include "reload.h"
 #include "scene.h"
 #include "loader.h"
-#include "world.h"
+#include "hostapi.h"
+#include "loader.h"
+#include "plugin.h"
+#include "session.h"
 
 #define MANIFEST_NAME "manifest.json"
 
@@ -66,14 +69,14 @@ static bool ends_with(const char *s, const char *suffix)
  * too, so the loader refuses it with its reason rather than passing over it in silence; a
  * subfolder that cannot be read is logged and counted as bad. -1 when dir itself cannot
  * be listed. */
-static int scan(host_world *w, const char *dir, const char *sub, path_list *out)
+static int scan(host_session *hs, const char *dir, const char *sub, path_list *out)
 {
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s%s%s", dir, *sub ? "/" : "", sub);
     DIR *d = opendir(path);
     if (!d && *sub) { /* an unreadable subfolder is not fatal, but it is said */
         host_error("loader", "%s: skipped: cannot list this subfolder: %s", path, strerror(errno));
-        w->bad_plugins++;
+        hs->bad_plugins++;
         return 0;
     }
     if (!d) return -1;
@@ -88,7 +91,7 @@ static int scan(host_world *w, const char *dir, const char *sub, path_list *out)
         if (a < 0 || b < 0 || (size_t)a >= sizeof rel || (size_t)b >= sizeof full) continue;
         bool is_dir = stat(full, &st) == 0 && S_ISDIR(st.st_mode);
         if (is_dir && !*sub && !ends_with(de->d_name, ".p"))
-            rc = scan(w, dir, rel, out); /* meson's object folders end in .p */
+            rc = scan(hs, dir, rel, out); /* meson's object folders end in .p */
         else if (!is_dir && ends_with(de->d_name, ".so"))
             rc = push_path(out, rel);
     }
@@ -276,17 +279,17 @@ bool host_plugin_path_insecure(const char *dir, const char *file, bool check_dir
 /* ---- manifest ---- */
 
 /* The plugin of folder `folder` (any: -1) named name, or NULL. */
-static host_plugin *plugin_named(host_world *w, const char *name, int folder)
+static host_plugin *plugin_named(host_session *hs, const char *name, int folder)
 {
-    for (size_t i = 0; i < w->plugin_count; i++)
-        if (w->plugins[i]->name && strcmp(w->plugins[i]->name, name) == 0 &&
-            (folder < 0 || w->plugins[i]->folder == folder))
-            return w->plugins[i];
+    for (size_t i = 0; i < hs->plugin_count; i++)
+        if (hs->plugins[i]->name && strcmp(hs->plugins[i]->name, name) == 0 &&
+            (folder < 0 || hs->plugins[i]->folder == folder))
+            return hs->plugins[i];
     return NULL;
 }
 
 /* Apply dir/manifest.json when it exists: plugins[i] = {name, config?, disabled?}. */
-static ecs_status apply_manifest(host_world *w, const char *dir, int folder, bool allow_insecure)
+static ecs_status apply_manifest(host_session *hs, const char *dir, int folder, bool allow_insecure)
 {
     char path[PATH_MAX], err[600];
     snprintf(path, sizeof path, "%s/%s", dir, MANIFEST_NAME);
@@ -328,7 +331,7 @@ static ecs_status apply_manifest(host_world *w, const char *dir, int folder, boo
             s = ECS_ERR_BAD_VALUE;
             break;
         }
-        host_plugin *p = plugin_named(w, name->valuestring, folder);
+        host_plugin *p = plugin_named(hs, name->valuestring, folder);
         if (p && p->listed_at >= 0) {
             host_error("manifest", "%s: plugins[%d]: '%s' is already listed at plugins[%d]", path,
                        i, name->valuestring, p->listed_at);
@@ -353,19 +356,20 @@ static ecs_status apply_manifest(host_world *w, const char *dir, int folder, boo
     return s;
 }
 
-void host_world_unload_all(host_world *w)
+void host_unload_all(host_session *hs)
 {
-    for (size_t i = w->plugin_count; i-- > 0;)
-        host_plugin_unload(w, w->plugins[i], ECS_UNLOAD_SHUTDOWN);
-    host_world_announce_destroyed(w);
+    for (size_t i = hs->plugin_count; i-- > 0;)
+        host_plugin_unload(hs, hs->plugins[i], ECS_UNLOAD_SHUTDOWN);
+    host_world_announce_destroyed(hs->world);
 }
 
 /* Open every file of the folder that passes the permission check. */
-static ecs_status open_all(host_world *w, const char *dir, int folder, const host_load_options *opt)
+static ecs_status open_all(host_session *hs, const char *dir, int folder,
+                           const host_load_options *opt)
 {
     path_list files = {0};
     ecs_status s = ECS_OK;
-    if (scan(w, dir, "", &files) != 0) {
+    if (scan(hs, dir, "", &files) != 0) {
         host_error("loader", "%s: cannot list the plugin folder: %s", dir, strerror(errno));
         s = ECS_ERR_IO;
     }
@@ -376,10 +380,10 @@ static ecs_status open_all(host_world *w, const char *dir, int folder, const hos
         char why[sizeof((host_plugin *)0)->reason] = "";
         host_plugin_path_insecure(dir, files.v[i], false, opt->allow_insecure, why, sizeof why);
         host_plugin *p =
-            *why ? host_plugin_new(w, full, files.v[i]) : host_plugin_open(w, full, files.v[i]);
+            *why ? host_plugin_new(hs, full, files.v[i]) : host_plugin_open(hs, full, files.v[i]);
         if (p) p->folder = folder, p->rank = folder * HOST_FOLDER_RANKS + HOST_FOLDER_RANKS - 1;
-        if (p && *why) host_plugin_skip(w, p, "%s", why); /* listed by --list, never opened */
-        if (!p || host_world_push_plugin(w, p) != 0) {
+        if (p && *why) host_plugin_skip(hs, p, "%s", why); /* listed by --list, never opened */
+        if (!p || host_plugin_push(hs, p) != 0) {
             host_plugin_free(p);
             s = ECS_ERR_NO_MEMORY;
         }
@@ -392,16 +396,16 @@ static ecs_status open_all(host_world *w, const char *dir, int folder, const hos
 /* Skip a plugin whose name an earlier file already uses: in the same folder an error (two
  * builds of one plugin side by side), in an earlier folder the rule (the first folder wins,
  * as in PATH): one info line, not counted as bad. */
-static void skip_duplicate_names(host_world *w)
+static void skip_duplicate_names(host_session *hs)
 {
-    for (size_t i = 0; i < w->plugin_count; i++) {
-        host_plugin *p = w->plugins[i];
+    for (size_t i = 0; i < hs->plugin_count; i++) {
+        host_plugin *p = hs->plugins[i];
         if (p->status != HOST_PLUGIN_FOUND) continue;
         for (size_t j = 0; j < i; j++) {
-            host_plugin *q = w->plugins[j];
+            host_plugin *q = hs->plugins[j];
             if (q->status != HOST_PLUGIN_FOUND || strcmp(q->name, p->name) != 0) continue;
             if (q->folder == p->folder) {
-                host_plugin_skip(w, p, "plugin name '%s' is already used by %s", p->name, q->path);
+                host_plugin_skip(hs, p, "plugin name '%s' is already used by %s", p->name, q->path);
             } else {
                 snprintf(p->reason, sizeof p->reason,
                          "plugin '%s' is loaded from %s, an earlier folder", p->name, q->path);
@@ -414,11 +418,11 @@ static void skip_duplicate_names(host_world *w)
     }
 }
 
-/* Put the loadable plugins in load order at the front of w->plugins, skipping those whose
+/* Put the loadable plugins in load order at the front of hs->plugins, skipping those whose
  * dependencies cannot be met. */
-static ecs_status order_plugins(host_world *w)
+static ecs_status order_plugins(host_session *hs)
 {
-    size_t n = w->plugin_count, *out = calloc(n + 1, sizeof *out),
+    size_t n = hs->plugin_count, *out = calloc(n + 1, sizeof *out),
            *idx = calloc(n + 1, sizeof *idx);
     host_order_node *nodes = calloc(n + 1, sizeof *nodes);
     host_order_result *res = calloc(n + 1, sizeof *res);
@@ -427,33 +431,33 @@ static ecs_status order_plugins(host_world *w)
     if (!out || !idx || !nodes || !res || !sorted) goto error;
     size_t m = 0, k = 0;
     for (size_t i = 0; i < n; i++) {
-        host_plugin *p = w->plugins[i];
+        host_plugin *p = hs->plugins[i];
         if (p->status != HOST_PLUGIN_FOUND && p->status != HOST_PLUGIN_DISABLED) continue;
         idx[m] = i; /* disabled plugins take part, so their dependents hear why */
         nodes[m++] = (host_order_node){p->name, (const char *const *)p->deps, p->rank, p->file};
     }
     size_t count = host_order_sort(nodes, m, out, res);
     if (count == (size_t)-1) goto error;
-    for (size_t i = 0; i < count; i++) sorted[k++] = w->plugins[idx[out[i]]];
+    for (size_t i = 0; i < count; i++) sorted[k++] = hs->plugins[idx[out[i]]];
     for (size_t i = 0; i < m; i++) {
-        host_plugin *p = w->plugins[idx[i]];
+        host_plugin *p = hs->plugins[idx[i]];
         if (res[i].status == HOST_ORDER_MISSING_DEP)
-            host_plugin_skip(w, p, "missing dependency '%s' (no loadable plugin of that name)",
+            host_plugin_skip(hs, p, "missing dependency '%s' (no loadable plugin of that name)",
                              res[i].dep);
         else if (res[i].status == HOST_ORDER_DEP_SKIPPED)
-            host_plugin_skip(w, p, "its dependency '%s' cannot be loaded", res[i].dep);
+            host_plugin_skip(hs, p, "its dependency '%s' cannot be loaded", res[i].dep);
         else if (res[i].status == HOST_ORDER_CYCLE)
-            host_plugin_skip(w, p,
+            host_plugin_skip(hs, p,
                              "dependency cycle: '%s' and '%s' depend on each other (directly or "
                              "not)",
                              p->name, res[i].dep ? res[i].dep : "?");
     }
     for (size_t i = 0; i < n; i++) { /* then every plugin not placed, in file order */
         bool placed = false;
-        for (size_t j = 0; j < k && !placed; j++) placed = sorted[j] == w->plugins[i];
-        if (!placed) sorted[k++] = w->plugins[i];
+        for (size_t j = 0; j < k && !placed; j++) placed = sorted[j] == hs->plugins[i];
+        if (!placed) sorted[k++] = hs->plugins[i];
     }
-    if (n) memcpy(w->plugins, sorted, n * sizeof *sorted); /* plugins is NULL when n == 0 */
+    if (n) memcpy(hs->plugins, sorted, n * sizeof *sorted); /* plugins is NULL when n == 0 */
     s = ECS_OK;
 error:
     free(out);
@@ -495,42 +499,42 @@ static ecs_status folder_usable(const char *dir, size_t k, const host_load_optio
     return ECS_OK;
 }
 
-ecs_status host_world_load_dir(host_world *w, const char *dir, const host_load_options *opt)
+ecs_status host_load_dir(host_session *hs, const char *dir, const host_load_options *opt)
 {
-    return host_world_load_dirs(w, &dir, 1, opt);
+    return host_load_dirs(hs, &dir, 1, opt);
 }
 
-ecs_status host_world_load_dirs(host_world *w, const char *const *dirs, size_t n,
-                                const host_load_options *opt)
+ecs_status host_load_dirs(host_session *hs, const char *const *dirs, size_t n,
+                          const host_load_options *opt)
 {
     bool *missing = calloc(n + 1, sizeof *missing);
     ecs_status s = missing ? ECS_OK : ECS_ERR_NO_MEMORY;
     for (size_t k = 0; s == ECS_OK && k < n; k++) s = folder_usable(dirs[k], k, opt, &missing[k]);
     for (size_t k = 0; s == ECS_OK && k < n; k++)
-        if (!missing[k]) s = open_all(w, dirs[k], (int)k, opt);
+        if (!missing[k]) s = open_all(hs, dirs[k], (int)k, opt);
     free(missing);
-    if (s == ECS_OK) skip_duplicate_names(w);
+    if (s == ECS_OK) skip_duplicate_names(hs);
     for (size_t k = 0; s == ECS_OK && k < n; k++)
-        s = apply_manifest(w, dirs[k], (int)k, opt->allow_insecure);
-    if (s == ECS_OK) s = order_plugins(w);
+        s = apply_manifest(hs, dirs[k], (int)k, opt->allow_insecure);
+    if (s == ECS_OK) s = order_plugins(hs);
     if (s != ECS_OK) return s;
-    for (size_t i = 0; i < w->plugin_count; i++) {
-        host_plugin *p = w->plugins[i];
+    for (size_t i = 0; i < hs->plugin_count; i++) {
+        host_plugin *p = hs->plugins[i];
         if (p->status != HOST_PLUGIN_FOUND) continue;
         const host_plugin *dep = NULL;
         for (char **d = p->deps; *d && !dep; d++) {
-            const host_plugin *q = plugin_named(w, *d, -1);
+            const host_plugin *q = plugin_named(hs, *d, -1);
             if (!q || q->status != HOST_PLUGIN_LOADED) dep = q;
         }
         if (dep && dep->status == HOST_PLUGIN_DISABLED)
-            host_plugin_skip(w, p, "its dependency '%s' is disabled by %s", dep->name,
+            host_plugin_skip(hs, p, "its dependency '%s' is disabled by %s", dep->name,
                              MANIFEST_NAME);
         else if (dep)
-            host_plugin_skip(w, p, "its dependency '%s' failed to load", dep->name);
-        else if (host_plugin_load(w, p) != ECS_OK) {
+            host_plugin_skip(hs, p, "its dependency '%s' failed to load", dep->name);
+        else if (host_plugin_load(hs, p) != ECS_OK) {
             char reason[sizeof p->reason];
             memcpy(reason, p->reason, sizeof reason);
-            host_plugin_skip(w, p, "%s", reason);
+            host_plugin_skip(hs, p, "%s", reason);
         }
     }
     return ECS_OK;
@@ -548,20 +552,21 @@ static const char *escaped(char *buf, const char *s)
     return buf;
 }
 
-/* The systems line of --list: "  systems: name (weight w) ...", none without systems. */
-static void print_systems(const host_world *w, const host_plugin *p, FILE *out)
+/* The systems line of --list: "  systems: name (weight hs) ...", none without systems. */
+static void print_systems(const host_session *hs, const host_plugin *p, FILE *out)
 {
     if (!p->system_count) return;
     fprintf(out, "  systems:");
-    for (size_t j = 0; j < w->system_count; j++)
-        if (w->systems[j]->owner == p)
-            fprintf(out, " %s (weight %d)", w->systems[j]->name, (int)w->systems[j]->desc.weight);
+    for (size_t j = 0; j < hs->world->system_count; j++)
+        if (hs->world->systems[j]->owner == p)
+            fprintf(out, " %s (weight %d)", hs->world->systems[j]->name,
+                    (int)hs->world->systems[j]->desc.weight);
     fprintf(out, "\n");
 }
 
 /* The lines of p's description: name, version, ABI, dependencies, managers, APIs. Names
  * of plugins, managers and APIs were checked when they were given: printable. */
-static void print_description(const host_world *w, const host_plugin *p, FILE *out, char *buf)
+static void print_description(const host_session *hs, const host_plugin *p, FILE *out, char *buf)
 {
     fprintf(out, "  name: %s  version: %s  abi: %u.%u  state: %u\n", p->name,
             escaped(buf, p->version), p->abi_major, p->abi_minor, p->state_version);
@@ -569,25 +574,26 @@ static void print_description(const host_world *w, const host_plugin *p, FILE *o
     for (char **d = p->deps; d && *d; d++) fprintf(out, " %s", escaped(buf, *d));
     fprintf(out, "%s\n  managers:", p->deps && *p->deps ? "" : " -");
     size_t shown = 0;
-    for (size_t j = 0; j < w->manager_count; j++)
-        if (w->managers[j]->owner == p) fprintf(out, " %s", w->managers[j]->name), shown++;
+    for (size_t j = 0; j < hs->world->manager_count; j++)
+        if (hs->world->managers[j]->owner == p)
+            fprintf(out, " %s", hs->world->managers[j]->name), shown++;
     fprintf(out, "%s\n  apis:", shown ? "" : " -");
     for (size_t j = 0; j < p->api_count; j++) fprintf(out, " %s", p->api_names[j]);
     fprintf(out, "%s\n", p->api_count ? "" : " -");
-    print_systems(w, p, out);
+    print_systems(hs, p, out);
 }
 
-void host_world_print_list(const host_world *w, FILE *out)
+void host_print_list(const host_session *hs, FILE *out)
 {
     char *buf = malloc(ESCAPED), folder[PATH_MAX];
     if (!buf) {
         host_error("loader", "--list: out of memory");
         return;
     }
-    for (size_t i = 0; i < w->plugin_count; i++) {
-        const host_plugin *p = w->plugins[i];
+    for (size_t i = 0; i < hs->plugin_count; i++) {
+        const host_plugin *p = hs->plugins[i];
         fprintf(out, "%s\n", escaped(buf, p->file));
-        if (p->name) print_description(w, p, out, buf);
+        if (p->name) print_description(hs, p, out, buf);
         const char *st = p->status == HOST_PLUGIN_LOADED     ? "loads"
                          : p->status == HOST_PLUGIN_DISABLED ? "disabled"
                                                              : "does not load";

@@ -18,7 +18,7 @@
 
 #include "ecs_plugin.h"
 
-typedef struct host_world host_world;
+typedef struct host_session host_session;
 
 typedef struct host_load_options {
     bool allow_insecure;        /* load plugins others may write (with a warning) */
@@ -27,22 +27,22 @@ typedef struct host_load_options {
 } host_load_options;
 
 /* Find, validate, order and load every plugin of dir (and of its subfolders, one level
- * down). Bad plugins are logged, counted in w->bad_plugins and skipped. Returns ECS_OK,
+ * down). Bad plugins are logged, counted in hs->bad_plugins and skipped. Returns ECS_OK,
  * or an error when the folder or its manifest cannot be used (nothing is loaded then). */
-ecs_status host_world_load_dir(host_world *w, const char *dir, const host_load_options *opt);
+ecs_status host_load_dir(host_session *hs, const char *dir, const host_load_options *opt);
 
 /* Load the plugins of several folders: each folder's files, then each folder's manifest,
  * in folder order; a plugin name found in an earlier folder wins (one info line names the
  * file skipped); load order: dependencies, folder, manifest, file name. A folder that does
  * not exist is an error (nothing loads), unless opt->may_be_missing says it may be. */
-ecs_status host_world_load_dirs(host_world *w, const char *const *dirs, size_t n,
-                                const host_load_options *opt);
+ecs_status host_load_dirs(host_session *hs, const char *const *dirs, size_t n,
+                          const host_load_options *opt);
 
 /* Unload every loaded plugin in reverse load order, reporting leaks by plugin name. */
-void host_world_unload_all(host_world *w);
+void host_unload_all(host_session *hs);
 
 /* Print the plugins found, one block each (for --list). */
-void host_world_print_list(const host_world *w, FILE *out);
+void host_print_list(const host_session *hs, FILE *out);
 
 /* host_plugin_insecure for file (relative to the plugin folder dir) and every folder on
  * its way: dir itself when check_dir, its subfolder, and for a symlink (or a file in a

@@ -25,12 +25,16 @@
 
 #include "guard.h"
 #include "log.h"
+#include "fs.h"
 #include "plugin_file.h"
 #include "private.h"
 #include "pstate.h"
 #include "reload.h"
 #include "scene.h"
-#include "world.h"
+#include "hostapi.h"
+#include "loader.h"
+#include "plugin.h"
+#include "session.h"
 
 #define PLUGIN_DESC_V1_SIZE     (offsetof(ecs_plugin_desc, unload) + sizeof(void *))
 #define PLUGIN_DESC_LAYOUT_SIZE (offsetof(ecs_plugin_desc, state_hash) + sizeof(uint32_t))
@@ -51,7 +55,7 @@ int host_plugin_dlclose(void *dl, const char *name)
         host_error("guard",
                    "plugin '%s': its destructors crashed with %s at dlclose(): it stays "
                    "mapped",
-                   name ? name : "?", host_guard_signal_name(sig));
+                   name ? name : "?", host_signame(sig));
     return sig;
 }
 
@@ -66,15 +70,15 @@ void host_plugin_release(host_plugin *p)
 }
 
 /* Mark p skipped as bad: one log line naming the file and the reason. */
-void host_plugin_skip(host_world *w, host_plugin *p, const char *fmt, ...)
+void host_plugin_skip(host_session *hs, host_plugin *p, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(p->reason, sizeof p->reason, fmt, ap);
     va_end(ap);
     p->status = HOST_PLUGIN_SKIPPED;
-    w->bad_plugins++;
-    if (!w->quiet_skips) host_error("loader", "%s: skipped: %s", p->path, p->reason);
+    hs->bad_plugins++;
+    if (!hs->quiet_skips) host_error("loader", "%s: skipped: %s", p->path, p->reason);
     host_plugin_release(p);
 }
 
@@ -162,7 +166,7 @@ void host_plugin_desc_layout(host_plugin *p, const ecs_plugin_desc *d)
 }
 
 /* A record for the plugin file at path, not opened yet. NULL: out of memory. */
-host_plugin *host_plugin_new(host_world *w, const char *path, const char *file)
+host_plugin *host_plugin_new(host_session *hs, const char *path, const char *file)
 {
     host_plugin *p = calloc(1, sizeof *p);
     if (!p || !(p->path = strdup(path)) || !(p->file = strdup(file))) {
@@ -170,7 +174,7 @@ host_plugin *host_plugin_new(host_world *w, const char *path, const char *file)
         free(p);
         return NULL;
     }
-    p->world = w;
+    p->session = hs;
     p->rank = INT_MAX;
     p->listed_at = -1;
     return p;
@@ -200,18 +204,18 @@ static void build_id(char out[40], time_t when, uint64_t h)
     snprintf(out, 40, "build of %s, %08x", at, (unsigned)(h ^ (h >> 32)));
 }
 
-static char *private_copy(host_world *w, const char *path, const char *file, char *why, size_t len,
-                          char build[40])
+static char *private_copy(host_session *hs, const char *path, const char *file, char *why,
+                          size_t len, char build[40])
 {
     const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
     char name[NAME_MAX + 16], dst[PATH_MAX];
-    snprintf(name, sizeof name, "%u-%s", ++w->copies, base);
-    if (!host_private_ok(w, why, len)) return NULL;          /* may make the folder again */
-    snprintf(dst, sizeof dst, "%s/%s", w->private_at, name); /* by the descriptor */
-    int in = host_open_regular(path, why, len);              /* never blocks on a FIFO */
+    snprintf(name, sizeof name, "%u-%s", ++hs->copies, base);
+    if (!host_private_ok(hs, why, len)) return NULL;          /* may make the folder again */
+    snprintf(dst, sizeof dst, "%s/%s", hs->private_at, name); /* by the descriptor */
+    int in = host_fs_open_regular(path, why, len);            /* never blocks on a FIFO */
     if (in < 0) return NULL;
     int out =
-        openat(w->private_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0500);
+        openat(hs->private_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0500);
     bool ok = out >= 0;
     unsigned char buf[65536];
     ssize_t n = 0;
@@ -255,27 +259,27 @@ static void call_entry(void *arg)
 
 /* Open path and read its description. The record is returned even when the plugin is
  * bad (status SKIPPED, with the reason), so --list can show it. NULL: out of memory. */
-host_plugin *host_plugin_open(host_world *w, const char *path, const char *file)
+host_plugin *host_plugin_open(host_session *hs, const char *path, const char *file)
 {
-    host_plugin *p = host_plugin_new(w, path, file);
+    host_plugin *p = host_plugin_new(hs, path, file);
     if (!p) return NULL;
     char why[400];
     if (!host_elf_check_path(path, why, sizeof why)) { /* before anything maps it */
-        host_plugin_skip(w, p, "%s", why);
+        host_plugin_skip(hs, p, "%s", why);
         return p;
     }
-    if (w->private_dir &&
-        !(p->copy_path = private_copy(w, path, file, why, sizeof why, p->build))) {
-        host_plugin_skip(w, p, "%s", why);
+    if (hs->private_dir &&
+        !(p->copy_path = private_copy(hs, path, file, why, sizeof why, p->build))) {
+        host_plugin_skip(hs, p, "%s", why);
         return p;
     }
     const char *map = p->copy_path ? p->copy_path : path;
     if (p->copy_path && !host_elf_check_path(map, why, sizeof why)) { /* the bytes mapped */
-        host_plugin_skip(w, p, "%s", why);
+        host_plugin_skip(hs, p, "%s", why);
         return p;
     }
-    if (!host_probe_file(&w->probe, map, NULL, why, sizeof why)) { /* before it is mapped */
-        host_plugin_skip(w, p, "%s", why);
+    if (!host_probe_file(&hs->probe, map, NULL, why, sizeof why)) { /* before it is mapped */
+        host_plugin_skip(hs, p, "%s", why);
         return p;
     }
     open_call oc = {map, NULL, {NULL}, NULL};
@@ -283,19 +287,19 @@ host_plugin *host_plugin_open(host_world *w, const char *path, const char *file)
     int sig = host_guard_call(&named, call_dlopen, &oc); /* --safe: what the probe missed */
     if (sig) {
         host_plugin_skip(
-            w, p,
+            hs, p,
             "its constructor crashed with %s in the host (the probe had passed): it stays "
             "mapped, as dlopen left it",
-            host_guard_signal_name(sig));
+            host_signame(sig));
         return p;
     }
     if (!(p->dl = oc.dl)) {
-        host_plugin_skip(w, p, "dlopen failed: %s", dlerror());
+        host_plugin_skip(hs, p, "dlopen failed: %s", dlerror());
         return p;
     }
     oc.entry.obj = dlsym(p->dl, ECS_PLUGIN_ENTRY_NAME);
     if (!oc.entry.obj) {
-        host_plugin_skip(w, p, "no entry symbol '%s': declare it with ECS_PLUGIN_EXPORT()",
+        host_plugin_skip(hs, p, "no entry symbol '%s': declare it with ECS_PLUGIN_EXPORT()",
                          ECS_PLUGIN_ENTRY_NAME);
         return p;
     }
@@ -303,13 +307,13 @@ host_plugin *host_plugin_open(host_world *w, const char *path, const char *file)
     if ((sig = host_guard_call(&named, call_entry, &oc))) {
         p->dl = NULL; /* its code may hold a lock or a half-made state: never closed */
         host_plugin_skip(
-            w, p, "its entry function %s() crashed with %s in the host (the probe had passed)",
-            ECS_PLUGIN_ENTRY_NAME, host_guard_signal_name(sig));
+            hs, p, "its entry function %s() crashed with %s in the host (the probe had passed)",
+            ECS_PLUGIN_ENTRY_NAME, host_signame(sig));
         return p;
     }
     const ecs_plugin_desc *d = oc.desc;
     if (!host_plugin_desc_ok(d, why, sizeof why)) {
-        host_plugin_skip(w, p, "%s", why);
+        host_plugin_skip(hs, p, "%s", why);
         return p;
     }
     p->desc = d;
@@ -321,7 +325,7 @@ host_plugin *host_plugin_open(host_world *w, const char *path, const char *file)
     p->name = strdup(d->name);
     p->version = strdup(d->version ? d->version : "");
     p->deps = copy_list(d->dependencies);
-    if (!p->name || !p->version || !p->deps) host_plugin_skip(w, p, "out of memory");
+    if (!p->name || !p->version || !p->deps) host_plugin_skip(hs, p, "out of memory");
     return p;
 }
 
@@ -332,12 +336,12 @@ static void destroy_pending_entities(host_plugin *p)
 {
     uint32_t gone = 0;
     if (p->pending_entity_count)
-        host_entity_destroy_many(p->world->entities, p->pending_entities,
+        host_entity_destroy_many(p->session->world->entities, p->pending_entities,
                                  (uint32_t)p->pending_entity_count, &gone);
     if (gone) {
         host_detail("loader", "%s: destroyed the %u entities its refused load() created",
                     p->name ? p->name : p->file, gone);
-        host_world_announce_destroyed(p->world);
+        host_world_announce_destroyed(p->session->world);
     }
     free(p->pending_entities);
     p->pending_entities = NULL;
@@ -394,7 +398,7 @@ int host_plugin_call_unload(host_plugin *p, const ecs_plugin_desc *desc, void *s
     p->in_unload = was;
     if (sig)
         host_error("guard", "plugin '%s' (%s) crashed with %s in unload()", p->name, p->file,
-                   host_guard_signal_name(sig));
+                   host_signame(sig));
     return sig;
 }
 
@@ -418,11 +422,11 @@ void host_plugin_begin_load(host_plugin *p)
     p->missing_api[0] = '\0';
 }
 
-bool host_plugin_missing_api(const host_world *w, const host_plugin *p, char *buf, size_t len)
+bool host_plugin_missing_api(const host_session *hs, const host_plugin *p, char *buf, size_t len)
 {
     *buf = '\0';
     if (!p->missing_api[0]) return false;
-    const host_api_entry *e = host_registry_entry(&w->registry, p->missing_api);
+    const host_api_entry *e = host_registry_entry(&hs->registry, p->missing_api);
     const host_plugin *owner = e ? e->owner : NULL;
     char has[160] = "no plugin publishes it";
     if (owner)
@@ -440,10 +444,10 @@ int host_plugin_outcome(host_plugin *p, bool accepted)
     host_call named = {p->name, "the function it gave on_commit", NULL};
     int sig = c.fn ? host_guard_call(&named, call_outcome, &c) : 0;
     if (sig && accepted)
-        host_plugin_crashed(p->world, p, sig, "the function it gave on_commit");
+        host_plugin_crashed(p, sig, "the function it gave on_commit");
     else if (sig)
         host_warn("loader", "%s: its on_commit function %s hearing of its refusal",
-                  p->name ? p->name : p->file, host_guard_outcome(sig));
+                  p->name ? p->name : p->file, host_signame_outcome(sig));
     return sig;
 }
 
@@ -453,32 +457,32 @@ void host_plugin_undo_load(host_plugin *p, const ecs_plugin_desc *desc, void *st
     if (host_plugin_outcome(p, false) == 0) host_plugin_call_unload(p, desc, state, why);
 }
 
-/* Room in w for p's pending managers and systems, and their steps. ECS_ERR_NO_MEMORY
+/* Room in hs for p's pending managers and systems, and their steps. ECS_ERR_NO_MEMORY
  * changes nothing the frame reads. */
-ecs_status host_world_reserve_for(host_world *w, const host_plugin *p)
+ecs_status host_plugin_reserve_for(host_session *hs, const host_plugin *p)
 {
-    size_t need = w->manager_count + p->pending_manager_count;
-    if (need > w->manager_cap) {
-        host_manager **v = realloc(w->managers, need * 2 * sizeof *v);
+    size_t need = hs->world->manager_count + p->pending_manager_count;
+    if (need > hs->world->manager_cap) {
+        host_manager **v = realloc(hs->world->managers, need * 2 * sizeof *v);
         if (!v) return ECS_ERR_NO_MEMORY;
-        w->managers = v;
-        w->manager_cap = need * 2;
+        hs->world->managers = v;
+        hs->world->manager_cap = need * 2;
     }
-    size_t systems = w->system_count + p->pending_system_count;
-    if (systems > w->system_cap) {
-        host_system **v = realloc(w->systems, systems * 2 * sizeof *v);
+    size_t systems = hs->world->system_count + p->pending_system_count;
+    if (systems > hs->world->system_cap) {
+        host_system **v = realloc(hs->world->systems, systems * 2 * sizeof *v);
         if (!v) return ECS_ERR_NO_MEMORY;
-        w->systems = v;
-        w->system_cap = systems * 2;
+        hs->world->systems = v;
+        hs->world->system_cap = systems * 2;
     }
-    return host_schedule_reserve(w, need + systems);
+    return host_schedule_reserve(hs->world, need + systems);
 }
 
 /* Take p's pending collection references (they become its own). */
-static void commit_collections(host_world *w, host_plugin *p)
+static void commit_collections(host_session *hs, host_plugin *p)
 {
     for (size_t i = 0; i < p->pending_collection_count; i++)
-        host_collections_ref(&w->collections, &w->sig, p->pending_collections[i]);
+        host_collections_ref(&hs->world->collections, &hs->world->sig, p->pending_collections[i]);
     free(p->collections);
     p->collections = p->pending_collections;
     p->collection_count = p->pending_collection_count;
@@ -487,21 +491,21 @@ static void commit_collections(host_world *w, host_plugin *p)
 }
 
 /* Drop every collection reference p holds. */
-static void release_collections(host_world *w, host_plugin *p)
+static void release_collections(host_session *hs, host_plugin *p)
 {
     for (size_t i = 0; i < p->collection_count; i++)
-        host_collections_unref(&w->collections, &w->sig, p->collections[i]);
+        host_collections_unref(&hs->world->collections, &hs->world->sig, p->collections[i]);
     free(p->collections);
     p->collections = NULL;
     p->collection_count = 0;
 }
 
-bool host_plugin_apis_fit(host_world *w, const host_plugin *p, char *why, size_t len)
+bool host_plugin_apis_fit(host_session *hs, const host_plugin *p, char *why, size_t len)
 {
     for (size_t i = 0; i < p->pending_api_count; i++) {
         const host_pending_api *a = &p->pending_apis[i];
         size_t room = 0;
-        ecs_status s = host_registry_check(&w->registry, p, a->name, a->size, &room);
+        ecs_status s = host_registry_check(&hs->registry, p, a->name, a->size, &room);
         if (s == ECS_ERR_BAD_VALUE)
             return host_format(why, len,
                                "API '%s' is %zu bytes, more than the %zu the host keeps for it "
@@ -517,22 +521,22 @@ bool host_plugin_apis_fit(host_world *w, const host_plugin *p, char *why, size_t
 
 /* Move p's pending registrations into the world. All or nothing: on failure nothing of it
  * is published, with the reason in p->reason. */
-static ecs_status commit(host_world *w, host_plugin *p)
+static ecs_status commit(host_session *hs, host_plugin *p)
 {
     char why[sizeof p->reason];
-    if (!host_plugin_apis_fit(w, p, why, sizeof why)) {
+    if (!host_plugin_apis_fit(hs, p, why, sizeof why)) {
         host_format(p->reason, sizeof p->reason, "registering failed: %s", why);
         return ECS_ERR_BAD_VALUE;
     }
-    if (host_world_reserve_for(w, p) != ECS_OK) return ECS_ERR_NO_MEMORY;
+    if (host_plugin_reserve_for(hs, p) != ECS_OK) return ECS_ERR_NO_MEMORY;
     char **names = calloc(p->pending_api_count + 1, sizeof *names);
     if (!names) return ECS_ERR_NO_MEMORY;
     for (size_t i = 0; i < p->pending_api_count; i++) {
         host_pending_api *a = &p->pending_apis[i];
         ecs_status s =
-            host_registry_publish(&w->registry, p, a->name, a->version, a->bytes, a->size);
+            host_registry_publish(&hs->registry, p, a->name, a->version, a->bytes, a->size);
         if (s != ECS_OK) { /* memory for a new name: take back what went out */
-            host_registry_withdraw(&w->registry, p);
+            host_registry_withdraw(&hs->registry, p);
             for (size_t j = 0; j < i; j++) p->pending_apis[j].name = names[j];
             free(names);
             return s;
@@ -541,25 +545,25 @@ static ecs_status commit(host_world *w, host_plugin *p)
         a->name = NULL;
     }
     for (size_t i = 0; i < p->pending_manager_count; i++) {
-        w->managers[w->manager_count++] = p->pending_managers[i];
+        hs->world->managers[hs->world->manager_count++] = p->pending_managers[i];
         p->pending_managers[i] = NULL;
     }
     p->manager_count = p->pending_manager_count;
     p->pending_manager_count = 0;
     for (size_t i = 0; i < p->pending_system_count; i++) {
-        w->systems[w->system_count++] = p->pending_systems[i];
+        hs->world->systems[hs->world->system_count++] = p->pending_systems[i];
         p->pending_systems[i] = NULL;
     }
     p->system_count = p->pending_system_count;
     p->pending_system_count = 0;
-    commit_collections(w, p);
+    commit_collections(hs, p);
     p->pstate = p->pending_pstate;
     p->has_pstate = p->has_pending_pstate;
     p->api_names = names;
     p->api_count = p->pending_api_count;
     p->pending_entity_count = 0; /* the load stands: its entities stay */
     host_plugin_discard_pending(p);
-    host_world_managers_changed(w);
+    host_world_managers_changed(hs->world);
     return ECS_OK;
 }
 
@@ -583,7 +587,7 @@ static void call_load(void *arg)
     c->status = c->p->desc->load(&c->p->table, c->args, &c->p->state);
 }
 
-ecs_status host_plugin_load(host_world *w, host_plugin *p)
+ecs_status host_plugin_load(host_session *hs, host_plugin *p)
 {
     host_api_init(p);
     ecs_load_args args = {sizeof args, NULL};
@@ -594,7 +598,7 @@ ecs_status host_plugin_load(host_world *w, host_plugin *p)
     ecs_status s = sig ? ECS_ERR_PLUGIN : lc.status;
     p->in_load = false;
     if (sig) { /* its state is unknown: do not call it again, take back what it holds */
-        host_format(p->reason, sizeof p->reason, "load() %s", host_guard_outcome(sig));
+        host_format(p->reason, sizeof p->reason, "load() %s", host_signame_outcome(sig));
         p->commit_fn = NULL;
         host_plugin_discard_pending(p);
         host_mem_release_all(&p->mem);
@@ -607,13 +611,13 @@ ecs_status host_plugin_load(host_world *w, host_plugin *p)
         s = ECS_ERR_PLUGIN;
         host_format(p->reason, sizeof p->reason, "load() went on after a refused registration: %s",
                     refusal);
-    } else if (s == ECS_OK && (p->reason[0] = '\0', s = commit(w, p)) != ECS_OK) {
+    } else if (s == ECS_OK && (p->reason[0] = '\0', s = commit(hs, p)) != ECS_OK) {
         host_plugin_undo_load(p, p->desc, p->state, ECS_UNLOAD_SHUTDOWN);
         if (!p->reason[0])
             snprintf(p->reason, sizeof p->reason, "registering failed: %s", ecs_status_text(s));
     } else if (s != ECS_OK) {
         char missing[300];
-        host_plugin_missing_api(w, p, missing, sizeof missing);
+        host_plugin_missing_api(hs, p, missing, sizeof missing);
         host_format(p->reason, sizeof p->reason, "load() failed: %s%s%s%s%s", ecs_status_text(s),
                     *refusal ? " after " : "", refusal, *missing ? ": " : "", missing);
     }
@@ -644,37 +648,37 @@ ecs_status host_plugin_load(host_world *w, host_plugin *p)
     return ECS_OK;
 }
 
-void host_plugin_unload(host_world *w, host_plugin *p, ecs_unload_reason why)
+void host_plugin_unload(host_session *hs, host_plugin *p, ecs_unload_reason why)
 {
     if (p->status != HOST_PLUGIN_LOADED) return;
     if (!p->crashed && host_plugin_call_unload(p, p->desc, p->state, why) != 0)
         p->crashed = true; /* its memory is the host's to free, as after any crash */
     size_t kept = 0;
-    for (size_t i = 0; i < w->manager_count; i++) {
-        host_manager *m = w->managers[i];
+    for (size_t i = 0; i < hs->world->manager_count; i++) {
+        host_manager *m = hs->world->managers[i];
         if (m->owner != p)
-            w->managers[kept++] = m; /* the others keep their order */
+            hs->world->managers[kept++] = m; /* the others keep their order */
         else {
-            host_sig_clear_bit(&w->sig, m->bit); /* its components are gone */
+            host_sig_clear_bit(&hs->world->sig, m->bit); /* its components are gone */
             free(m->name);
             free(m);
         }
     }
-    w->manager_count = kept;
+    hs->world->manager_count = kept;
     p->manager_count = 0;
     kept = 0;
-    for (size_t i = 0; i < w->system_count; i++) {
-        if (w->systems[i]->owner != p)
-            w->systems[kept++] = w->systems[i];
+    for (size_t i = 0; i < hs->world->system_count; i++) {
+        if (hs->world->systems[i]->owner != p)
+            hs->world->systems[kept++] = hs->world->systems[i];
         else
-            host_system_free(w->systems[i]);
+            host_system_free(hs->world->systems[i]);
     }
-    w->system_count = kept;
+    hs->world->system_count = kept;
     p->system_count = 0;
-    release_collections(w, p);
+    release_collections(hs, p);
     p->has_pstate = false;
-    host_world_managers_changed(w); /* smaller: no memory needed */
-    host_registry_withdraw(&w->registry, p);
+    host_world_managers_changed(hs->world); /* smaller: no memory needed */
+    host_registry_withdraw(&hs->registry, p);
     for (size_t i = 0; i < p->api_count; i++) free(p->api_names[i]);
     free(p->api_names); /* a load of the same record publishes them again */
     p->api_names = NULL;
@@ -691,23 +695,23 @@ void host_plugin_unload(host_world *w, host_plugin *p, ecs_unload_reason why)
     p->status = HOST_PLUGIN_UNLOADED;
 }
 
-int host_world_push_plugin(host_world *w, host_plugin *p)
+int host_plugin_push(host_session *hs, host_plugin *p)
 {
-    if (w->plugin_count == w->plugin_cap) {
-        size_t cap = w->plugin_cap ? w->plugin_cap * 2 : 16;
-        host_plugin **v = realloc(w->plugins, cap * sizeof *v);
+    if (hs->plugin_count == hs->plugin_cap) {
+        size_t cap = hs->plugin_cap ? hs->plugin_cap * 2 : 16;
+        host_plugin **v = realloc(hs->plugins, cap * sizeof *v);
         if (!v) return -1;
-        w->plugins = v;
-        w->plugin_cap = cap;
+        hs->plugins = v;
+        hs->plugin_cap = cap;
     }
-    w->plugins[w->plugin_count++] = p;
+    hs->plugins[hs->plugin_count++] = p;
     return 0;
 }
 
-host_plugin *host_world_plugin_named(host_world *w, const char *name)
+host_plugin *host_plugin_named(host_session *hs, const char *name)
 {
-    for (size_t i = 0; i < w->plugin_count; i++) {
-        host_plugin *p = w->plugins[i];
+    for (size_t i = 0; i < hs->plugin_count; i++) {
+        host_plugin *p = hs->plugins[i];
         if (p->status == HOST_PLUGIN_LOADED && strcmp(p->name, name) == 0) return p;
     }
     return NULL;
@@ -718,7 +722,7 @@ host_plugin *host_world_plugin_named(host_world *w, const char *name)
 void host_plugin_note(host_plugin *p, host_event kind, const char *fmt, ...)
 {
     struct host_reload_note *n = &p->reloads[p->reload_count++ % HOST_HISTORY];
-    n->time = p->world ? p->world->frame.time : 0;
+    n->time = p->session ? p->session->world->frame.time : 0;
     n->done = kind == HOST_EVENT_RELOAD || kind == HOST_EVENT_BACK;
     n->kind = (uint8_t)kind;
     va_list ap;
@@ -727,15 +731,14 @@ void host_plugin_note(host_plugin *p, host_event kind, const char *fmt, ...)
     va_end(ap);
 }
 
-void host_plugin_crashed(host_world *w, host_plugin *p, int sig, const char *what)
+void host_plugin_crashed(host_plugin *p, int sig, const char *what)
 {
-    (void)w;
     if (p->crashed) return;
     p->crashed = true;
     static const char after[] = "at the end of this frame it goes back to its last good "
                                 "version, or is unloaded until a new build";
-    const char *signal = host_guard_signal_name(sig);
-    if (host_guard_is_stop(sig)) { /* main.c: the second SIGINT/SIGTERM */
+    const char *signal = host_signame(sig);
+    if (host_signame_is_stop(sig)) { /* main.c: the second SIGINT/SIGTERM */
         host_error("guard",
                    "plugin '%s' (%s) did not return from %s and was abandoned at the "
                    "second %s: %s",
@@ -751,7 +754,7 @@ void host_plugin_crashed(host_world *w, host_plugin *p, int sig, const char *wha
 }
 
 typedef struct keep_call {
-    host_world *w;
+    host_session *hs;
     host_plugin *p;
     bool kept;
 } keep_call;
@@ -759,52 +762,52 @@ typedef struct keep_call {
 static void call_keep(void *arg)
 {
     keep_call *c = arg;
-    c->kept = host_scene_keep_plugin(c->w, c->p);
+    c->kept = host_scene_keep_owner(c->hs->scene, c->p);
 }
 
 /* ---- the dependency graph: declared dependencies and found APIs ---- */
 
-/* The position of loaded plugin p in w->plugins, or -1. */
-static long position_of(const host_world *w, const host_plugin *p)
+/* The position of loaded plugin p in hs->plugins, or -1. */
+static long position_of(const host_session *hs, const host_plugin *p)
 {
-    for (size_t i = 0; p && i < w->plugin_count; i++)
-        if (w->plugins[i] == p && p->status == HOST_PLUGIN_LOADED) return (long)i;
+    for (size_t i = 0; p && i < hs->plugin_count; i++)
+        if (hs->plugins[i] == p && p->status == HOST_PLUGIN_LOADED) return (long)i;
     return -1;
 }
 
 /* The loaded plugin behind q's k-th dependency edge (its declared dependencies, then the
  * providers of the APIs it found), NULL when that one is not loaded; *more false past the
  * last edge. */
-static host_plugin *provider_at(host_world *w, const host_plugin *q, size_t k, bool *more)
+static host_plugin *provider_at(host_session *hs, const host_plugin *q, size_t k, bool *more)
 {
     size_t declared = 0;
     while (q->deps && q->deps[declared]) declared++;
     *more = k < declared + q->use_count;
     if (!*more) return NULL;
-    if (k < declared) return host_world_plugin_named(w, q->deps[k]);
-    const host_api_entry *e = host_registry_entry(&w->registry, q->uses[k - declared].name);
+    if (k < declared) return host_plugin_named(hs, q->deps[k]);
+    const host_api_entry *e = host_registry_entry(&hs->registry, q->uses[k - declared].name);
     return e && e->owner != q ? (host_plugin *)e->owner : NULL;
 }
 
 /* A chain of dependencies from loaded plugin `from` to `to` (from needs x, x needs ...
  * needs to), breadth first with one visit per plugin whatever the graph holds: true with
  * "from needs x, x needs to" in chain. False when there is none or memory ran out. */
-static bool dependency_chain(host_world *w, host_plugin *from, const host_plugin *to, char *chain,
-                             size_t len)
+static bool dependency_chain(host_session *hs, host_plugin *from, const host_plugin *to,
+                             char *chain, size_t len)
 {
-    size_t n = w->plugin_count, head = 0, tail = 0;
+    size_t n = hs->plugin_count, head = 0, tail = 0;
     long *parent = malloc((n + 1) * sizeof *parent), *queue = malloc((n + 1) * sizeof *queue);
-    long start = position_of(w, from), found = -1;
+    long start = position_of(hs, from), found = -1;
     for (size_t i = 0; parent && queue && i < n; i++) parent[i] = -2; /* -2: not seen yet */
     if (parent && queue && start >= 0) parent[start] = -1, queue[tail++] = start;
     while (head < tail && found < 0) {
-        host_plugin *q = w->plugins[queue[head++]];
+        host_plugin *q = hs->plugins[queue[head++]];
         bool more = true;
         for (size_t k = 0; more && found < 0; k++) {
-            long at = position_of(w, provider_at(w, q, k, &more));
+            long at = position_of(hs, provider_at(hs, q, k, &more));
             if (at < 0 || parent[at] != -2) continue;
             parent[at] = queue[head - 1];
-            if (w->plugins[at] == to)
+            if (hs->plugins[at] == to)
                 found = at;
             else
                 queue[tail++] = at;
@@ -815,31 +818,31 @@ static bool dependency_chain(host_world *w, host_plugin *from, const host_plugin
     for (long at = found; at >= 0 && count < 64; at = parent[at]) hops[count++] = at;
     for (long i = count - 1; i > 0 && used < len; i--)
         used += (size_t)snprintf(chain + used, len - used, "%s%s needs %s", used ? ", " : "",
-                                 w->plugins[hops[i]]->name, w->plugins[hops[i - 1]]->name);
+                                 hs->plugins[hops[i]]->name, hs->plugins[hops[i - 1]]->name);
     free(parent);
     free(queue);
     return found >= 0;
 }
 
 /* Does x (a provider p would need) need p, directly or not? The cycle in why. */
-static bool cycle_through(host_world *w, const host_plugin *p, host_plugin *x, char *why,
+static bool cycle_through(host_session *hs, const host_plugin *p, host_plugin *x, char *why,
                           size_t len)
 {
     char chain[400];
     if (x == p) return host_format(why, len, "%s needs %s", p->name, p->name), true;
-    if (!x || !dependency_chain(w, x, p, chain, sizeof chain)) return false;
+    if (!x || !dependency_chain(hs, x, p, chain, sizeof chain)) return false;
     host_format(why, len, "%s needs %s, %s", p->name, x->name, chain);
     return true;
 }
 
-bool host_plugin_closes_cycle(host_world *w, const host_plugin *p, char *const *deps,
+bool host_plugin_closes_cycle(host_session *hs, const host_plugin *p, char *const *deps,
                               const host_api_use *uses, size_t use_count, char *why, size_t len)
 {
     for (char *const *d = deps; d && *d; d++)
-        if (cycle_through(w, p, host_world_plugin_named(w, *d), why, len)) return true;
+        if (cycle_through(hs, p, host_plugin_named(hs, *d), why, len)) return true;
     for (size_t i = 0; i < use_count; i++) {
-        const host_api_entry *e = host_registry_entry(&w->registry, uses[i].name);
-        if (e && e->owner != p && cycle_through(w, p, (host_plugin *)e->owner, why, len))
+        const host_api_entry *e = host_registry_entry(&hs->registry, uses[i].name);
+        if (e && e->owner != p && cycle_through(hs, p, (host_plugin *)e->owner, why, len))
             return true;
     }
     return false;
@@ -886,7 +889,7 @@ char *host_plugin_state_text(host_plugin *p, size_t *len, char *why, size_t whyl
     int sig = host_guard_call(&named, call_pstate_write, &c);
     if (sig) {
         free(c.out);
-        host_format(why, whylen, "its write %s", host_guard_outcome(sig));
+        host_format(why, whylen, "its write %s", host_signame_outcome(sig));
         return NULL;
     }
     if (!c.out) host_format(why, whylen, "its write failed: %s", c.why);
@@ -904,7 +907,7 @@ ecs_status host_plugin_state_read(host_plugin *p, const ecs_plugin_state_desc *d
     if (sig) *sig = crashed;
     *err_at = c.err_at;
     if (crashed) {
-        host_format(why, whylen, "its read %s", host_guard_outcome(crashed));
+        host_format(why, whylen, "its read %s", host_signame_outcome(crashed));
         return ECS_ERR_PLUGIN;
     }
     if (c.status != ECS_OK) host_format(why, whylen, "%s", c.why);
@@ -912,12 +915,12 @@ ecs_status host_plugin_state_read(host_plugin *p, const ecs_plugin_state_desc *d
 }
 
 /* Keep p's own state (it goes away) in the scene store, for when it comes back. */
-static void keep_state(host_world *w, host_plugin *p)
+static void keep_state(host_session *hs, host_plugin *p)
 {
     char why[400];
     size_t len = 0;
     char *text = host_plugin_state_text(p, &len, why, sizeof why);
-    if (text && !host_scene_keep_state(w, p->name, text, len))
+    if (text && !host_scene_keep_state(hs->scene, p->name, text, len))
         host_format(why, sizeof why, "out of memory");
     else if (text)
         *why = '\0';
@@ -925,10 +928,10 @@ static void keep_state(host_world *w, host_plugin *p)
     free(text);
 }
 
-bool host_plugin_restore_state(host_world *w, host_plugin *p)
+bool host_plugin_restore_state(host_session *hs, host_plugin *p)
 {
     size_t len = 0, err_at = 0;
-    char *text = host_scene_take_state(w, p->name, &len);
+    char *text = host_scene_take_state(hs->scene, p->name, &len);
     if (!text) return true;
     char why[400];
     ecs_status s = ECS_ERR_UNSUPPORTED;
@@ -939,36 +942,38 @@ bool host_plugin_restore_state(host_world *w, host_plugin *p)
             host_warn("loader",
                       "%s: its kept plugin state could not be read back (%s): it stays kept",
                       p->name, why);
-        host_scene_keep_state(w, p->name, text, len); /* written on save, read by a next build */
+        host_scene_keep_state(hs->scene, p->name, text,
+                              len); /* written on save, read by a next build */
     }
     free(text);
     return s == ECS_OK;
 }
 
-host_kept host_plugin_keep(host_world *w, host_plugin *p)
+host_kept host_plugin_keep(host_session *hs, host_plugin *p)
 {
-    keep_state(w, p); /* beside its components, kept whatever becomes of them */
-    bool none = true; /* until a manager holds one (or may: it cannot count, but save) */
-    for (size_t i = 0; i < w->manager_count && none; i++) {
-        const host_manager *m = w->managers[i];
+    keep_state(hs, p); /* beside its components, kept whatever becomes of them */
+    bool none = true;  /* until a manager holds one (or may: it cannot count, but save) */
+    for (size_t i = 0; i < hs->world->manager_count && none; i++) {
+        const host_manager *m = hs->world->managers[i];
         uint32_t n = 0;
         if (m->owner != p) continue;
-        if (m->desc.count ? host_manager_count_guarded(m, &n) != 0 || n > 0 : host_manager_saves(m))
+        if (m->desc.count ? host_manager_count_guarded(hs->world, m, &n) != 0 || n > 0
+                          : host_manager_saves(m))
             none = false;
     }
     if (none) return HOST_KEPT_NONE;
-    keep_call c = {w, p, false};
+    keep_call c = {hs, p, false};
     if (host_guard_run(call_keep, &c) != 0) c.kept = false;
     return c.kept ? HOST_KEPT : HOST_KEPT_LOST;
 }
 
-bool host_plugin_depends_on(const host_world *w, const host_plugin *q, const host_plugin *p)
+bool host_plugin_depends_on(const host_session *hs, const host_plugin *q, const host_plugin *p)
 {
     if (q == p || q->status != HOST_PLUGIN_LOADED || !p->name) return false;
     for (char **d = q->deps; d && *d; d++)
         if (strcmp(*d, p->name) == 0) return true;
     for (size_t i = 0; i < q->use_count; i++) {
-        const host_api_entry *e = host_registry_entry(&w->registry, q->uses[i].name);
+        const host_api_entry *e = host_registry_entry(&hs->registry, q->uses[i].name);
         if (e && e->owner == p) return true;
     }
     return false;
@@ -976,9 +981,9 @@ bool host_plugin_depends_on(const host_world *w, const host_plugin *q, const hos
 
 /* Park q (a loaded dependent of the plugin that goes): its components kept as JSON, its
  * unload() called, its file closed. `needs` says what it depends on and why that goes. */
-static void park(host_world *w, host_plugin *q, const char *needs, const char *root)
+static void park(host_session *hs, host_plugin *q, const char *needs, const char *root)
 {
-    host_kept kept = host_plugin_keep(w, q);
+    host_kept kept = host_plugin_keep(hs, q);
     const char *what = kept == HOST_KEPT        ? "its components are kept"
                        : kept == HOST_KEPT_NONE ? "it has no components to keep"
                                                 : "its components could not be kept";
@@ -986,26 +991,26 @@ static void park(host_world *w, host_plugin *q, const char *needs, const char *r
               kept != HOST_KEPT_LOST ? ", and it comes back when '" : "",
               kept != HOST_KEPT_LOST ? root : "", kept != HOST_KEPT_LOST ? "' does" : "");
     host_plugin_note(q, HOST_EVENT_PARK, "parked: it depends on %s; %s", needs, what);
-    host_plugin_unload(w, q, ECS_UNLOAD_SHUTDOWN);
+    host_plugin_unload(hs, q, ECS_UNLOAD_SHUTDOWN);
     host_reload_forget_previous(q);
     host_plugin_release(q);
     host_format(q->reason, sizeof q->reason, "parked: it needs plugin '%s'", root);
     q->status = HOST_PLUGIN_PARKED;
 }
 
-/* Mark in via[] every loaded plugin that depends on w->plugins[from], directly or not:
+/* Mark in via[] every loaded plugin that depends on hs->plugins[from], directly or not:
  * via[i] is the position of the plugin it was found to depend on (from for the direct
  * ones). Breadth first, each plugin visited once (NOT_SEEN before), whatever the graph
  * holds: a cycle made by a lazy api_find ends the walk like any other seen plugin. */
 #define NOT_SEEN (-2L)
-static void mark_dependents(host_world *w, size_t from, long *via, long *queue)
+static void mark_dependents(host_session *hs, size_t from, long *via, long *queue)
 {
     size_t head = 0, tail = 0;
     queue[tail++] = (long)from;
     while (head < tail) {
-        host_plugin *x = w->plugins[queue[head]];
-        for (size_t i = 0; i < w->plugin_count; i++) {
-            if (via[i] != NOT_SEEN || !host_plugin_depends_on(w, w->plugins[i], x)) continue;
+        host_plugin *x = hs->plugins[queue[head]];
+        for (size_t i = 0; i < hs->plugin_count; i++) {
+            if (via[i] != NOT_SEEN || !host_plugin_depends_on(hs, hs->plugins[i], x)) continue;
             via[i] = queue[head];
             queue[tail++] = (long)i;
         }
@@ -1015,26 +1020,27 @@ static void mark_dependents(host_world *w, size_t from, long *via, long *queue)
 
 /* The marked plugin to park next: a loaded one that no other loaded marked plugin depends
  * on (dependents of dependents first); on a cycle, the one loaded last. -1 when none. */
-static long next_to_park(host_world *w, const long *via, size_t from)
+static long next_to_park(host_session *hs, const long *via, size_t from)
 {
     long last = -1;
-    for (size_t i = 0; i < w->plugin_count; i++) {
-        host_plugin *q = w->plugins[i];
+    for (size_t i = 0; i < hs->plugin_count; i++) {
+        host_plugin *q = hs->plugins[i];
         if (i == from || via[i] == NOT_SEEN || q->status != HOST_PLUGIN_LOADED) continue;
         bool needed = false;
-        for (size_t j = 0; j < w->plugin_count && !needed; j++)
-            needed = j != from && via[j] != NOT_SEEN && host_plugin_depends_on(w, w->plugins[j], q);
+        for (size_t j = 0; j < hs->plugin_count && !needed; j++)
+            needed =
+                j != from && via[j] != NOT_SEEN && host_plugin_depends_on(hs, hs->plugins[j], q);
         if (!needed) return (long)i;
         last = (long)i;
     }
     return last;
 }
 
-void host_world_park_dependents(host_world *w, host_plugin *p, const char *why)
+void host_plugin_park_dependents(host_session *hs, host_plugin *p, const char *why)
 {
-    size_t n = w->plugin_count, from = 0;
+    size_t n = hs->plugin_count, from = 0;
     long *via = malloc((n + 1) * sizeof *via), *queue = malloc((n + 1) * sizeof *queue);
-    while (from < n && w->plugins[from] != p) from++;
+    while (from < n && hs->plugins[from] != p) from++;
     if (!via || !queue || from == n) {
         if (from < n) host_error("loader", "out of memory: the dependents of '%s' stay", p->name);
         free(via);
@@ -1043,32 +1049,32 @@ void host_world_park_dependents(host_world *w, host_plugin *p, const char *why)
     }
     for (size_t i = 0; i < n; i++) via[i] = NOT_SEEN;
     via[from] = (long)from;
-    mark_dependents(w, from, via, queue);
-    for (long q; (q = next_to_park(w, via, from)) >= 0;) {
+    mark_dependents(hs, from, via, queue);
+    for (long q; (q = next_to_park(hs, via, from)) >= 0;) {
         char needs[600];
         size_t used = 0;
         for (long at = via[q]; used < sizeof needs; at = via[at]) { /* the chain down to p */
             used += (size_t)snprintf(needs + used, sizeof needs - used, "plugin '%s', which ",
-                                     w->plugins[at]->name);
+                                     hs->plugins[at]->name);
             if ((size_t)at == from) break;
             used += (size_t)snprintf(needs + used, sizeof needs - used, "depends on ");
         }
         if (used < sizeof needs) snprintf(needs + used, sizeof needs - used, "%s", why);
-        park(w, w->plugins[q], needs, p->name);
+        park(hs, hs->plugins[q], needs, p->name);
     }
     free(via);
     free(queue);
 }
 #undef NOT_SEEN
 
-void host_world_drop_crashed(host_world *w)
+void host_plugin_drop_crashed(host_session *hs)
 {
-    for (size_t i = 0; i < w->plugin_count; i++) {
-        host_plugin *p = w->plugins[i];
+    for (size_t i = 0; i < hs->plugin_count; i++) {
+        host_plugin *p = hs->plugins[i];
         if (!p->crashed || p->status != HOST_PLUGIN_LOADED) continue;
-        if (host_reload_rollback(w, p)) continue; /* the last good version runs again */
-        host_world_park_dependents(w, p, "crashed");
-        host_kept k = host_plugin_keep(w, p); /* its save code may crash too: guarded */
+        if (host_reload_rollback(hs, p)) continue; /* the last good version runs again */
+        host_plugin_park_dependents(hs, p, "crashed");
+        host_kept k = host_plugin_keep(hs, p); /* its save code may crash too: guarded */
         const char *kept = k == HOST_KEPT ? "; its components are kept and come back with its "
                                             "next build"
                            : k == HOST_KEPT_NONE ? "; it has no components to keep"
@@ -1078,7 +1084,7 @@ void host_world_drop_crashed(host_world *w)
                          "unloaded after its crash (no good build to go "
                          "back to)%s",
                          kept);
-        host_plugin_unload(w, p, ECS_UNLOAD_SHUTDOWN); /* its unload() is not called */
+        host_plugin_unload(hs, p, ECS_UNLOAD_SHUTDOWN); /* its unload() is not called */
         host_plugin_release(p);
         snprintf(p->reason, sizeof p->reason, "it crashed");
     }

@@ -15,14 +15,14 @@
  *   LOADED    host_plugin_load: its load() returned ECS_OK and every registration it made
  *             was committed at once (a refused load leaves no trace: registrations,
  *             entities and memory taken back).
- *   PARKED    host_world_park_dependents: a plugin it depends on (declared, or found with
+ *   PARKED    host_plugin_park_dependents: a plugin it depends on (declared, or found with
  *             api_find) had to go; components kept, unload() called, file closed; it loads
  *             again when what it needs is back.
  *   UNLOADED  host_plugin_unload (exit, disable, a crash with nothing to roll back to:
- *             host_world_drop_crashed), or a parked plugin that could not come back.
+ *             host_plugin_drop_crashed), or a parked plugin that could not come back.
  *
  * A crash under --safe marks the record (crashed) until the end of the frame, when
- * host_world_drop_crashed rolls it back to its last good build (reload.h) or unloads it,
+ * host_plugin_drop_crashed rolls it back to its last good build (reload.h) or unloads it,
  * parking its dependents first. A reload swaps a LOADED record's code in place
  * (reload.c): the record stays LOADED throughout.
  */
@@ -37,7 +37,7 @@
 #include "ecs_plugin.h"
 #include "mem.h"
 
-typedef struct host_world host_world;
+typedef struct host_session host_session;
 typedef struct host_plugin host_plugin;
 typedef struct host_manager host_manager;
 typedef struct host_system host_system;
@@ -80,10 +80,10 @@ typedef enum host_event {
 #define HOST_HISTORY 16
 
 struct host_plugin {
-    ecs_host table; /* first: a plugin's calls pass it back, the host casts it back */
-    host_world *world;
-    char *path;      /* as found in the folder */
-    char *copy_path; /* the private copy that was dlopen()ed, or NULL (opened in place) */
+    ecs_host table;        /* first: a plugin's calls pass it back, the host casts it back */
+    host_session *session; /* the session that loaded it */
+    char *path;            /* as found in the folder */
+    char *copy_path;       /* the private copy that was dlopen()ed, or NULL (opened in place) */
     /* the version before the last same-layout reload, kept mapped so a crash of the new
      * one (--safe) can roll back to it; NULL when there is none */
     void *prev_dl;
@@ -164,12 +164,19 @@ struct host_plugin {
     bool has_pstate, has_pending_pstate;
 };
 
+/* The plugin record behind a world owner tag (host_manager.owner, host_system.owner): in
+ * a session every owner is a plugin record. */
+static inline host_plugin *host_owner_plugin(const void *owner)
+{
+    return (host_plugin *)(uintptr_t)owner;
+}
+
 /* Load p: call its load(), commit its registrations. Returns ECS_OK or the error (with
  * p->reason set and every trace of the attempt removed). */
-ecs_status host_plugin_load(host_world *w, host_plugin *p);
+ecs_status host_plugin_load(host_session *hs, host_plugin *p);
 
 /* Unload p: call unload(), drop its managers and APIs, report and free leaked memory. */
-void host_plugin_unload(host_world *w, host_plugin *p, ecs_unload_reason why);
+void host_plugin_unload(host_session *hs, host_plugin *p, ecs_unload_reason why);
 
 /* Close the shared object (its destructors under the crash guard) and delete its private
  * copy; the record stays, with its name, version and reason. A refused, duplicate or
@@ -180,9 +187,9 @@ void host_plugin_release(host_plugin *p);
 void host_plugin_free(host_plugin *p);
 
 /* A new plugin record for path (file: relative to the plugin folder), opened and
- * checked: through a private copy when w->private_dir is set. Bad plugins come back
+ * checked: through a private copy when hs->private_dir is set. Bad plugins come back
  * SKIPPED with the reason logged. NULL: out of memory. */
-host_plugin *host_plugin_open(host_world *w, const char *path, const char *file);
+host_plugin *host_plugin_open(host_session *hs, const char *path, const char *file);
 
 /* The state layout d records (ECS_STATE_LAYOUT; zeros for a build of ABI 1.0) into p. */
 void host_plugin_desc_layout(host_plugin *p, const ecs_plugin_desc *d);
@@ -190,14 +197,14 @@ void host_plugin_desc_layout(host_plugin *p, const ecs_plugin_desc *d);
 /* Check a description; on error write the reason into why and return false. */
 bool host_plugin_desc_ok(const ecs_plugin_desc *d, char *why, size_t len);
 
-/* Room in w for p's pending managers and systems beside the current ones, and their steps
+/* Room in hs for p's pending managers and systems beside the current ones, and their steps
  * in the schedule. ECS_ERR_NO_MEMORY changes nothing the frame reads. */
-ecs_status host_world_reserve_for(host_world *w, const host_plugin *p);
+ecs_status host_plugin_reserve_for(host_session *hs, const host_plugin *p);
 
 /* Can every API p's load() published (pending) be published now: no other plugin holds
  * the name, and it fits the storage the host keeps for that name? False with the reason
  * in why. */
-bool host_plugin_apis_fit(host_world *w, const host_plugin *p, char *why, size_t len);
+bool host_plugin_apis_fit(host_session *hs, const host_plugin *p, char *why, size_t len);
 
 /* Drop what p registered during a load() that is being undone. */
 void host_plugin_discard_pending(host_plugin *p);
@@ -231,27 +238,27 @@ void host_plugin_begin_load(host_plugin *p);
 /* What p's last load() asked api_find for in vain, as text for its refusal ("it asked
  * api_find for API 'x' version 2 or later; plugin 'y' publishes version 1"), into buf;
  * false (buf "") when it asked for nothing it did not get. */
-bool host_plugin_missing_api(const host_world *w, const host_plugin *p, char *buf, size_t len);
+bool host_plugin_missing_api(const host_session *hs, const host_plugin *p, char *buf, size_t len);
 
-/* Append p to w->plugins. -1 when memory ran out. */
-int host_world_push_plugin(host_world *w, host_plugin *p);
+/* Append p to hs->plugins. -1 when memory ran out. */
+int host_plugin_push(host_session *hs, host_plugin *p);
 
 /* The loaded plugin named name, or NULL. */
-host_plugin *host_world_plugin_named(host_world *w, const char *name);
+host_plugin *host_plugin_named(host_session *hs, const char *name);
 
 /* Add an event to p's history (the inspector's), at the world's time: what happened, as
  * printf formats it (cut at 199 bytes). */
 void host_plugin_note(host_plugin *p, host_event kind, const char *fmt, ...) ECS_PRINTF(3, 4);
 
 /* Note that p's code crashed (signal sig, in `what`): it is skipped from now on and
- * dropped at the end of the frame (host_world_drop_crashed). */
-void host_plugin_crashed(host_world *w, host_plugin *p, int sig, const char *what);
+ * dropped at the end of the frame (host_plugin_drop_crashed). */
+void host_plugin_crashed(host_plugin *p, int sig, const char *what);
 
 /* Would loaded plugin p close a dependency cycle if it declared the dependencies deps
  * (NULL-terminated, or NULL) and had found the APIs uses[0..use_count): does the plugin
  * behind one of them need p, directly or not (over declared dependencies and found APIs)?
  * True with the cycle in why ("c needs a, a needs b, b needs c"). */
-bool host_plugin_closes_cycle(host_world *w, const host_plugin *p, char *const *deps,
+bool host_plugin_closes_cycle(host_session *hs, const host_plugin *p, char *const *deps,
                               const host_api_use *uses, size_t use_count, char *why, size_t len);
 
 /* After a new build of p was loaded beside the old one (its api_find calls recorded in
@@ -269,7 +276,7 @@ typedef enum host_kept {
 
 /* Keep loaded p's components as JSON before it goes (its code guarded with --safe).
  * Returns what became of them. */
-host_kept host_plugin_keep(host_world *w, host_plugin *p);
+host_kept host_plugin_keep(host_session *hs, host_plugin *p);
 
 /* p's own state (ecs_host.plugin_state) as JSON text, written by its code under the
  * guard: malloc'd, *len bytes ("" when it wrote nothing). NULL when it offers none (why
@@ -287,10 +294,10 @@ ecs_status host_plugin_state_read(host_plugin *p, const ecs_plugin_state_desc *d
 /* p loaded again (back from parking, enabled, a new file): its own state kept in the scene
  * store, if any, read back by its read (then dropped from the store). False with one warning
  * when that failed: the state then stays kept. */
-bool host_plugin_restore_state(host_world *w, host_plugin *p);
+bool host_plugin_restore_state(host_session *hs, host_plugin *p);
 
 /* Does loaded plugin q depend on p: does it declare p, or use an API p publishes now? */
-bool host_plugin_depends_on(const host_world *w, const host_plugin *q, const host_plugin *p);
+bool host_plugin_depends_on(const host_session *hs, const host_plugin *q, const host_plugin *p);
 
 /* Before p goes (crashed with nothing to roll back to, disabled): park every loaded plugin
  * that depends on it, directly or not, dependents of dependents first (on a cycle, which a
@@ -298,18 +305,18 @@ bool host_plugin_depends_on(const host_world *w, const host_plugin *q, const hos
  * as JSON (as on a reload), its unload() called, its file closed; status PARKED. `why`
  * says why p goes. host_reloader_poll brings them back once what they need is there. Out
  * of memory: one error line, nothing parked. */
-void host_world_park_dependents(host_world *w, host_plugin *p, const char *why);
+void host_plugin_park_dependents(host_session *hs, host_plugin *p, const char *why);
 
 /* Unload every plugin that crashed, without calling into it again except to keep its
  * components as JSON (itself guarded). */
-void host_world_drop_crashed(host_world *w);
+void host_plugin_drop_crashed(host_session *hs);
 
 /* Mark p skipped as bad: one log line naming the file and the reason (unless
- * w->quiet_skips), counted for --strict, its mapping and copy released. */
-void host_plugin_skip(host_world *w, host_plugin *p, const char *fmt, ...) ECS_PRINTF(3, 4);
+ * hs->quiet_skips), counted for --strict, its mapping and copy released. */
+void host_plugin_skip(host_session *hs, host_plugin *p, const char *fmt, ...) ECS_PRINTF(3, 4);
 
 /* A record for the plugin file at path (file: relative to its plugin folder), not opened
  * yet. NULL: out of memory. */
-host_plugin *host_plugin_new(host_world *w, const char *path, const char *file);
+host_plugin *host_plugin_new(host_session *hs, const char *path, const char *file);
 
 #endif

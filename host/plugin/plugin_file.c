@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fs.h"
 #include "log.h"
 
 #if UINTPTR_MAX > 0xFFFFFFFFu
@@ -44,36 +45,6 @@ typedef Elf32_Phdr host_phdr;
 #else
 #define HOST_MACHINE EM_NONE /* unknown here: not checked */
 #endif
-
-/* What kind of file mode m is, for "not a regular file: ...". */
-static const char *kind_of(mode_t m)
-{
-    return S_ISDIR(m)    ? "a folder"
-           : S_ISFIFO(m) ? "a FIFO"
-           : S_ISSOCK(m) ? "a socket"
-           : S_ISCHR(m)  ? "a character device"
-           : S_ISBLK(m)  ? "a block device"
-                         : "not a file";
-}
-
-int host_open_regular(const char *path, char *why, size_t len)
-{
-    struct stat st;
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0) {
-        host_format(why, len, "cannot open: %s", strerror(errno));
-        return -1;
-    }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        host_format(why, len, "not a regular file: %s",
-                    fstat(fd, &st) == 0 ? kind_of(st.st_mode) : strerror(errno));
-        close(fd);
-        return -1;
-    }
-    int flags = fcntl(fd, F_GETFL);
-    if (flags >= 0) fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
-    return fd;
-}
 
 /* Read exactly n bytes at off; false when the file is shorter or the read fails. */
 static bool read_at(int fd, void *buf, size_t n, uint64_t off)
@@ -169,7 +140,7 @@ bool host_elf_check_fd(int fd, char *why, size_t len)
 
 bool host_elf_check_path(const char *path, char *why, size_t len)
 {
-    int fd = host_open_regular(path, why, len);
+    int fd = host_fs_open_regular(path, why, len);
     if (fd < 0) return false;
     bool ok = host_elf_check_fd(fd, why, len);
     close(fd);

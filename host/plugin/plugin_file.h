@@ -22,9 +22,4 @@ bool host_elf_check_path(const char *path, char *why, size_t len);
 /* The same for a file open on fd (its position is not used). */
 bool host_elf_check_fd(int fd, char *why, size_t len);
 
-/* Open path for reading without blocking on a FIFO or a device (O_NONBLOCK, then fstat:
- * regular files only; the descriptor is returned in blocking mode). -1 with the reason in
- * why otherwise. */
-int host_open_regular(const char *path, char *why, size_t len);
-
 #endif

@@ -24,7 +24,10 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "world.h"
+#include "hostapi.h"
+#include "loader.h"
+#include "plugin.h"
+#include "session.h"
 
 typedef enum folder_state { FOLDER_PRIVATE, FOLDER_REMOVED, FOLDER_OPENED } folder_state;
 
@@ -94,8 +97,8 @@ static void sweep_stale(const char *base)
 }
 
 /* A new private folder under base into w (its name, descriptor and /proc path), the old
- * one's descriptor closed. False with the reason in why, w unchanged. */
-static bool make_folder(host_world *w, const char *base, char *why, size_t len)
+ * one's descriptor closed. False with the reason in why, hs unchanged. */
+static bool make_folder(host_session *hs, const char *base, char *why, size_t len)
 {
     char tmpl[PATH_MAX], at[64], reason[200] = "";
     snprintf(tmpl, sizeof tmpl, "%s/ecs-host-%d-XXXXXX", base, (int)getpid());
@@ -114,60 +117,60 @@ static bool make_folder(host_world *w, const char *base, char *why, size_t len)
         free(dir);
         return false;
     }
-    if (w->private_fd >= 0) close(w->private_fd);
-    free(w->private_dir);
-    free(w->private_at);
-    w->private_dir = dir;
-    w->private_at = fd_path;
-    w->private_fd = fd;
+    if (hs->private_fd >= 0) close(hs->private_fd);
+    free(hs->private_dir);
+    free(hs->private_at);
+    hs->private_dir = dir;
+    hs->private_at = fd_path;
+    hs->private_fd = fd;
     return true;
 }
 
-bool host_private_make(host_world *w)
+bool host_private_make(host_session *hs)
 {
     const char *base = getenv("XDG_RUNTIME_DIR");
     base = base && *base ? base : "/tmp";
     sweep_stale(base);
     char why[PATH_MAX + 300];
-    if (make_folder(w, base, why, sizeof why)) return true;
+    if (make_folder(hs, base, why, sizeof why)) return true;
     host_error("reload", "%s", why);
     return false;
 }
 
-bool host_private_ok(host_world *w, char *why, size_t len)
+bool host_private_ok(host_session *hs, char *why, size_t len)
 {
     char reason[200];
-    folder_state s = state_of(w->private_fd, reason, sizeof reason);
+    folder_state s = state_of(hs->private_fd, reason, sizeof reason);
     if (s == FOLDER_PRIVATE) return true;
     if (s == FOLDER_OPENED) {
-        host_format(why, len, "the private folder %s is not private any more (%s)", w->private_dir,
+        host_format(why, len, "the private folder %s is not private any more (%s)", hs->private_dir,
                     reason);
         return false;
     }
-    char base[PATH_MAX], *old = strdup(w->private_dir);
-    snprintf(base, sizeof base, "%s", w->private_dir);
+    char base[PATH_MAX], *old = strdup(hs->private_dir);
+    snprintf(base, sizeof base, "%s", hs->private_dir);
     char *slash = strrchr(base, '/');
     if (slash) *slash = '\0'; /* its parent: where it was made */
-    if (!old || !make_folder(w, slash ? base : ".", why, len)) {
+    if (!old || !make_folder(hs, slash ? base : ".", why, len)) {
         if (!old) host_format(why, len, "out of memory");
         free(old);
         return false;
     }
     host_warn("reload", "the private folder %s was removed: private copies now in %s", old,
-              w->private_dir);
+              hs->private_dir);
     free(old);
     return true;
 }
 
-void host_private_remove(host_world *w)
+void host_private_remove(host_session *hs)
 {
-    if (!w->private_dir) return;
-    if (w->private_fd >= 0) {
-        remove_folder(AT_FDCWD, w->private_dir, w->private_fd, w->private_dir);
-        close(w->private_fd);
-        w->private_fd = -1;
+    if (!hs->private_dir) return;
+    if (hs->private_fd >= 0) {
+        remove_folder(AT_FDCWD, hs->private_dir, hs->private_fd, hs->private_dir);
+        close(hs->private_fd);
+        hs->private_fd = -1;
     }
-    free(w->private_dir);
-    free(w->private_at);
-    w->private_dir = w->private_at = NULL;
+    free(hs->private_dir);
+    free(hs->private_at);
+    hs->private_dir = hs->private_at = NULL;
 }

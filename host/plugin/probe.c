@@ -37,6 +37,7 @@
 
 #include "guard.h"
 #include "log.h"
+#include "plugin.h"
 #include "world.h"
 
 extern char **environ;
@@ -448,7 +449,7 @@ static void reap(pid_t pid, bool kill_it, int *status)
 /* "SIGSEGV", or the signal's abbreviation. */
 static const char *signal_text(int sig, char *buf, size_t len)
 {
-    const char *name = host_guard_signal_name(sig);
+    const char *name = host_signame(sig);
     if (strncmp(name, "SIG", 3) == 0) return name;
     const char *abbrev = sigabbrev_np(sig);
     if (abbrev)

@@ -3,8 +3,12 @@
  * A linear list: plugins publish a handful of APIs and look them up at load time. */
 #include "registry.h"
 
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "ecs_describe.h"
 
 #define MIN_CAPACITY 256 /* room for an API struct to grow across reloads */
 
@@ -91,4 +95,17 @@ void host_registry_free(host_registry *reg)
     }
     free(reg->entries);
     memset(reg, 0, sizeof *reg);
+}
+
+const char *host_registry_entity_text(const host_registry *reg, ecs_entity e, char *buf,
+                                      size_t size)
+{
+    size_t n = 0;
+    const ecs_names_api *names =
+        host_registry_find(reg, ECS_NAMES_API_NAME, ECS_NAMES_API_VERSION, &n);
+    bool has_get = names && n >= offsetof(ecs_names_api, get) + sizeof names->get && names->get;
+    const char *name = has_get ? names->get(names->self, e) : NULL;
+    snprintf(buf, size, "%s#%u.%u", name ? name : "", ecs_entity_index(e),
+             ecs_entity_generation(e));
+    return buf;
 }

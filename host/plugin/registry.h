@@ -53,4 +53,10 @@ void host_registry_withdraw(host_registry *reg, const void *owner);
 /* Free every entry (at exit). */
 void host_registry_free(host_registry *reg);
 
+/* Write e for a log line into buf: "name#index.gen" through the SDK's "ecs.names" API
+ * (ecs_describe.h) when a plugin publishes it and e has a name, else "#index.gen".
+ * Returns buf. */
+const char *host_registry_entity_text(const host_registry *reg, ecs_entity e, char *buf,
+                                      size_t size);
+
 #endif

@@ -29,7 +29,10 @@
 #include "private.h"
 #include "scene.h"
 #include "watch.h"
-#include "world.h"
+#include "hostapi.h"
+#include "loader.h"
+#include "plugin.h"
+#include "session.h"
 
 #define MANIFEST_FILE "manifest.json"
 
@@ -50,8 +53,8 @@ typedef struct settled {
 #define HOLD_MAX_NS 500000000ull /* settled files wait at most this long for the others */
 
 struct host_reloader {
-    host_world *w;
-    settled *batch; /* settled files not applied yet: one build's outputs, in its quiet period */
+    host_session *hs; /* the session it reloads plugins of */
+    settled *batch;   /* settled files not applied yet: one build's outputs, in its quiet period */
     size_t batch_count, batch_cap;
     uint64_t batch_since; /* when the first of them settled */
     folder *folders;      /* the plugin folders, in their order (plugin->folder indexes them) */
@@ -67,7 +70,7 @@ void host_reloader_on_swap(host_reloader *r, void (*fn)(void *arg, const char *p
     r->on_swap = fn, r->on_swap_arg = arg;
 }
 
-host_reloader *host_reloader_new(host_world *w, const char *const *dirs, size_t n,
+host_reloader *host_reloader_new(host_session *hs, const char *const *dirs, size_t n,
                                  const host_reload_options *opt)
 {
     host_reloader *r = calloc(1, sizeof *r);
@@ -76,12 +79,12 @@ host_reloader *host_reloader_new(host_world *w, const char *const *dirs, size_t 
         free(r);
         return NULL;
     }
-    if (!host_private_make(w)) {
+    if (!host_private_make(hs)) {
         free(r->folders);
         free(r);
         return NULL;
     }
-    r->w = w;
+    r->hs = hs;
     r->opt = *opt;
     for (size_t k = 0; k < n; k++, r->folder_count++) {
         folder *f = &r->folders[k];
@@ -98,7 +101,7 @@ host_reloader *host_reloader_new(host_world *w, const char *const *dirs, size_t 
         bool absent = host_watch_absent(f->watch);
         host_info("reload", "watching %s%s%s (%s); private copies in %s", absent ? "for " : "",
                   dirs[k], absent ? " to appear" : "",
-                  host_watch_inotify(f->watch) ? "inotify" : "polling", w->private_dir);
+                  host_watch_inotify(f->watch) ? "inotify" : "polling", hs->private_dir);
     }
     return r;
 }
@@ -125,33 +128,33 @@ void host_reloader_counts(const host_reloader *r, unsigned *done, unsigned *fail
 /* ---- helpers ---- */
 
 /* p's managers in update order into a new array (free() it); NULL and *n = 0 when none. */
-static host_manager **managers_of(host_world *w, const host_plugin *p, size_t *n)
+static host_manager **managers_of(host_session *hs, const host_plugin *p, size_t *n)
 {
-    host_manager **v = calloc(w->manager_count + 1, sizeof *v);
+    host_manager **v = calloc(hs->world->manager_count + 1, sizeof *v);
     *n = 0;
-    for (size_t i = 0; v && i < w->manager_count; i++)
-        if (w->managers[i]->owner == p) v[(*n)++] = w->managers[i];
+    for (size_t i = 0; v && i < hs->world->manager_count; i++)
+        if (hs->world->managers[i]->owner == p) v[(*n)++] = hs->world->managers[i];
     return v;
 }
 
-static uint32_t components_of(host_world *w, const host_plugin *p)
+static uint32_t components_of(host_session *hs, const host_plugin *p)
 {
     uint32_t n = 0;
-    for (size_t i = 0; i < w->manager_count; i++) {
-        const host_manager *m = w->managers[i];
-        if (m->owner == p) n += host_manager_count(m);
+    for (size_t i = 0; i < hs->world->manager_count; i++) {
+        const host_manager *m = hs->world->managers[i];
+        if (m->owner == p) n += host_manager_count(hs->world, m);
     }
     return n;
 }
 
 /* The version of API `name` q asked api_find for, when it uses it from p and p's new
  * version (its pending APIs) withdraws it or offers it below that version; 0 otherwise. */
-static uint32_t withdrawn_from(host_world *w, const host_plugin *p, const host_plugin *q,
+static uint32_t withdrawn_from(host_session *hs, const host_plugin *p, const host_plugin *q,
                                const char *name)
 {
     if (q == p || q->status != HOST_PLUGIN_LOADED) return 0;
     for (size_t u = 0; u < q->use_count; u++) {
-        const host_api_entry *e = host_registry_entry(&w->registry, q->uses[u].name);
+        const host_api_entry *e = host_registry_entry(&hs->registry, q->uses[u].name);
         if (!e || e->owner != p || (name && strcmp(name, q->uses[u].name) != 0)) continue;
         bool kept = false;
         for (size_t a = 0; a < p->pending_api_count && !kept; a++)
@@ -165,22 +168,22 @@ static uint32_t withdrawn_from(host_world *w, const host_plugin *p, const host_p
 /* An API p publishes now that p's new version withdraws (or offers below the version a
  * user asked for) while loaded plugins use it: false when there is none; else true, with
  * "API 'x' (version 2 or later), which plugins 'a' and 'b' use" in why, every user named. */
-static bool withdrawn_api(host_world *w, const host_plugin *p, char *why, size_t len)
+static bool withdrawn_api(host_session *hs, const host_plugin *p, char *why, size_t len)
 {
     const char *api = NULL;
-    for (size_t i = 0; i < w->plugin_count && !api; i++) {
-        const host_plugin *q = w->plugins[i];
+    for (size_t i = 0; i < hs->plugin_count && !api; i++) {
+        const host_plugin *q = hs->plugins[i];
         for (size_t u = 0; u < q->use_count && !api; u++)
-            if (withdrawn_from(w, p, q, q->uses[u].name)) api = q->uses[u].name;
+            if (withdrawn_from(hs, p, q, q->uses[u].name)) api = q->uses[u].name;
     }
     if (!api) return false;
     char users[400] = "";
     size_t n = 0, used = 0, total = 0;
     uint32_t version = 0;
-    for (size_t i = 0; i < w->plugin_count; i++)
-        total += withdrawn_from(w, p, w->plugins[i], api) != 0;
-    for (size_t i = 0; i < w->plugin_count && used < sizeof users; i++) {
-        uint32_t v = withdrawn_from(w, p, w->plugins[i], api);
+    for (size_t i = 0; i < hs->plugin_count; i++)
+        total += withdrawn_from(hs, p, hs->plugins[i], api) != 0;
+    for (size_t i = 0; i < hs->plugin_count && used < sizeof users; i++) {
+        uint32_t v = withdrawn_from(hs, p, hs->plugins[i], api);
         if (!v) continue;
         if (v > version) version = v;
         n++;
@@ -188,7 +191,7 @@ static bool withdrawn_api(host_world *w, const host_plugin *p, char *why, size_t
                                  n == 1       ? ""
                                  : n == total ? " and "
                                               : ", ",
-                                 w->plugins[i]->name);
+                                 hs->plugins[i]->name);
     }
     host_format(why, len, "API '%s' (version %u or later), which plugin%s %s use%s", api, version,
                 total > 1 ? "s" : "", users, total > 1 ? "" : "s");
@@ -196,10 +199,10 @@ static bool withdrawn_api(host_world *w, const host_plugin *p, char *why, size_t
 }
 
 /* The first dependency of n that is not loaded, or NULL. */
-static const char *missing_dependency(host_world *w, const host_plugin *n)
+static const char *missing_dependency(host_session *hs, const host_plugin *n)
 {
     for (char **d = n->deps; d && *d; d++)
-        if (!host_world_plugin_named(w, *d)) return *d;
+        if (!host_plugin_named(hs, *d)) return *d;
     return NULL;
 }
 
@@ -234,18 +237,23 @@ static bool layout_changed(const host_plugin *p, const host_plugin *n, char *why
  * 2^22 components where p's manager of that name did not (a state read through another
  * layout), or crashes. Its name, with the count in *count (0 after a crash, the signal in
  * *sig); NULL when every count can be trusted. */
-static const char *untrusted_count(host_world *w, host_plugin *p, uint32_t *count, int *sig)
+static const char *untrusted_count(host_session *hs, host_plugin *p, uint32_t *count, int *sig)
 {
     for (size_t i = 0; i < p->pending_manager_count; i++) {
         const host_manager *nm = p->pending_managers[i];
         if (!nm->desc.count) continue;
         uint32_t n = 0, old = 0;
-        if ((*sig = host_manager_count_guarded(nm, &n)) != 0) return *count = 0, nm->name;
+        if ((*sig = host_manager_count_guarded(hs->world, nm, &n)) != 0)
+            return *count = 0, nm->name;
         if (n <= COUNT_LIMIT) continue;
         long at = -1;
-        for (size_t k = 0; k < w->manager_count && at < 0; k++)
-            if (w->managers[k]->owner == p && !strcmp(w->managers[k]->name, nm->name)) at = (long)k;
-        if (at >= 0) old = host_manager_count(w->managers[at]); /* the running code: trusted */
+        for (size_t k = 0; k < hs->world->manager_count && at < 0; k++)
+            if (hs->world->managers[k]->owner == p &&
+                !strcmp(hs->world->managers[k]->name, nm->name))
+                at = (long)k;
+        if (at >= 0)
+            old = host_manager_count(hs->world,
+                                     hs->world->managers[at]); /* the running code: trusted */
         if (old != n) return *count = n, nm->name;
     }
     return NULL;
@@ -254,20 +262,21 @@ static const char *untrusted_count(host_world *w, host_plugin *p, uint32_t *coun
 /* ---- committing a new version in place ---- */
 
 /* The position of p's manager called name in the update order, or -1. */
-static long own_manager(const host_world *w, const host_plugin *p, const char *name)
+static long own_manager(const host_session *hs, const host_plugin *p, const char *name)
 {
-    for (size_t i = 0; i < w->manager_count; i++)
-        if (w->managers[i]->owner == p && strcmp(w->managers[i]->name, name) == 0) return (long)i;
+    for (size_t i = 0; i < hs->world->manager_count; i++)
+        if (hs->world->managers[i]->owner == p && strcmp(hs->world->managers[i]->name, name) == 0)
+            return (long)i;
     return -1;
 }
 
 /* Withdraw the APIs of p that the new version (names) does not publish again. */
-static void withdraw_dropped_apis(host_world *w, host_plugin *p, char **names, size_t count)
+static void withdraw_dropped_apis(host_session *hs, host_plugin *p, char **names, size_t count)
 {
     for (size_t i = 0; i < p->api_count; i++) {
         bool again = false;
         for (size_t j = 0; j < count && !again; j++) again = !strcmp(names[j], p->api_names[i]);
-        host_api_entry *e = again ? NULL : host_registry_entry(&w->registry, p->api_names[i]);
+        host_api_entry *e = again ? NULL : host_registry_entry(&hs->registry, p->api_names[i]);
         if (e) {
             memset(e->storage, 0, e->capacity);
             e->owner = NULL;
@@ -277,39 +286,40 @@ static void withdraw_dropped_apis(host_world *w, host_plugin *p, char **names, s
     free(p->api_names);
 }
 
-/* The position of p's system called name in w->systems, or -1. */
-static long own_system(const host_world *w, const host_plugin *p, const char *name)
+/* The position of p's system called name in hs->world->systems, or -1. */
+static long own_system(const host_session *hs, const host_plugin *p, const char *name)
 {
-    for (size_t i = 0; i < w->system_count; i++)
-        if (w->systems[i]->owner == p && strcmp(w->systems[i]->name, name) == 0) return (long)i;
+    for (size_t i = 0; i < hs->world->system_count; i++)
+        if (hs->world->systems[i]->owner == p && strcmp(hs->world->systems[i]->name, name) == 0)
+            return (long)i;
     return -1;
 }
 
 /* Replace p's systems by its pending ones, like managers: the same name keeps its record
  * (its place in the order, its timings) and takes the new function, state, weight and
  * collection; new ones are appended; the ones not registered again go. renewed has room
- * for every system and the pending ones (zeroed); w->systems has room for them. */
-static void replace_systems(host_world *w, host_plugin *p, bool *renewed)
+ * for every system and the pending ones (zeroed); hs->world->systems has room for them. */
+static void replace_systems(host_session *hs, host_plugin *p, bool *renewed)
 {
     for (size_t i = 0; i < p->pending_system_count; i++) {
         host_system *ns = p->pending_systems[i];
-        long at = own_system(w, p, ns->name);
+        long at = own_system(hs, p, ns->name);
         if (at >= 0) {
-            host_system *os = w->systems[at];
+            host_system *os = hs->world->systems[at];
             os->desc = ns->desc;
             os->desc.name = os->name;
             os->collection = ns->collection;
             host_system_free(ns);
             renewed[at] = true;
         } else {
-            renewed[w->system_count] = true;
-            w->systems[w->system_count++] = ns;
+            renewed[hs->world->system_count] = true;
+            hs->world->systems[hs->world->system_count++] = ns;
         }
         p->pending_systems[i] = NULL;
     }
     size_t kept = 0, count = 0;
-    for (size_t i = 0; i < w->system_count; i++) {
-        host_system *sys = w->systems[i];
+    for (size_t i = 0; i < hs->world->system_count; i++) {
+        host_system *sys = hs->world->systems[i];
         if (sys->owner == p && !renewed[i]) {
             host_warn("reload", "%s: the new version no longer registers system '%s'", p->name,
                       sys->name);
@@ -317,21 +327,21 @@ static void replace_systems(host_world *w, host_plugin *p, bool *renewed)
             continue;
         }
         count += sys->owner == p;
-        w->systems[kept++] = sys;
+        hs->world->systems[kept++] = sys;
     }
-    w->system_count = kept;
+    hs->world->system_count = kept;
     p->system_count = count;
     p->pending_system_count = 0;
 }
 
 /* p's new collection references replace its old ones (taken before the old are dropped,
  * so a collection both hold stays up to date). */
-static void replace_collections(host_world *w, host_plugin *p)
+static void replace_collections(host_session *hs, host_plugin *p)
 {
     for (size_t i = 0; i < p->pending_collection_count; i++)
-        host_collections_ref(&w->collections, &w->sig, p->pending_collections[i]);
+        host_collections_ref(&hs->world->collections, &hs->world->sig, p->pending_collections[i]);
     for (size_t i = 0; i < p->collection_count; i++)
-        host_collections_unref(&w->collections, &w->sig, p->collections[i]);
+        host_collections_unref(&hs->world->collections, &hs->world->sig, p->collections[i]);
     free(p->collections);
     p->collections = p->pending_collections;
     p->collection_count = p->pending_collection_count;
@@ -342,11 +352,11 @@ static void replace_collections(host_world *w, host_plugin *p)
 /* Replace p's managers, systems and APIs by its pending ones: same names keep their place
  * (and their API storage), new ones are appended, the ones not registered again go. All
  * the memory is found first, so nothing changes unless everything can. */
-static ecs_status commit_replace(host_world *w, host_plugin *p)
+static ecs_status commit_replace(host_session *hs, host_plugin *p)
 {
-    if (host_world_reserve_for(w, p) != ECS_OK) return ECS_ERR_NO_MEMORY;
-    size_t need = w->manager_count + p->pending_manager_count;
-    size_t systems = w->system_count + p->pending_system_count;
+    if (host_plugin_reserve_for(hs, p) != ECS_OK) return ECS_ERR_NO_MEMORY;
+    size_t need = hs->world->manager_count + p->pending_manager_count;
+    size_t systems = hs->world->system_count + p->pending_system_count;
     char **names = calloc(p->pending_api_count + 1, sizeof *names);
     bool *renewed = calloc(need + 1, sizeof *renewed);
     bool *sys_renewed = calloc(systems + 1, sizeof *sys_renewed);
@@ -358,18 +368,18 @@ static ecs_status commit_replace(host_world *w, host_plugin *p)
     }
     for (size_t i = 0; i < p->pending_api_count; i++) { /* cannot fail: they fit (checked) */
         host_pending_api *a = &p->pending_apis[i];
-        host_registry_publish(&w->registry, p, a->name, a->version, a->bytes, a->size);
+        host_registry_publish(&hs->registry, p, a->name, a->version, a->bytes, a->size);
         names[i] = a->name;
         a->name = NULL;
     }
-    withdraw_dropped_apis(w, p, names, p->pending_api_count);
+    withdraw_dropped_apis(hs, p, names, p->pending_api_count);
     p->api_names = names;
     p->api_count = p->pending_api_count;
     for (size_t i = 0; i < p->pending_manager_count; i++) {
         host_manager *nm = p->pending_managers[i];
-        long at = own_manager(w, p, nm->name);
+        long at = own_manager(hs, p, nm->name);
         if (at >= 0) { /* same place in the update order, same timings */
-            host_manager *om = w->managers[at];
+            host_manager *om = hs->world->managers[at];
             om->desc = nm->desc;
             om->desc.name = om->name;
             om->index = nm->index; /* views built before the reload read the new code */
@@ -377,37 +387,37 @@ static ecs_status commit_replace(host_world *w, host_plugin *p)
             free(nm);
             renewed[at] = true;
         } else {
-            renewed[w->manager_count] = true;
-            w->managers[w->manager_count++] = nm;
+            renewed[hs->world->manager_count] = true;
+            hs->world->managers[hs->world->manager_count++] = nm;
         }
         p->pending_managers[i] = NULL;
     }
     size_t kept = 0, count = 0;
-    for (size_t i = 0; i < w->manager_count; i++) { /* drop managers not registered again */
-        host_manager *m = w->managers[i];
+    for (size_t i = 0; i < hs->world->manager_count; i++) { /* drop managers not registered again */
+        host_manager *m = hs->world->managers[i];
         if (m->owner == p && !renewed[i]) {
             host_warn("reload", "%s: the new version no longer registers manager '%s'", p->name,
                       m->name);
-            host_sig_clear_bit(&w->sig, m->bit); /* its components went with it */
+            host_sig_clear_bit(&hs->world->sig, m->bit); /* its components went with it */
             free(m->name);
             free(m);
             continue;
         }
         count += m->owner == p;
-        w->managers[kept++] = m;
+        hs->world->managers[kept++] = m;
     }
-    w->manager_count = kept;
+    hs->world->manager_count = kept;
     p->manager_count = count;
     free(renewed);
     p->pending_manager_count = 0;
-    replace_systems(w, p, sys_renewed);
+    replace_systems(hs, p, sys_renewed);
     free(sys_renewed);
-    replace_collections(w, p);
+    replace_collections(hs, p);
     p->pstate = p->pending_pstate; /* the new build's own state, or none */
     p->has_pstate = p->has_pending_pstate;
     p->pending_entity_count = 0; /* the new version stands: its entities stay */
     host_plugin_discard_pending(p);
-    host_world_managers_changed(w);
+    host_world_managers_changed(hs->world);
     return ECS_OK;
 }
 
@@ -501,7 +511,7 @@ static void build_text(char *buf, size_t len, const char *version, const char *b
                 *build ? ")" : "");
 }
 
-bool host_reload_rollback(host_world *w, host_plugin *p)
+bool host_reload_rollback(host_session *hs, host_plugin *p)
 {
     if (!p->prev_dl) return false;
     ecs_load_args args = {sizeof args, p->state}; /* same layout: it takes the state back */
@@ -515,7 +525,7 @@ bool host_reload_rollback(host_world *w, host_plugin *p)
     int sig = host_guard_call(&named, call_prev_load, &c);
     p->in_load = false;
     bool ok =
-        !sig && c.status == ECS_OK && !p->registration_failed && commit_replace(w, p) == ECS_OK;
+        !sig && c.status == ECS_OK && !p->registration_failed && commit_replace(hs, p) == ECS_OK;
     p->reloading = false;
     host_plugin_discard_pending(p);
     host_plugin_keep_uses(p, ok, crashed_uses, crashed_use_count);
@@ -604,8 +614,8 @@ static void call_restore(void *arg)
     new_load *c = arg;
     host_plugin *p = c->p;
     uint64_t t0 = host_now_ns();
-    c->status = host_scene_restore(p->world, c->doc, p->pending_managers, p->pending_manager_count,
-                                   p->name, &c->crashed);
+    c->status = host_scene_restore(p->session->scene, c->doc, p->pending_managers,
+                                   p->pending_manager_count, p->name, &c->crashed);
     c->restore_ns = host_now_ns() - t0;
 }
 
@@ -631,7 +641,7 @@ static void end_attempt(host_plugin *p, bool swapped, const char *version)
  * pending state offer). A new build that offers none leaves it kept in the scene store,
  * for a later build that does. False with the reason in why (and a crash's signal in
  * *sig). */
-static bool migrate_state(host_world *w, host_plugin *p, const char *text, size_t len, int *sig,
+static bool migrate_state(host_session *hs, host_plugin *p, const char *text, size_t len, int *sig,
                           char *why, size_t whylen)
 {
     size_t at = 0;
@@ -641,7 +651,7 @@ static bool migrate_state(host_world *w, host_plugin *p, const char *text, size_
                ECS_OK;
     host_info("reload", "%s: the new version offers no plugin state: the old one's is kept",
               p->name);
-    if (host_scene_keep_state(w, p->name, text, len)) return true;
+    if (host_scene_keep_state(hs->scene, p->name, text, len)) return true;
     host_format(why, whylen, "out of memory keeping it");
     return false;
 }
@@ -649,10 +659,10 @@ static bool migrate_state(host_world *w, host_plugin *p, const char *text, size_
 /* Load n's code beside p's and, if that works, swap it in. */
 static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t changed_at)
 {
-    host_world *w = r->w;
+    host_session *hs = r->hs;
     bool same = n->state_version == p->state_version;
     size_t count = 0;
-    host_manager **old = managers_of(w, p, &count);
+    host_manager **old = managers_of(hs, p, &count);
     const char *why = NULL;
     char withdrawn[600];
     uint32_t bad_count = 0;
@@ -678,7 +688,7 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
         goto done;
     }
     uint64_t capture_ns = host_now_ns();
-    if (!same && !host_scene_capture(w, old, count, &doc)) {
+    if (!same && !host_scene_capture(hs->scene, old, count, &doc)) {
         refuse(r, p, "the old version could not save its components");
         goto done;
     }
@@ -707,16 +717,16 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
     void *state = c.state;
     ecs_unload_reason undo = same ? ECS_UNLOAD_RELOAD_KEEP_STATE : ECS_UNLOAD_SHUTDOWN;
     if (sig) { /* never call that build again (a new state it made: freed in end_attempt) */
-        refuse(r, p, "its load() %s", host_guard_outcome(sig));
+        refuse(r, p, "its load() %s", host_signame_outcome(sig));
     } else if (s == ECS_OK && p->registration_failed) {
         host_plugin_undo_load(p, n->desc, state, undo);
         refuse(r, p, "its load() went on after a refused registration: %s", p->reason);
     } else if (s != ECS_OK) { /* one that wanted an API is tried again when it comes */
         char missing[300];
-        host_plugin_missing_api(w, p, missing, sizeof missing);
+        host_plugin_missing_api(hs, p, missing, sizeof missing);
         refuse(r, p, "its load() failed: %s%s%s", ecs_status_text(s), *missing ? ": " : "",
                missing);
-    } else if (host_plugin_closes_cycle(w, p, NULL, p->uses, p->use_count, text, sizeof text)) {
+    } else if (host_plugin_closes_cycle(hs, p, NULL, p->uses, p->use_count, text, sizeof text)) {
         host_plugin_undo_load(p, n->desc, state, undo);
         refuse(r, p, "dependency cycle: %s (an API its load() found)", text);
     } else if (!same &&
@@ -724,32 +734,32 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
         host_plugin_undo_load(p, n->desc, state, undo);
         refuse(r, p, "manager '%s' of the new version cannot load components", why);
     } else if (!same && (call_restore(&c), sig = c.crashed) != 0) { /* guarded inside */
-        refuse(r, p, "the new version %s loading the components", host_guard_outcome(sig));
+        refuse(r, p, "the new version %s loading the components", host_signame_outcome(sig));
     } else if (!same && c.status != ECS_OK) {
         host_plugin_undo_load(p, n->desc, state, undo);
         refuse(r, p, "the new version could not load the components (see above)");
     } else if (state_len &&
-               !migrate_state(w, p, state_text, state_len, &sig, state_why, sizeof state_why)) {
+               !migrate_state(hs, p, state_text, state_len, &sig, state_why, sizeof state_why)) {
         if (!sig) host_plugin_undo_load(p, n->desc, state, undo);
         refuse(r, p, "the new version could not read the plugin state: %s", state_why);
-    } else if (same && (why = untrusted_count(w, p, &bad_count, &sig)) != NULL) {
+    } else if (same && (why = untrusted_count(hs, p, &bad_count, &sig)) != NULL) {
         if (!sig) host_plugin_undo_load(p, n->desc, state, undo);
         if (sig)
             refuse(r, p, "manager '%s' crashed with %s counting the components it was handed", why,
-                   host_guard_signal_name(sig));
+                   host_signame(sig));
         else
             refuse(r, p,
                    "manager '%s' counts %u components in the state handed over, more than "
                    "there can be entities (2^22): it reads the state through another layout; "
                    "bump state_version so the components migrate through JSON",
                    why, bad_count);
-    } else if (withdrawn_api(w, p, withdrawn, sizeof withdrawn)) {
+    } else if (withdrawn_api(hs, p, withdrawn, sizeof withdrawn)) {
         host_plugin_undo_load(p, n->desc, state, undo);
         refuse(r, p, "it no longer publishes %s", withdrawn);
-    } else if (!host_plugin_apis_fit(w, p, text, sizeof text)) {
+    } else if (!host_plugin_apis_fit(hs, p, text, sizeof text)) {
         host_plugin_undo_load(p, n->desc, state, undo);
         refuse(r, p, "%s", text);
-    } else if (commit_replace(w, p) != ECS_OK) {
+    } else if (commit_replace(hs, p) != ECS_OK) {
         host_plugin_undo_load(p, n->desc, state, undo);
         refuse(r, p, "out of memory");
     } else {
@@ -765,19 +775,19 @@ static void reload(host_reloader *r, host_plugin *p, host_plugin *n, uint64_t ch
                       "runs",
                       p->name);
         adopt(p, n, state, same);
-        host_plugin_outcome(p, true);    /* two-phase adoption: the state is the new build's */
-        host_plugin_restore_state(w, p); /* one kept while a build that offers none ran */
+        host_plugin_outcome(p, true);     /* two-phase adoption: the state is the new build's */
+        host_plugin_restore_state(hs, p); /* one kept while a build that offers none ran */
         swapped = true;
         r->done++;
         char what[160];
         double ms = (double)(host_now_ns() - changed_at) / 1e6;
         host_format(what, sizeof what, "%s -> %s: %s, %u components kept, %.2f ms",
                     old_version ? old_version : "?", p->version,
-                    same ? "same state layout" : "JSON migration", components_of(w, p), ms);
+                    same ? "same state layout" : "JSON migration", components_of(hs, p), ms);
         note(r, p, true, what);
         host_info("reload", "%s %s -> %s: %s, %u components kept, %.2f ms from change to swap",
                   p->name, old_version ? old_version : "?", p->version,
-                  same ? "same state layout" : "JSON migration", components_of(w, p), ms);
+                  same ? "same state layout" : "JSON migration", components_of(hs, p), ms);
         if (!same) /* which side of a migration is slow: the old version's or the new one's */
             host_detail("reload",
                         "%s: JSON migration: the old version wrote the components in %.2f ms, "
@@ -800,16 +810,16 @@ done:
 /* The file of loaded plugin p is gone: unload it, keeping its components as JSON. */
 static void remove_plugin(host_reloader *r, host_plugin *p)
 {
-    host_world *w = r->w;
-    host_world_park_dependents(w, p, "is disabled by " MANIFEST_FILE);
-    host_kept k = host_plugin_keep(w, p);
+    host_session *hs = r->hs;
+    host_plugin_park_dependents(hs, p, "is disabled by " MANIFEST_FILE);
+    host_kept k = host_plugin_keep(hs, p);
     const char *kept = k == HOST_KEPT        ? "; its components are kept and come back with it"
                        : k == HOST_KEPT_NONE ? "; it has no components to keep"
                                              : "; its components could not be kept";
     host_info("reload", "%s: disabled by %s: plugin '%s' unloaded%s", p->file, MANIFEST_FILE,
               p->name, kept);
     host_plugin_note(p, HOST_EVENT_UNLOAD, "disabled by %s: unloaded%s", MANIFEST_FILE, kept);
-    host_plugin_unload(w, p, ECS_UNLOAD_SHUTDOWN);
+    host_plugin_unload(hs, p, ECS_UNLOAD_SHUTDOWN);
     host_reload_forget_previous(p);
     host_plugin_release(p);
     snprintf(p->reason, sizeof p->reason, "disabled by %s", MANIFEST_FILE);
@@ -819,27 +829,27 @@ static void remove_plugin(host_reloader *r, host_plugin *p)
 /* A plugin file that is new (or back): load it like at start, then restore kept data. */
 static void add_plugin(host_reloader *r, host_plugin *n)
 {
-    host_world *w = r->w;
-    const char *dep = missing_dependency(w, n);
-    if (host_world_plugin_named(w, n->name)) { /* from a newer file: rebuilt_plugin's */
+    host_session *hs = r->hs;
+    const char *dep = missing_dependency(hs, n);
+    if (host_plugin_named(hs, n->name)) { /* from a newer file: rebuilt_plugin's */
         host_error("reload",
                    "%s: plugin name '%s' is already loaded from %s, a newer file: ignored "
                    "(touch this file to make it the plugin's new build)",
-                   n->path, n->name, host_world_plugin_named(w, n->name)->file);
+                   n->path, n->name, host_plugin_named(hs, n->name)->file);
     } else if (dep) {
         host_error("reload", "%s: plugin '%s' needs '%s', which is not loaded: ignored", n->path,
                    n->name, dep);
-    } else if (host_plugin_load(w, n) != ECS_OK) {
+    } else if (host_plugin_load(hs, n) != ECS_OK) {
         host_error("reload", "%s: %s", n->path, n->reason);
     } else {
         size_t count = 0;
-        host_manager **mgrs = managers_of(w, n, &count);
-        bool restored = !mgrs || host_scene_restore_kept(w, mgrs, count) == ECS_OK;
+        host_manager **mgrs = managers_of(hs, n, &count);
+        bool restored = !mgrs || host_scene_restore_kept(hs->scene, mgrs, count) == ECS_OK;
         if (!restored)
             host_warn("reload", "%s: its kept components could not be restored: they stay kept",
                       n->name);
         free(mgrs);
-        host_plugin_restore_state(w, n); /* its own state, after its components */
+        host_plugin_restore_state(hs, n); /* its own state, after its components */
         if (n->reload_count) /* a record that was unloaded or parked: its history goes on */
             host_plugin_note(n, HOST_EVENT_BACK, "%s loaded again%s", n->version,
                              restored ? ", its kept components restored"
@@ -853,11 +863,11 @@ static void add_plugin(host_reloader *r, host_plugin *n)
 }
 
 /* The record that came from file of folder k, in any state (a loaded one first), or NULL. */
-static host_plugin *record_of(host_world *w, size_t k, const char *file)
+static host_plugin *record_of(host_session *hs, size_t k, const char *file)
 {
     for (int pass = 0; pass < 2; pass++)
-        for (size_t i = 0; i < w->plugin_count; i++) {
-            host_plugin *p = w->plugins[i];
+        for (size_t i = 0; i < hs->plugin_count; i++) {
+            host_plugin *p = hs->plugins[i];
             if ((size_t)p->folder == k && strcmp(p->file, file) == 0 &&
                 (pass || p->status == HOST_PLUGIN_LOADED))
                 return p;
@@ -865,12 +875,13 @@ static host_plugin *record_of(host_world *w, size_t k, const char *file)
     return NULL;
 }
 
-static void forget_record(host_world *w, host_plugin *p)
+static void forget_record(host_session *hs, host_plugin *p)
 {
-    for (size_t i = 0; i < w->plugin_count; i++) {
-        if (w->plugins[i] != p) continue;
-        memmove(&w->plugins[i], &w->plugins[i + 1], (w->plugin_count - i - 1) * sizeof *w->plugins);
-        w->plugin_count--;
+    for (size_t i = 0; i < hs->plugin_count; i++) {
+        if (hs->plugins[i] != p) continue;
+        memmove(&hs->plugins[i], &hs->plugins[i + 1],
+                (hs->plugin_count - i - 1) * sizeof *hs->plugins);
+        hs->plugin_count--;
         break;
     }
     host_plugin_free(p);
@@ -891,7 +902,7 @@ static bool newer_file(const char *a, const char *b)
  * none: n is another plugin, or an older file of a loaded one. */
 static host_plugin *rebuilt_plugin(host_reloader *r, const host_plugin *n, bool *gone)
 {
-    host_plugin *p = host_world_plugin_named(r->w, n->name);
+    host_plugin *p = host_plugin_named(r->hs, n->name);
     struct stat st;
     if (!p || p->status != HOST_PLUGIN_LOADED) return NULL;
     *gone = stat(p->path, &st) != 0;
@@ -931,12 +942,12 @@ static void take_over(host_reloader *r, host_plugin *p, host_plugin *n, bool gon
 
 static void apply(host_reloader *r, size_t k, const char *file, uint64_t changed_at)
 {
-    host_world *w = r->w;
+    host_session *hs = r->hs;
     char path[PATH_MAX], why[600];
     struct stat st;
     const char *dir = r->folders[k].dir;
     snprintf(path, sizeof path, "%s/%s", dir, file);
-    host_plugin *p = record_of(w, k, file);
+    host_plugin *p = record_of(hs, k, file);
     bool loaded = p && p->status == HOST_PLUGIN_LOADED;
     if (stat(path, &st) != 0) { /* a deleted file never unloads: a failed link deletes it */
         if (loaded)
@@ -951,11 +962,11 @@ static void apply(host_reloader *r, size_t k, const char *file, uint64_t changed
         r->failed++;
         return;
     }
-    int bad_before = w->bad_plugins;
-    w->quiet_skips = true; /* one line per bad build: the reloader's */
-    host_plugin *n = host_plugin_open(w, path, file);
-    w->quiet_skips = false;
-    w->bad_plugins = bad_before; /* a bad build is reported here, not counted for --strict */
+    int bad_before = hs->bad_plugins;
+    hs->quiet_skips = true; /* one line per bad build: the reloader's */
+    host_plugin *n = host_plugin_open(hs, path, file);
+    hs->quiet_skips = false;
+    hs->bad_plugins = bad_before; /* a bad build is reported here, not counted for --strict */
     if (!n) {
         host_error("reload", "%s: out of memory", path);
         return;
@@ -974,28 +985,28 @@ static void apply(host_reloader *r, size_t k, const char *file, uint64_t changed
         }
         host_plugin_free(n);
     } else if (moved) {
-        if (p) forget_record(w, p); /* this file's old record: refused or ignored */
+        if (p) forget_record(hs, p); /* this file's old record: refused or ignored */
         take_over(r, moved, n, gone, changed_at);
     } else if (loaded && strcmp(n->name, p->name) != 0) {
         refuse(r, p, "%s now holds plugin '%s'", file, n->name);
         host_plugin_free(n);
-    } else if (loaded && missing_dependency(w, n)) {
-        refuse(r, p, "it needs '%s', which is not loaded", missing_dependency(w, n));
+    } else if (loaded && missing_dependency(hs, n)) {
+        refuse(r, p, "it needs '%s', which is not loaded", missing_dependency(hs, n));
         host_plugin_free(n);
-    } else if (loaded && host_plugin_closes_cycle(w, p, n->deps, NULL, 0, why, sizeof why)) {
+    } else if (loaded && host_plugin_closes_cycle(hs, p, n->deps, NULL, 0, why, sizeof why)) {
         refuse(r, p, "dependency cycle: %s", why); /* as at start: a cycle cannot load */
         host_plugin_free(n);
     } else if (loaded) {
         if (r->on_swap) r->on_swap(r->on_swap_arg, p->name); /* the live loop: its start */
         reload(r, p, n, changed_at);
         host_plugin_free(n);
-    } else if (host_world_push_plugin(w, n) != 0) {
+    } else if (host_plugin_push(hs, n) != 0) {
         host_plugin_free(n);
     } else {
         if (p) { /* the old record of this file (failed, unloaded, parked): its history stays */
             memcpy(n->reloads, p->reloads, sizeof n->reloads);
             n->reload_count = p->reload_count;
-            forget_record(w, p);
+            forget_record(hs, p);
         }
         add_plugin(r, n);
     }
@@ -1028,15 +1039,15 @@ static void apply_manifest_change(host_reloader *r, size_t k)
         host_error("reload", "%s: not applied: %s", MANIFEST_FILE, err);
         return;
     }
-    for (size_t i = r->w->plugin_count; i-- > 0;) { /* dependents were loaded after providers */
-        host_plugin *p = r->w->plugins[i];
+    for (size_t i = r->hs->plugin_count; i-- > 0;) { /* dependents were loaded after providers */
+        host_plugin *p = r->hs->plugins[i];
         if ((size_t)p->folder == k && p->status == HOST_PLUGIN_LOADED && disabled_in(m, p->name))
             remove_plugin(r, p);
     }
     size_t n = 0;
-    char **files = calloc(r->w->plugin_count + 1, sizeof *files); /* enabled again */
-    for (size_t i = 0; files && i < r->w->plugin_count; i++) {
-        host_plugin *p = r->w->plugins[i];
+    char **files = calloc(r->hs->plugin_count + 1, sizeof *files); /* enabled again */
+    for (size_t i = 0; files && i < r->hs->plugin_count; i++) {
+        host_plugin *p = r->hs->plugins[i];
         if ((size_t)p->folder == k && p->status == HOST_PLUGIN_DISABLED &&
             !(p->name && disabled_in(m, p->name)))
             files[n++] = strdup(p->file);
@@ -1071,11 +1082,11 @@ static void check_manifest(host_reloader *r, size_t k, uint64_t now)
 
 /* Can parked plugin q come back: is every plugin it declares loaded, every API it found
  * published again (at the version it asked for)? */
-static bool can_come_back(host_world *w, const host_plugin *q)
+static bool can_come_back(host_session *hs, const host_plugin *q)
 {
-    if (missing_dependency(w, q)) return false;
+    if (missing_dependency(hs, q)) return false;
     for (size_t u = 0; u < q->use_count; u++)
-        if (!host_registry_find(&w->registry, q->uses[u].name, q->uses[u].min_version, NULL))
+        if (!host_registry_find(&hs->registry, q->uses[u].name, q->uses[u].min_version, NULL))
             return false;
     return true;
 }
@@ -1085,13 +1096,13 @@ static bool can_come_back(host_world *w, const host_plugin *q)
  * frame). One try each: one that cannot come back is left unloaded, saying why. */
 static void unpark(host_reloader *r)
 {
-    host_world *w = r->w;
+    host_session *hs = r->hs;
     size_t n = 0;
     char **files = NULL;
     size_t *in = NULL;
-    for (size_t i = 0; i < w->plugin_count; i++) {
-        host_plugin *q = w->plugins[i];
-        if (q->status != HOST_PLUGIN_PARKED || !can_come_back(w, q)) continue;
+    for (size_t i = 0; i < hs->plugin_count; i++) {
+        host_plugin *q = hs->plugins[i];
+        if (q->status != HOST_PLUGIN_PARKED || !can_come_back(hs, q)) continue;
         char **v = realloc(files, (n + 1) * sizeof *v);
         size_t *f = v ? realloc(in, (n + 1) * sizeof *f) : NULL;
         if (v) files = v;
@@ -1103,7 +1114,7 @@ static void unpark(host_reloader *r)
     }
     for (size_t i = 0; i < n; i++) {
         apply(r, in[i], files[i], host_now_ns()); /* replaces the parked record */
-        host_plugin *q = record_of(w, in[i], files[i]);
+        host_plugin *q = record_of(hs, in[i], files[i]);
         if (q && q->status == HOST_PLUGIN_PARKED) {
             host_warn("reload", "%s: plugin '%s' could not come back (see above): unloaded",
                       files[i], q->name);
@@ -1144,16 +1155,16 @@ static void apply_traced(host_reloader *r, size_t k, const char *file, uint64_t 
     apply(r, k, file, changed_at);
     char name[300];
     snprintf(name, sizeof name, "reload %s", file);
-    host_world_trace_slice(r->w, name, "reload", t0, host_now_ns());
+    host_world_trace_slice(r->hs->world, name, "reload", t0, host_now_ns());
 }
 
 /* Does the plugin of batch item a depend on the plugin of item b (declared, or an API it
  * uses)? Only what the running builds say: a new file's needs are unknown until it loads. */
 static bool batch_depends(host_reloader *r, const settled *a, const settled *b)
 {
-    host_plugin *pa = record_of(r->w, a->folder, a->file);
-    host_plugin *pb = record_of(r->w, b->folder, b->file);
-    return pa && pb && pa != pb && host_plugin_depends_on(r->w, pa, pb);
+    host_plugin *pa = record_of(r->hs, a->folder, a->file);
+    host_plugin *pb = record_of(r->hs, b->folder, b->file);
+    return pa && pb && pa != pb && host_plugin_depends_on(r->hs, pa, pb);
 }
 
 /* Apply the batch in dependency order: providers before the plugins that use them (a
@@ -1185,14 +1196,14 @@ static void apply_batch(host_reloader *r)
  * (a provider landed): tried again, once per time their API comes. */
 static void retry_waiting(host_reloader *r)
 {
-    host_world *w = r->w;
+    host_session *hs = r->hs;
     for (bool again = true; again;) { /* a retry may move the records: look again */
         again = false;
-        for (size_t i = 0; i < w->plugin_count && !again; i++) {
-            host_plugin *q = w->plugins[i];
+        for (size_t i = 0; i < hs->plugin_count && !again; i++) {
+            host_plugin *q = hs->plugins[i];
             if (!q->missing_api[0] ||
                 (q->status != HOST_PLUGIN_LOADED && q->status != HOST_PLUGIN_SKIPPED) ||
-                !host_registry_find(&w->registry, q->missing_api, q->missing_version, NULL))
+                !host_registry_find(&hs->registry, q->missing_api, q->missing_version, NULL))
                 continue;
             host_info("reload",
                       "%s: API '%s' version %u is published now: its refused build is tried "

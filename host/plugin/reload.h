@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <stddef.h>
 
-typedef struct host_world host_world;
+typedef struct host_session host_session;
 struct host_plugin;
 typedef struct host_reloader host_reloader;
 
@@ -31,7 +31,7 @@ typedef struct host_reload_options {
 
 /* Create the private folder (host_private_make: call before loading the plugins) and
  * start watching dirs. NULL with an error logged when the folder cannot be made. */
-host_reloader *host_reloader_new(host_world *w, const char *const *dirs, size_t n,
+host_reloader *host_reloader_new(host_session *hs, const char *const *dirs, size_t n,
                                  const host_reload_options *opt);
 
 /* Apply what changed: call at a frame boundary. Never blocks. */
@@ -40,7 +40,7 @@ void host_reloader_poll(host_reloader *r);
 /* --safe: p's code crashed; give its place back to the version before its last
  * same-layout reload, which takes the state back (its load() with previous_state). True
  * when that worked; false when there is no such version or it failed (then unload p). */
-bool host_reload_rollback(host_world *w, struct host_plugin *p);
+bool host_reload_rollback(host_session *hs, struct host_plugin *p);
 
 /* Close the version kept for a rollback, if any. */
 void host_reload_forget_previous(struct host_plugin *p);

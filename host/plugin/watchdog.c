@@ -51,7 +51,7 @@ static void on_name(int sig)
 {
     (void)sig;
     int saved = errno;
-    uint64_t seq = atomic_load(&host_guard_seq);
+    uint64_t seq = atomic_load(&host_call_seq);
     host_guard_describe(named, sizeof named);
     atomic_store(&named_seq, seq); /* after the words */
     sem_post(&named_ready);
@@ -74,7 +74,7 @@ static bool describe(char *buf, size_t size, uint64_t seq, uint64_t ns)
         while (sem_clockwait(&named_ready, CLOCK_MONOTONIC, &t) != 0 && errno == EINTR) {
         }
     }
-    if (atomic_load(&named_seq) != seq || atomic_load(&host_guard_seq) != seq) return false;
+    if (atomic_load(&named_seq) != seq || atomic_load(&host_call_seq) != seq) return false;
     snprintf(buf, size, "%s for %.1f s", named, (double)ns / 1e9);
     return true;
 }
@@ -83,7 +83,7 @@ static bool describe(char *buf, size_t size, uint64_t seq, uint64_t ns)
 static bool stuck_now(void)
 {
     uint64_t s = atomic_load(&stuck);
-    return s && s == atomic_load(&host_guard_seq) && atomic_load(&host_guard_now);
+    return s && s == atomic_load(&host_call_seq) && atomic_load(&host_call_now);
 }
 
 /* End the host now, unsaved (a stuck call and no --safe), with the stuck line. */
@@ -127,8 +127,8 @@ static void on_stop(int sig)
 /* One look: the current call, how long it has run, what to say and do. */
 static void look(uint64_t *seen, uint64_t *since, bool *warned)
 {
-    uint64_t seq = atomic_load(&host_guard_seq), t = host_clock_mono_ns();
-    bool running = atomic_load(&host_guard_now) != NULL;
+    uint64_t seq = atomic_load(&host_call_seq), t = host_clock_mono_ns();
+    bool running = atomic_load(&host_call_now) != NULL;
     if (seq != *seen || !running) {
         *seen = seq;
         *since = t;

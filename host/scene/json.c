@@ -2,7 +2,7 @@
 /* json.c: JSON files into cJSON trees (by jparse.c), with file:line:col errors (json.h). */
 #include "json.h"
 
-#include "plugin_file.h"
+#include "fs.h"
 #include "jparse.h"
 #include "log.h"
 #include "thread.h"
@@ -83,7 +83,7 @@ static size_t read_halves(int fd, char *buf, size_t size)
 char *host_json_read_text(const char *path, size_t *len, char *err, size_t errlen)
 {
     char why[128];
-    int fd = host_open_regular(path, why, sizeof why); /* a FIFO or a device never blocks */
+    int fd = host_fs_open_regular(path, why, sizeof why); /* a FIFO or a device never blocks */
     FILE *f = fd < 0 ? NULL : fdopen(fd, "rb");
     struct stat st;
     if (!f) {

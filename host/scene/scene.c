@@ -32,11 +32,11 @@
 
 #include "ahead.h"
 #include "gltf.h"
-#include "guard.h"
 #include "jplain.h"
 #include "json.h"
 #include "jwrite.h"
 #include "log.h"
+#include "signame.h"
 #include "pstate.h"
 #include "spool.h"
 #include "thread.h"
@@ -46,12 +46,12 @@
 
 /* Run expr, a call of manager m's callback `what`, named as the plugin call running now
  * (guard.h: the watchdog tells a stuck call from a long load or save by it). */
-#define PLUGIN_CALL(m, what, expr)                                                                 \
+#define PLUGIN_CALL(w, m, what, expr)                                                              \
     do {                                                                                           \
-        host_call call_ = {(m)->owner->name, what, (m)->name};                                     \
-        const host_call *was_ = host_guard_enter(&call_);                                          \
+        host_call call_ = {host_world_owner_name(w, (m)->owner), what, (m)->name};                 \
+        const host_call *was_ = host_call_enter(&call_);                                           \
         expr;                                                                                      \
-        host_guard_leave(was_);                                                                    \
+        host_call_leave(was_);                                                                     \
     } while (0)
 
 /* ---- the store ---- */
@@ -67,16 +67,32 @@ typedef struct host_scene_view host_scene_view;
 static void view_free(host_scene_view *view);
 
 struct host_scene_store {
-    store_entry *entry; /* by entity index */
+    host_world *world;        /* the world its entities live in */
+    struct scene_load *load;  /* the load under way (entity references resolve in it), or NULL */
+    struct scene_save *save;  /* the save under way, or NULL */
+    host_scene_states states; /* the layer above's, or none (holder NULL) */
+    store_entry *entry;       /* by entity index */
     uint32_t cap;
     host_scene_view *view; /* the inspector's reads (host_scene_entities_text), or NULL */
     cJSON *extra;          /* unknown top-level keys, in file order */
     uint64_t next_seq;     /* load sequence numbers: saving lists loaded entities in this order */
 };
 
-host_scene_store *host_scene_store_new(void)
+host_scene_store *host_scene_store_new(host_world *w)
 {
-    return calloc(1, sizeof(host_scene_store));
+    host_scene_store *s = calloc(1, sizeof(host_scene_store));
+    if (s) s->world = w;
+    return s;
+}
+
+bool host_scene_loading(const host_scene_store *sc)
+{
+    return sc->load != NULL;
+}
+
+void host_scene_set_states(host_scene_store *sc, const host_scene_states *states)
+{
+    sc->states = *states;
 }
 
 /* The store's scene ids: those of one load in one block (an id_chunk), each id after a
@@ -150,7 +166,7 @@ void host_scene_forget(host_scene_store *s, const ecs_entity *list, uint32_t n)
 }
 
 /* The entry of a live entity e, or NULL. */
-static store_entry *entry_of(host_scene_store *s, ecs_entity e)
+static store_entry *entry_of(const host_scene_store *s, ecs_entity e)
 {
     uint32_t idx = ecs_entity_index(e);
     return idx < s->cap && s->entry[idx].entity == e.id ? &s->entry[idx] : NULL;
@@ -235,6 +251,7 @@ typedef struct mgr_load {
 } mgr_load;
 
 typedef struct scene_load {
+    host_scene_store *sc; /* the store it loads into (its world: w) */
     host_world *w;
     const char *path;
     const char *text; /* the document */
@@ -764,6 +781,7 @@ static split *split_start(scene_load *l, size_t array)
     for (int k = 1; k < pieces; k++) {
         split_piece *p = &s->piece[k];
         p->l = (scene_load){.quiet = true,
+                            .sc = l->sc,
                             .w = l->w,
                             .path = l->path,
                             .text = l->text,
@@ -1029,7 +1047,7 @@ static ecs_status read_one(scene_load *l, host_manager *mgr, uint32_t i, size_t 
     host_jreader *saved = l->reader;
     l->reader = r;
     ecs_status s;
-    PLUGIN_CALL(mgr, "read_component",
+    PLUGIN_CALL(l->w, mgr, "read_component",
                 s = mgr->desc.read_component(mgr->desc.state, l->ents[i], host_jr_api(r)));
     l->reader = saved;
     if (reader_failed(l, r)) return s == ECS_OK ? ECS_ERR_BAD_VALUE : s;
@@ -1058,7 +1076,7 @@ static ecs_status tree_one(scene_load *l, host_manager *mgr, uint32_t i, size_t 
     l->tree = json;
     l->tree_at = at;
     ecs_status s;
-    PLUGIN_CALL(mgr, "load_component",
+    PLUGIN_CALL(l->w, mgr, "load_component",
                 s = mgr->desc.load_component(mgr->desc.state, l->ents[i], json));
     l->tree = saved;
     l->tree_at = saved_at;
@@ -1104,9 +1122,10 @@ static ecs_status load_one(scene_load *l, uint32_t i, size_t m)
 }
 
 /* The live entity with scene id `id` (from a scene), or named e<index>; null if none. */
-static ecs_entity live_entity_named(host_world *w, const char *id)
+static ecs_entity live_entity_named(host_scene_store *sc, const char *id)
 {
-    host_scene_store *s = w->scene;
+    host_world *w = sc->world;
+    host_scene_store *s = sc;
     for (uint32_t i = 0; i < s->cap; i++) {
         ecs_entity e = {s->entry[i].entity};
         if (s->entry[i].id && !strcmp(s->entry[i].id, id) && host_entity_alive(w->entities, e))
@@ -1123,9 +1142,9 @@ static ecs_entity live_entity_named(host_world *w, const char *id)
     return se && se->id ? ecs_entity_null() : e; /* it has a scene id: that is its name */
 }
 
-ecs_status host_scene_resolve(host_world *w, const char *scene_id, ecs_entity *out)
+ecs_status host_scene_resolve(host_scene_store *sc, const char *scene_id, ecs_entity *out)
 {
-    scene_load *l = w->scene_load;
+    scene_load *l = sc->load;
     if (out) *out = ecs_entity_null();
     if (!l) return ECS_ERR_WRONG_TIME;
     if (!scene_id || !out) return ECS_ERR_INVALID_ARGUMENT;
@@ -1134,7 +1153,7 @@ ecs_status host_scene_resolve(host_world *w, const char *scene_id, ecs_entity *o
         for (uint32_t i = 0; i < l->n; i++) table_find(&l->table, l->ids, l->ids[i], i);
     }
     if (l->edit) { /* an edit of one live entity: references name live entities */
-        *out = live_entity_named(w, scene_id);
+        *out = live_entity_named(l->sc, scene_id);
         if (!ecs_entity_is_null(*out)) return ECS_OK;
         host_format(l->fallback, sizeof l->fallback, "reference to an unknown id '%s'", scene_id);
         return ECS_ERR_NOT_FOUND;
@@ -1163,15 +1182,15 @@ static bool resolve_for_reader(void *ctx, const char *id, ecs_entity *out, char 
                                size_t why_len)
 {
     scene_load *l = ctx;
-    ecs_status s = host_scene_resolve(l->w, id, out);
+    ecs_status s = host_scene_resolve(l->sc, id, out);
     if (s == ECS_OK) return true;
     host_format(why, why_len, "%s", *l->fallback ? l->fallback : ecs_status_text(s));
     return false;
 }
 
-void host_scene_error(host_world *w, const cJSON *at, const char *message)
+void host_scene_error(host_scene_store *sc, const cJSON *at, const char *message)
 {
-    scene_load *l = w->scene_load;
+    scene_load *l = sc->load;
     if (!l) {
         host_error("scene", "%s", message);
         return;
@@ -1205,7 +1224,7 @@ static void merge_states(cJSON *to, cJSON *extra, cJSON *from)
 /* Make the load permanent: ids and kept JSON into the store, top-level extras. */
 static bool commit_load(scene_load *l)
 {
-    host_scene_store *s = l->w->scene;
+    host_scene_store *s = l->sc;
     cJSON **kept = calloc(l->n + 1, sizeof *kept);
     host_jreader *r = host_jr_new();
     bool ok = kept && r;
@@ -1291,7 +1310,7 @@ static void call_reserve(void *arg)
     for (size_t m = 0; m < l->managers; m++) {
         if (!l->mgrs[m]->desc.reserve || !l->per[m].count) continue;
         l->current = m;
-        PLUGIN_CALL(l->mgrs[m], "reserve",
+        PLUGIN_CALL(l->w, l->mgrs[m], "reserve",
                     l->mgrs[m]->desc.reserve(l->mgrs[m]->desc.state, l->per[m].count));
     }
 }
@@ -1335,16 +1354,17 @@ static ecs_status load_components(scene_load *l, int *crashed, const char **wher
         for (size_t m = 0; m < l->managers; m++) l->per[m].count += l->at[i * l->managers + m] != 0;
     components_call c = {l, ECS_OK};
     l->current_at = NO_POS;
-    int sig = host_guard_run(call_reserve, &c); /* before the load: no scene_resolve there */
+    int sig = host_world_guard(l->w, NULL, call_reserve,
+                               &c); /* before the load: no scene_resolve there */
     if (sig) {
         *crashed = sig;
         load_fail_at(l, NO_POS, "manager '%s' crashed with %s in reserve()",
-                     l->mgrs[l->current]->name, host_guard_signal_name(sig));
+                     l->mgrs[l->current]->name, host_signame(sig));
         return ECS_ERR_PLUGIN;
     }
-    l->w->scene_load = l;
-    sig = host_guard_run(call_components, &c);
-    l->w->scene_load = NULL; /* also after a crash: this context dies with the call */
+    l->sc->load = l;
+    sig = host_world_guard(l->w, NULL, call_components, &c);
+    l->sc->load = NULL; /* also after a crash: this context dies with the call */
     l->reader = NULL;
     l->tree = NULL;
     if (!sig) return c.status;
@@ -1352,7 +1372,7 @@ static ecs_status load_components(scene_load *l, int *crashed, const char **wher
     *where = l->mgrs[l->current]->desc.read_component ? "read_component" : "load_component";
     l->failed = false; /* the crash is the news, not what was said before it */
     load_fail_at(l, l->current_at, "manager '%s' crashed with %s", l->mgrs[l->current]->name,
-                 host_guard_signal_name(sig));
+                 host_signame(sig));
     return ECS_ERR_PLUGIN;
 }
 
@@ -1394,7 +1414,7 @@ static size_t states_at(scene_load *l, host_jreader *r)
 
 /* A loaded plugin of the scene's "plugins" object, whose value starts at `at`. */
 typedef struct state_read {
-    host_plugin *p;
+    void *p; /* its holder (host_scene_states) */
     size_t at;
     char *before; /* what it wrote before reading the scene's: put back on a failure */
     size_t before_len;
@@ -1413,8 +1433,9 @@ static bool states_to_read(scene_load *l, host_jreader *r, size_t at, state_read
                false;
     api->begin_object(api);
     while (api->key(api, &key)) {
-        host_plugin *p = host_world_plugin_named(l->w, key);
-        if (!api->skip(api) || !p || !p->has_pstate || p->crashed) continue;
+        const host_scene_states *st = &l->sc->states;
+        void *p = st->named ? st->named(st->ctx, key) : NULL;
+        if (!api->skip(api) || !p) continue;
         state_read *v = realloc(*out, (*n + 1) * sizeof *v);
         if (!v) return load_fail_at(l, NO_POS, "out of memory"), false;
         *out = v;
@@ -1424,15 +1445,15 @@ static bool states_to_read(scene_load *l, host_jreader *r, size_t at, state_read
 }
 
 /* Put back the states of v[0..n), read from the scene, as they were before. */
-static void states_put_back(const state_read *v, size_t n)
+static void states_put_back(const host_scene_states *st, const state_read *v, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         size_t err_at;
         char why[300];
-        if (v[i].before_len &&
-            host_plugin_state_read(v[i].p, &v[i].p->pstate, v[i].before, v[i].before_len, 0,
-                                   &err_at, NULL, why, sizeof why) != ECS_OK)
-            host_warn("scene", "%s: its plugin state could not be put back: %s", v[i].p->name, why);
+        if (v[i].before_len && st->read(v[i].p, v[i].before, v[i].before_len, 0, &err_at, NULL, why,
+                                        sizeof why) != ECS_OK)
+            host_warn("scene", "%s: its plugin state could not be put back: %s", st->name(v[i].p),
+                      why);
     }
 }
 
@@ -1446,27 +1467,27 @@ static ecs_status load_states(scene_load *l)
     host_jreader *r = l->edit || l->captured ? NULL : host_jr_new();
     size_t at = r ? states_at(l, r) : NO_POS, n = 0, i = 0, err_at = 0;
     state_read *v = NULL;
+    const host_scene_states *st = &l->sc->states;
     bool ok = at == NO_POS || states_to_read(l, r, at, &v, &n);
     char why[400] = "";
     for (; ok && i < n; i++) { /* what each held, in case a later one fails */
-        v[i].before = host_plugin_state_text(v[i].p, &v[i].before_len, why, sizeof why);
+        v[i].before = st->text(v[i].p, &v[i].before_len, why, sizeof why);
         if (!v[i].before)
-            ok = (load_fail_at(l, v[i].at, "plugin '%s': %s", v[i].p->name, why), false);
+            ok = (load_fail_at(l, v[i].at, "plugin '%s': %s", st->name(v[i].p), why), false);
     }
     for (i = 0; ok && i < n; i++) {
         int sig = 0;
-        if (host_plugin_state_read(v[i].p, &v[i].p->pstate, l->text, l->len, v[i].at, &err_at, &sig,
-                                   why, sizeof why) == ECS_OK)
+        if (st->read(v[i].p, l->text, l->len, v[i].at, &err_at, &sig, why, sizeof why) == ECS_OK)
             continue;
-        load_fail_at(l, err_at, "plugin '%s' refused its state: %s", v[i].p->name, why);
-        if (sig) host_plugin_crashed(l->w, v[i].p, sig, "read of its plugin state");
-        states_put_back(v, i); /* the one that refused left its own as it was */
+        load_fail_at(l, err_at, "plugin '%s' refused its state: %s", st->name(v[i].p), why);
+        if (sig) host_world_crashed(l->w, v[i].p, sig, "read of its plugin state");
+        states_put_back(st, v, i); /* the one that refused left its own as it was */
         ok = false;
     }
     cJSON *kept =
         ok && l->extra ? cJSON_GetObjectItemCaseSensitive(l->extra, HOST_PSTATE_KEY) : NULL;
     for (i = 0; i < n; i++) {
-        if (kept) cJSON_DeleteItemFromObjectCaseSensitive(kept, v[i].p->name);
+        if (kept) cJSON_DeleteItemFromObjectCaseSensitive(kept, st->name(v[i].p));
         free(v[i].before);
     }
     if (kept && !kept->child) cJSON_DeleteItemFromObjectCaseSensitive(l->extra, HOST_PSTATE_KEY);
@@ -1498,7 +1519,7 @@ static ecs_status run_load(scene_load *l)
     l->components_ns = (now = host_now_ns()) - t;
     t = now;
     if (crashed) /* its state is suspect: roll it back or unload it after this frame */
-        host_plugin_crashed(l->w, l->mgrs[l->current]->owner, crashed, where);
+        host_world_crashed(l->w, l->mgrs[l->current]->owner, crashed, where);
     if (s == ECS_OK) s = load_states(l); /* the plugins' own, after their components */
     if (s == ECS_OK && !commit_load(l)) s = ECS_ERR_NO_MEMORY;
     l->store_ns = host_now_ns() - t;
@@ -1553,10 +1574,11 @@ static void steps_detail(const scene_load *l)
 
 /* Load a scene file, or (text != NULL) the document text[0..len) named path: the error in
  * error (logged when log), the first entity made in *first (may be NULL). */
-static ecs_status load_scene(host_world *w, const char *path, const char *given, size_t len,
+static ecs_status load_scene(host_scene_store *sc, const char *path, const char *given, size_t len,
                              bool log, ecs_entity *first, char *error, size_t errlen)
 {
-    scene_load l = {.w = w, .path = path, .bad = -1, .lines = true};
+    host_world *w = sc->world;
+    scene_load l = {.sc = sc, .w = w, .path = path, .bad = -1, .lines = true};
     uint64_t t0 = host_now_ns();
     char *text = NULL;
     ecs_status s = ECS_ERR_BAD_VALUE;
@@ -1588,15 +1610,15 @@ static ecs_status load_scene(host_world *w, const char *path, const char *given,
     return s;
 }
 
-ecs_status host_scene_load(host_world *w, const char *path)
+ecs_status host_scene_load(host_scene_store *sc, const char *path)
 {
-    return load_scene(w, path, NULL, 0, true, NULL, NULL, 0);
+    return load_scene(sc, path, NULL, 0, true, NULL, NULL, 0);
 }
 
-ecs_status host_scene_load_text(host_world *w, const char *name, const char *text, size_t len,
-                                ecs_entity *first, char *error, size_t errlen)
+ecs_status host_scene_load_text(host_scene_store *sc, const char *name, const char *text,
+                                size_t len, ecs_entity *first, char *error, size_t errlen)
 {
-    return load_scene(w, name, text, len, false, first, error, errlen);
+    return load_scene(sc, name, text, len, false, first, error, errlen);
 }
 
 /* ---- saving ---- */
@@ -1607,6 +1629,7 @@ typedef struct save_edge {
 } save_edge;
 
 typedef struct scene_save {
+    host_scene_store *sc; /* the store it saves from (its world: w) */
     host_world *w;
     uint32_t saving; /* position of the entity being saved, UINT32_MAX between entities */
     ecs_entity saving_entity;
@@ -1755,15 +1778,16 @@ static void index_id(char *out, uint32_t idx)
     *out = '\0';
 }
 
-const char *host_scene_id_of(host_world *w, ecs_entity e)
+const char *host_scene_id_of(host_scene_store *sc, ecs_entity e)
 {
-    scene_save *v = w->scene_save;
+    host_world *w = sc->world;
+    scene_save *v = sc->save;
     if (!v || !host_entity_alive(w->entities, e)) return NULL;
     uint32_t idx = ecs_entity_index(e);
     if (made_reserve(v, idx) != 0) return v->failed = true, NULL;
     edge_add(v, e);
     if (v->made[idx]) return v->made[idx];
-    store_entry *se = entry_of(w->scene, e);
+    store_entry *se = entry_of(sc, e);
     if (se && se->id) return se->id;
     char base[16];
     index_id(base, idx);
@@ -1850,8 +1874,8 @@ static void member_key(host_jwriter *jw, const char *name)
 
 /* One manager's value of e (scene id `id`) as the member `name`; nothing when e has no
  * component. A failure is logged naming the plugin, the manager and the entity. */
-static bool save_member(host_jwriter *jw, host_manager *mgr, ecs_entity e, const char *id,
-                        bool *wrote, size_t *value_at)
+static bool save_member(host_world *w, host_jwriter *jw, host_manager *mgr, ecs_entity e,
+                        const char *id, bool *wrote, size_t *value_at)
 {
     size_t mark = jw->len;
     member_key(jw, mgr->name);
@@ -1860,11 +1884,12 @@ static bool save_member(host_jwriter *jw, host_manager *mgr, ecs_entity e, const
     ecs_status s;
     host_jw_start(jw, ENTITY_TABS);
     if (mgr->desc.write_component) {
-        PLUGIN_CALL(mgr, "write_component",
+        PLUGIN_CALL(w, mgr, "write_component",
                     s = mgr->desc.write_component(mgr->desc.state, e, &jw->api));
     } else {
         cJSON *out = NULL;
-        PLUGIN_CALL(mgr, "save_component", s = mgr->desc.save_component(mgr->desc.state, e, &out));
+        PLUGIN_CALL(w, mgr, "save_component",
+                    s = mgr->desc.save_component(mgr->desc.state, e, &out));
         if (s == ECS_OK && out) jw->api.value(&jw->api, out);
         cJSON_Delete(out);
     }
@@ -1873,9 +1898,9 @@ static bool save_member(host_jwriter *jw, host_manager *mgr, ecs_entity e, const
     if (!*wrote) jw->len = mark;
     if (s != ECS_OK || bad)
         host_error("scene", "plugin '%s', manager '%s' %s entity '%s' (#%u.%u): %s",
-                   mgr->owner->name, mgr->name, bad ? "wrote invalid JSON for" : "could not save",
-                   id, ecs_entity_index(e), ecs_entity_generation(e),
-                   bad ? bad : ecs_status_text(s));
+                   host_world_owner_name(w, mgr->owner), mgr->name,
+                   bad ? "wrote invalid JSON for" : "could not save", id, ecs_entity_index(e),
+                   ecs_entity_generation(e), bad ? bad : ecs_status_text(s));
     return s == ECS_OK && !bad;
 }
 
@@ -1885,7 +1910,7 @@ static const char *guess_id(scene_save *v, ecs_entity e, char *buf, size_t len)
 {
     uint32_t idx = ecs_entity_index(e);
     if (idx < v->cap && v->made[idx]) return v->made[idx];
-    store_entry *se = entry_of(v->w->scene, e);
+    store_entry *se = entry_of(v->sc, e);
     if (se && se->id) return se->id;
     char base[16];
     index_id(base, idx);
@@ -1903,7 +1928,7 @@ static bool save_entity(scene_save *v, capture *c, host_manager *const *mgrs, si
 {
     host_world *w = v->w;
     host_jwriter *jw = &c->jw;
-    store_entry *se = with_kept ? entry_of(w->scene, e) : NULL;
+    store_entry *se = with_kept ? entry_of(v->sc, e) : NULL;
     size_t begin = jw->len;
     bool any = false, ok = true;
     char guess[300]; /* the id it will have if it is written: the id member comes first */
@@ -1917,7 +1942,7 @@ static bool save_entity(scene_save *v, capture *c, host_manager *const *mgrs, si
         bool wrote = false;
         size_t value_at = 0;
         if (host_manager_saves(mgrs[m]) && (v->current = mgrs[m]))
-            ok = save_member(jw, mgrs[m], e, id, &wrote, &value_at) && ok;
+            ok = save_member(w, jw, mgrs[m], e, id, &wrote, &value_at) && ok;
         c->wrote[m] = wrote;
         if (c->record) c->row[m] = wrote ? value_at + 1 : 0;
         any = any || wrote;
@@ -1939,7 +1964,7 @@ static bool save_entity(scene_save *v, capture *c, host_manager *const *mgrs, si
         jw->len = begin;
         return ok;
     }
-    const char *real = host_scene_id_of(w, e); /* now it is taken */
+    const char *real = host_scene_id_of(v->sc, e); /* now it is taken */
     if (!real || jw->no_memory) {
         jw->len = begin;
         return false;
@@ -2151,14 +2176,15 @@ static int cmp_order(const void *a, const void *b)
 
 /* The live entities in the save's base order: as loaded (file order), then the ones made
  * at run time by index. Index order alone would change after indices are reused. */
-static order_key *base_order(host_world *w, uint32_t *n)
+static order_key *base_order(host_scene_store *sc, uint32_t *n)
 {
+    host_world *w = sc->world;
     uint32_t cap = host_entities_live(w->entities) + 1, k = 0;
     order_key *keys = malloc(cap * sizeof *keys);
     ecs_entity e;
     for (uint32_t i = 1; keys && k < cap && host_entities_next_live(w->entities, i, &e);
          i = ecs_entity_index(e) + 1) {
-        store_entry *se = entry_of(w->scene, e);
+        store_entry *se = entry_of(sc, e);
         keys[k++] = (order_key){se && se->seq ? se->seq : UINT64_MAX, ecs_entity_index(e), e};
     }
     bool sorted = true; /* often: entities loaded in index order, or none loaded */
@@ -2256,9 +2282,8 @@ static void stream_out(capture *c)
 static bool capture_walk(scene_save *v, host_manager *const *mgrs, size_t count, bool with_kept,
                          size_t lead, capture *c)
 {
-    host_world *w = v->w;
     uint32_t n = 0;
-    order_key *keys = v->keys = base_order(w, &n);
+    order_key *keys = v->keys = base_order(v->sc, &n);
     uint32_t *pos_of = NULL;
     host_jw_init(&c->jw);
     if (lead && host_jw_reserve(&c->jw, lead)) { /* room for the caller before the objects */
@@ -2266,7 +2291,7 @@ static bool capture_walk(scene_save *v, host_manager *const *mgrs, size_t count,
         c->jw.len = lead;
     }
     c->jw.id_of = id_of_for_writer;
-    c->jw.ctx = w;
+    c->jw.ctx = v->sc;
     c->jw.defer_f32 = c->stream != NULL; /* the save's spool lays its floats out */
     c->wrote = calloc(count + 1, 1);
     c->managers = count;
@@ -2275,7 +2300,7 @@ static bool capture_walk(scene_save *v, host_manager *const *mgrs, size_t count,
     /* the text of 100 entities tells how much the rest will need: one allocation */
     v->saving = UINT32_MAX;
     for (uint32_t i = 0; !error && i < n; i++) { /* scene ids first: made ones avoid them */
-        store_entry *se = entry_of(w->scene, keys[i].e);
+        store_entry *se = entry_of(v->sc, keys[i].e);
         if (!se || !se->id) continue;
         if (looks_like_index_id(se->id)) v->index_ids_taken = true;
         if (made_reserve(v, keys[i].index) != 0)
@@ -2285,7 +2310,7 @@ static bool capture_walk(scene_save *v, host_manager *const *mgrs, size_t count,
         else
             error = !use_id(v, se->id);
     }
-    w->scene_save = v;
+    v->sc->save = v;
     for (uint32_t i = 0; !error && i < n; i++) {
         if (i == 100 && n > 200 && !c->stream)
             error = !host_jw_reserve(&c->jw, c->jw.len / 100 * (n + n / 8));
@@ -2321,7 +2346,7 @@ static bool capture_walk(scene_save *v, host_manager *const *mgrs, size_t count,
         error = c->jw.no_memory || !capture_add(c, begin, ref);
         saved_mark(v, ref);
     }
-    w->scene_save = NULL;
+    v->sc->save = NULL;
     return !error && !v->failed && !c->jw.no_memory;
 }
 
@@ -2329,13 +2354,13 @@ static bool capture_walk(scene_save *v, host_manager *const *mgrs, size_t count,
  * v->saving_entity: one line naming them, its plugin marked crashed. */
 static void write_crashed(scene_save *v, int sig)
 {
-    v->w->scene_save = NULL;
+    v->sc->save = NULL;
     host_manager *m = v->current;
     const char *in = m && m->desc.write_component ? "write_component" : "save_component";
     host_error("scene", "manager '%s' %s in %s, writing entity #%u.%u", m ? m->name : "?",
-               host_guard_outcome(sig), in, ecs_entity_index(v->saving_entity),
+               host_signame_outcome(sig), in, ecs_entity_index(v->saving_entity),
                ecs_entity_generation(v->saving_entity));
-    if (m) host_plugin_crashed(v->w, m->owner, sig, in);
+    if (m) host_world_crashed(v->w, m->owner, sig, in);
 }
 
 typedef struct capture_call {
@@ -2358,7 +2383,7 @@ static bool capture_run(scene_save *v, host_manager *const *mgrs, size_t count, 
                         size_t lead, capture *c)
 {
     capture_call k = {v, mgrs, count, lead, with_kept, false, c};
-    int sig = host_guard_run(call_capture, &k);
+    int sig = host_world_guard(v->w, NULL, call_capture, &k);
     if (sig) write_crashed(v, sig);
     return !sig && k.ok;
 }
@@ -2458,25 +2483,26 @@ static bool document(const capture *c, const cJSON *extra, pieces *d)
  * offers one written now under "plugins". A copy (cJSON_Delete it), or NULL when there is
  * nothing; NULL with *ok false when a plugin's write failed (said, naming it) or memory ran
  * out. */
-static cJSON *save_extras(host_world *w, const char *path, bool *ok)
+static cJSON *save_extras(host_scene_store *sc, const char *path, bool *ok)
 {
-    cJSON *extra = w->scene->extra ? cJSON_Duplicate(w->scene->extra, true) : cJSON_CreateObject();
+    cJSON *extra = sc->extra ? cJSON_Duplicate(sc->extra, true) : cJSON_CreateObject();
     cJSON *all = extra ? cJSON_GetObjectItemCaseSensitive(extra, HOST_PSTATE_KEY) : NULL;
     if (extra && !all) all = cJSON_AddObjectToObject(extra, HOST_PSTATE_KEY);
     *ok = all != NULL;
-    for (size_t i = 0; *ok && i < w->plugin_count; i++) {
-        host_plugin *p = w->plugins[i];
-        if (p->status != HOST_PLUGIN_LOADED || !p->has_pstate || p->crashed) continue;
+    const host_scene_states *st = &sc->states;
+    void *p;
+    for (size_t i = 0; *ok && st->holder && (p = st->holder(st->ctx, i)); i++) {
         char why[400];
         size_t len = 0;
-        char *text = host_plugin_state_text(p, &len, why, sizeof why);
+        const char *name = st->name(p);
+        char *text = st->text(p, &len, why, sizeof why);
         cJSON *v = text && len ? cJSON_ParseWithLength(text, len) : NULL;
-        cJSON_DeleteItemFromObjectCaseSensitive(all, p->name);
+        cJSON_DeleteItemFromObjectCaseSensitive(all, name);
         if (!text)
-            host_error("scene", "%s: plugin '%s' could not write its plugin state: %s", path,
-                       p->name, why);
-        *ok = text && (!len || (v && cJSON_AddItemToObject(all, p->name, v)));
-        if (!*ok && v && !cJSON_GetObjectItemCaseSensitive(all, p->name)) cJSON_Delete(v);
+            host_error("scene", "%s: plugin '%s' could not write its plugin state: %s", path, name,
+                       why);
+        *ok = text && (!len || (v && cJSON_AddItemToObject(all, name, v)));
+        if (!*ok && v && !cJSON_GetObjectItemCaseSensitive(all, name)) cJSON_Delete(v);
         free(text);
     }
     if (*ok && !all->child) cJSON_DeleteItemFromObjectCaseSensitive(extra, HOST_PSTATE_KEY);
@@ -2487,9 +2513,10 @@ static cJSON *save_extras(host_world *w, const char *path, bool *ok)
     return extra;
 }
 
-ecs_status host_scene_save(host_world *w, const char *path)
+ecs_status host_scene_save(host_scene_store *sc, const char *path)
 {
-    scene_save v = {.w = w};
+    host_world *w = sc->world;
+    scene_save v = {.sc = sc, .w = w};
     uint64_t t0 = host_now_ns();
     save_file f;
     capture c = {.stream = &f};
@@ -2497,7 +2524,7 @@ ecs_status host_scene_save(host_world *w, const char *path)
     ecs_status s = save_file_open(&f, path, false);
     if (s != ECS_OK) return s;
     bool ok = false;
-    cJSON *extra = save_extras(w, path, &ok);
+    cJSON *extra = save_extras(sc, path, &ok);
     ok = ok && capture_run(&v, w->managers, w->manager_count, true, 0, &c) &&
          document(&c, extra, &d);
     cJSON_Delete(extra);
@@ -2515,10 +2542,11 @@ ecs_status host_scene_save(host_world *w, const char *path)
 
 /* ---- capture and restore: moving one plugin's components between its versions ---- */
 
-bool host_scene_capture(host_world *w, host_manager *const *mgrs, size_t count,
+bool host_scene_capture(host_scene_store *sc, host_manager *const *mgrs, size_t count,
                         host_scene_captured *out)
 {
-    scene_save v = {.w = w};
+    host_world *w = sc->world;
+    scene_save v = {.sc = sc, .w = w};
     capture c = {.record = true};
     pieces d = {0};
     char head[64];
@@ -2602,11 +2630,13 @@ static bool adopt_offsets(scene_load *l, const host_scene_captured *doc)
     return true;
 }
 
-ecs_status host_scene_restore(host_world *w, const host_scene_captured *doc,
+ecs_status host_scene_restore(host_scene_store *sc, const host_scene_captured *doc,
                               host_manager *const *mgrs, size_t count, const char *what,
                               int *crashed)
 {
-    scene_load l = {.w = w,
+    host_world *w = sc->world;
+    scene_load l = {.sc = sc,
+                    .w = w,
                     .path = what,
                     .text = doc->text,
                     .len = doc->len,
@@ -2643,13 +2673,13 @@ ecs_status host_scene_restore(host_world *w, const host_scene_captured *doc,
 
 /* ---- the inspector: a few entities as JSON, an edit of one component ---- */
 
-bool host_scene_document_ends(host_world *w, char **head, size_t *head_len, char **tail,
+bool host_scene_document_ends(host_scene_store *sc, char **head, size_t *head_len, char **tail,
                               size_t *tail_len)
 {
     char text[64];
     int n = document_head(text, sizeof text);
     bool ok = false;
-    cJSON *extra = save_extras(w, "the download", &ok); /* plugin states too, as a save */
+    cJSON *extra = save_extras(sc, "the download", &ok); /* plugin states too, as a save */
     host_jwriter t;
     host_jw_init(&t);
     document_tail(&t, extra);
@@ -2751,23 +2781,27 @@ static void view_reset(scene_save *v)
     v->current = NULL;
 }
 
-char *host_scene_entities_text(host_world *w, const ecs_entity *list, uint32_t n, size_t *len)
+char *host_scene_entities_text(host_scene_store *sc, const ecs_entity *list, uint32_t n,
+                               size_t *len)
 {
-    host_scene_store *s = w->scene;
+    host_world *w = sc->world;
+    host_scene_store *s = sc;
     if (!s->view && (s->view = calloc(1, sizeof *s->view))) view_init(&s->view->v);
     if (!s->view) return NULL;
     scene_save *v = &s->view->v;
+    v->sc = sc;
     v->w = w;
     capture c = {0};
     host_jw_init(&c.jw);
     c.jw.id_of = id_of_for_writer;
-    c.jw.ctx = w;
+    c.jw.ctx = sc;
     c.wrote = calloc(w->manager_count + 1, 1);
     entities_call k = {v, &c, list, n, !c.wrote || (!v->table.slot && table_init(&v->table, 64))};
-    w->scene_save = v;
-    int sig = k.error ? 0 : host_guard_run(call_entities, &k); /* --safe: writes are guarded */
+    sc->save = v;
+    int sig =
+        k.error ? 0 : host_world_guard(w, NULL, call_entities, &k); /* --safe: writes are guarded */
     if (sig) write_crashed(v, sig);
-    w->scene_save = NULL;
+    sc->save = NULL;
     bool error = k.error || sig || v->failed || c.jw.no_memory;
     char *text = error ? NULL : malloc(c.jw.len + 3);
     if (text) { /* "[" + the objects without the first ", " + "]" */
@@ -2784,11 +2818,13 @@ char *host_scene_entities_text(host_world *w, const ecs_entity *list, uint32_t n
 }
 
 /* Load the one-entity document text[0..len) as e's component of manager m, an edit. */
-static ecs_status edit_load(host_world *w, ecs_entity e, host_manager *m, const char *text,
+static ecs_status edit_load(host_scene_store *sc, ecs_entity e, host_manager *m, const char *text,
                             size_t len, char *error, size_t errlen)
 {
+    host_world *w = sc->world;
     host_manager *mgrs[1] = {m};
-    scene_load l = {.w = w,
+    scene_load l = {.sc = sc,
+                    .w = w,
                     .path = "edit",
                     .text = text,
                     .len = len,
@@ -2803,16 +2839,17 @@ static ecs_status edit_load(host_world *w, ecs_entity e, host_manager *m, const 
     if (prepare(&l) && l.n == 1) {
         l.ents[0] = e;
         s = load_components(&l, &sig, &where);
-        if (sig) host_plugin_crashed(w, m->owner, sig, where);
+        if (sig) host_world_crashed(w, m->owner, sig, where);
     }
     if (s != ECS_OK) host_format(error, errlen, "%s", l.error);
     load_free(&l);
     return s;
 }
 
-ecs_status host_scene_edit(host_world *w, ecs_entity e, const char *manager, const char *text,
-                           size_t len, char *error, size_t errlen)
+ecs_status host_scene_edit(host_scene_store *sc, ecs_entity e, const char *manager,
+                           const char *text, size_t len, char *error, size_t errlen)
 {
+    host_world *w = sc->world;
     host_manager *m = NULL;
     for (size_t i = 0; i < w->manager_count && !m; i++)
         if (!strcmp(w->managers[i]->name, manager)) m = w->managers[i];
@@ -2826,7 +2863,7 @@ ecs_status host_scene_edit(host_world *w, ecs_entity e, const char *manager, con
         return host_format(error, errlen, "manager '%s' cannot load components", manager),
                ECS_ERR_UNSUPPORTED;
     size_t old_len = 0; /* what it has now: back if the edit fails */
-    char *old_text = host_scene_entities_text(w, &e, 1, &old_len);
+    char *old_text = host_scene_entities_text(sc, &e, 1, &old_len);
     cJSON *old_doc = old_text ? cJSON_ParseWithLength(old_text, old_len) : NULL;
     cJSON *old_entity = cJSON_GetArrayItem(old_doc, 0);
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(old_entity, "id");
@@ -2857,7 +2894,7 @@ ecs_status host_scene_edit(host_world *w, ecs_entity e, const char *manager, con
         host_format(error, errlen, "out of memory");
         return ECS_ERR_NO_MEMORY;
     }
-    ecs_status s = edit_load(w, e, m, doc_text, (size_t)n, error, errlen);
+    ecs_status s = edit_load(sc, e, m, doc_text, (size_t)n, error, errlen);
     if (s != ECS_OK) { /* put the old value back (or none: the manager removed its own) */
         const cJSON *old = cJSON_GetObjectItemCaseSensitive(old_entity, manager);
         if (old) {
@@ -2874,7 +2911,7 @@ ecs_status host_scene_edit(host_world *w, ecs_entity e, const char *manager, con
             size_t back_len = 0;
             char *back_text = host_json_print(back, &back_len);
             if (!back_text ||
-                edit_load(w, e, m, back_text, back_len, ignored, sizeof ignored) != ECS_OK)
+                edit_load(sc, e, m, back_text, back_len, ignored, sizeof ignored) != ECS_OK)
                 host_error("inspect", "entity %u.%u: its old %s could not be put back: %s",
                            ecs_entity_index(e), ecs_entity_generation(e), manager, ignored);
             free(back_text);
@@ -2886,23 +2923,23 @@ ecs_status host_scene_edit(host_world *w, ecs_entity e, const char *manager, con
     return s;
 }
 
-ecs_entity host_scene_entity_named(host_world *w, const char *id)
+ecs_entity host_scene_entity_named(host_scene_store *sc, const char *id)
 {
-    return live_entity_named(w, id);
+    return live_entity_named(sc, id);
 }
 
-const char *host_scene_stored_id(const host_world *w, ecs_entity e)
+const char *host_scene_stored_id(const host_scene_store *sc, ecs_entity e)
 {
-    const store_entry *se = entry_of(w->scene, e);
+    const store_entry *se = entry_of(sc, e);
     return se ? se->id : NULL;
 }
 
 /* ---- a plugin removed and added back: its components wait in the store ---- */
 
 /* Keep the components of the captured document doc (a tree), see host_scene_keep. */
-static bool keep_doc(host_world *w, const cJSON *doc, const ecs_entity *ents, uint32_t n)
+static bool keep_doc(host_scene_store *sc, const cJSON *doc, const ecs_entity *ents, uint32_t n)
 {
-    host_scene_store *s = w->scene;
+    host_scene_store *s = sc;
     const cJSON *obj, *list = cJSON_GetObjectItemCaseSensitive(doc, "entities");
     uint32_t i = 0;
     bool ok = true;
@@ -2931,10 +2968,10 @@ static bool keep_doc(host_world *w, const cJSON *doc, const ecs_entity *ents, ui
     return ok;
 }
 
-bool host_scene_keep(host_world *w, const host_scene_captured *captured)
+bool host_scene_keep(host_scene_store *sc, const host_scene_captured *captured)
 {
     cJSON *doc = host_jparse(captured->text, captured->len, NULL, NULL);
-    bool kept = doc && keep_doc(w, doc, captured->ents, captured->n);
+    bool kept = doc && keep_doc(sc, doc, captured->ents, captured->n);
     cJSON_Delete(doc);
     return kept;
 }
@@ -2947,9 +2984,9 @@ static bool keeps_any(const store_entry *se, host_manager *const *mgrs, size_t c
     return false;
 }
 
-ecs_status host_scene_restore_kept(host_world *w, host_manager *const *mgrs, size_t count)
+ecs_status host_scene_restore_kept(host_scene_store *sc, host_manager *const *mgrs, size_t count)
 {
-    host_scene_store *s = w->scene;
+    host_scene_store *s = sc;
     cJSON *doc = cJSON_CreateObject(), *list = cJSON_CreateArray();
     ecs_entity *ents = calloc(s->cap + 1, sizeof *ents);
     uint32_t n = 0, with_data = 0;
@@ -2977,7 +3014,8 @@ ecs_status host_scene_restore_kept(host_world *w, host_manager *const *mgrs, siz
     char *text = ok && with_data ? host_json_print(doc, &len) : NULL;
     ecs_status st = !ok || (with_data && !text) ? ECS_ERR_NO_MEMORY : ECS_OK;
     host_scene_captured captured = {text, len, ents, n, 0, NULL, NULL, NULL};
-    if (text) st = host_scene_restore(w, &captured, mgrs, count, "restoring kept components", NULL);
+    if (text)
+        st = host_scene_restore(sc, &captured, mgrs, count, "restoring kept components", NULL);
     free(text);
     for (uint32_t i = 0; st == ECS_OK && with_data && i < s->cap; i++) {
         store_entry *se = &s->entry[i];
@@ -3001,9 +3039,9 @@ static cJSON *kept_states(host_scene_store *s, bool make)
     return cJSON_AddObjectToObject(s->extra, HOST_PSTATE_KEY);
 }
 
-bool host_scene_keep_state(host_world *w, const char *name, const char *text, size_t len)
+bool host_scene_keep_state(host_scene_store *sc, const char *name, const char *text, size_t len)
 {
-    cJSON *all = kept_states(w->scene, len > 0);
+    cJSON *all = kept_states(sc, len > 0);
     if (all) cJSON_DeleteItemFromObjectCaseSensitive(all, name);
     if (len == 0) return true;
     cJSON *v = cJSON_ParseWithLength(text, len);
@@ -3014,23 +3052,23 @@ bool host_scene_keep_state(host_world *w, const char *name, const char *text, si
     return true;
 }
 
-char *host_scene_take_state(host_world *w, const char *name, size_t *len)
+char *host_scene_take_state(host_scene_store *sc, const char *name, size_t *len)
 {
-    cJSON *all = kept_states(w->scene, false);
+    cJSON *all = kept_states(sc, false);
     cJSON *v = all ? cJSON_GetObjectItemCaseSensitive(all, name) : NULL;
     char *text = v ? host_json_print(v, len) : NULL;
     if (text) cJSON_DeleteItemFromObjectCaseSensitive(all, name);
-    if (all && !all->child)
-        cJSON_DeleteItemFromObjectCaseSensitive(w->scene->extra, HOST_PSTATE_KEY);
+    if (all && !all->child) cJSON_DeleteItemFromObjectCaseSensitive(sc->extra, HOST_PSTATE_KEY);
     return text;
 }
 
-bool host_scene_keep_plugin(host_world *w, const host_plugin *p)
+bool host_scene_keep_owner(host_scene_store *sc, const void *owner)
 {
+    host_world *w = sc->world;
     host_manager **mgrs = calloc(w->manager_count + 1, sizeof *mgrs);
     size_t count = 0;
     for (size_t i = 0; mgrs && i < w->manager_count; i++) {
-        if (w->managers[i]->owner != p) continue;
+        if (w->managers[i]->owner != owner) continue;
         if (!host_manager_saves(w->managers[i])) { /* it cannot save: nothing to keep */
             free(mgrs);
             return false;
@@ -3038,7 +3076,7 @@ bool host_scene_keep_plugin(host_world *w, const host_plugin *p)
         mgrs[count++] = w->managers[i];
     }
     host_scene_captured doc = {0};
-    bool kept = mgrs && host_scene_capture(w, mgrs, count, &doc) && host_scene_keep(w, &doc);
+    bool kept = mgrs && host_scene_capture(sc, mgrs, count, &doc) && host_scene_keep(sc, &doc);
     host_scene_captured_free(&doc);
     free(mgrs);
     return kept;

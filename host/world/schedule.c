@@ -35,7 +35,7 @@ ecs_status host_schedule_reserve(host_world *w, size_t entries)
 void host_system_step(void *state, const ecs_frame_info *frame)
 {
     host_system *s = state;
-    const host_world *w = s->owner->world;
+    const host_world *w = s->world;
     const host_collection *c = host_collections_get(&w->collections, s->collection);
     s->desc.run(s->desc.state, c ? c->dense : NULL, c ? c->count : 0, frame);
 }

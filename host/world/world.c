@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* world.c: the world's life and its frame: bring collections up to date, run the ordered
  * list of manager updates and systems, announce the destroyed entities in batches (their
- * signatures cleared), recycle their indices, record timings (world.h). */
+ * signatures cleared), recycle their indices, record timings (world.h). Owner code runs
+ * through the hooks of the layer above. */
 #include "world.h"
 
 #include <stdlib.h>
@@ -9,41 +10,21 @@
 #include <time.h>
 
 #include "clock.h"
-#include "guard.h"
 #include "log.h"
-#include "private.h"
-#include "scene.h"
-#include "debug_name_api.h" /* the host names entities through it when loaded */
+
+_Atomic(const host_call *) host_call_now;
+_Atomic(uint64_t) host_call_seq;
 
 uint64_t host_now_ns(void)
 {
     return host_clock_mono_ns();
 }
 
-void host_world_report_thread_calls(host_world *w)
-{
-    for (size_t i = 0; i < w->plugin_count; i++) {
-        host_plugin *p = w->plugins[i];
-        uint32_t n = atomic_load_explicit(&p->thread_calls, memory_order_relaxed);
-        if (n == p->thread_calls_reported) continue;
-        host_error(p->name ? p->name : p->file,
-                   "%u call%s to the host from a thread other than the main thread refused "
-                   "(the first: %s): plugins call the host from the thread that runs the frames",
-                   n - p->thread_calls_reported, n - p->thread_calls_reported == 1 ? "" : "s",
-                   atomic_load(&p->thread_call));
-        p->thread_calls_reported = n;
-    }
-}
-
 host_world *host_world_new(void)
 {
-    static atomic_flag claimed = ATOMIC_FLAG_INIT;
-    if (!atomic_flag_test_and_set(&claimed)) host_on_main_thread = true;
     host_world *w = calloc(1, sizeof *w);
     if (!w) return NULL;
-    w->private_fd = -1;
-    if (!(w->entities = host_entities_new()) || !(w->scene = host_scene_store_new())) {
-        host_entities_free(w->entities);
+    if (!(w->entities = host_entities_new())) {
         free(w);
         return NULL;
     }
@@ -57,11 +38,6 @@ host_world *host_world_new(void)
 void host_world_free(host_world *w)
 {
     if (!w) return;
-    host_world_unload_all(w);
-    host_world_trace_close(w);
-    for (size_t i = 0; i < w->plugin_count; i++) host_plugin_free(w->plugins[i]);
-    free(w->plugins);
-    host_private_remove(w); /* the private copies are gone with the plugins: the folder */
     free(w->managers);
     free(w->systems); /* each system went with its plugin */
     free(w->steps);
@@ -70,50 +46,52 @@ void host_world_free(host_world *w)
     host_sig_free(&w->sig);
     host_view_plans_free(&w->views);
     free(w->destroyed);
-    host_registry_free(&w->registry);
-    host_scene_store_free(w->scene);
     host_entities_free(w->entities);
     free(w);
 }
 
-static void trace_slice(host_world *w, const char *name, const char *cat, uint64_t t0, uint64_t t1)
+int host_world_guard(host_world *w, const host_call *c, void (*fn)(void *), void *arg)
 {
-    fprintf(w->trace,
-            "%s\n{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":1,"
-            "\"ts\":%.3f,\"dur\":%.3f}",
-            w->trace_first ? "" : ",", name, cat, (double)(t0 - w->trace_origin_ns) / 1e3,
-            (double)(t1 - t0) / 1e3);
-    w->trace_first = false;
+    if (w->hooks.guard) return w->hooks.guard(c, fn, arg);
+    if (!c) return fn(arg), 0; /* named by an outer call */
+    const host_call *was = host_call_enter(c);
+    fn(arg);
+    host_call_leave(was);
+    return 0;
+}
+
+void host_world_crashed(host_world *w, void *owner, int sig, const char *what)
+{
+    if (w->hooks.crashed) w->hooks.crashed(w->hooks.ctx, owner, sig, what);
+}
+
+bool host_world_owner_crashed(const host_world *w, const void *owner)
+{
+    return w->hooks.owner_crashed && w->hooks.owner_crashed(owner);
+}
+
+const char *host_world_owner_name(const host_world *w, const void *owner)
+{
+    const char *name = w->hooks.owner_name ? w->hooks.owner_name(owner) : NULL;
+    return name ? name : "?";
+}
+
+static inline void trace_slice(host_world *w, const char *name, const char *cat, uint64_t t0,
+                               uint64_t t1)
+{
+    w->hooks.trace(w->hooks.ctx, name, cat, t0, t1);
 }
 
 void host_world_trace_slice(host_world *w, const char *name, const char *cat, uint64_t t0,
                             uint64_t t1)
 {
-    if (!w->trace) return;
+    if (!w->hooks.trace) return;
     char safe[160]; /* a file name may hold anything: keep the JSON whole */
     size_t n = 0;
     for (const char *c = name; *c && n + 1 < sizeof safe; c++)
         safe[n++] = (*c == '"' || *c == '\\' || (unsigned char)*c < 0x20) ? '_' : *c;
     safe[n] = '\0';
     trace_slice(w, safe, cat, t0, t1 > t0 ? t1 : t0);
-}
-
-ecs_status host_world_trace_open(host_world *w, const char *path)
-{
-    host_world_trace_close(w);
-    if (!(w->trace = fopen(path, "w"))) return ECS_ERR_IO;
-    fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", w->trace);
-    w->trace_first = true;
-    w->trace_origin_ns = host_now_ns();
-    return ECS_OK;
-}
-
-void host_world_trace_close(host_world *w)
-{
-    if (!w->trace) return;
-    fputs("\n]}\n", w->trace);
-    if (fclose(w->trace) != 0) host_error("trace", "could not finish the trace file");
-    w->trace = NULL;
 }
 
 typedef struct destroyed_call {
@@ -142,14 +120,15 @@ void host_world_announce_destroyed(host_world *w)
             w->destroyed_cap = n;
         }
         n = host_entities_take_destroyed(w->entities, w->destroyed, n);
-        host_scene_forget(w->scene, w->destroyed, n); /* their scene ids and kept JSON */
-        host_sig_forget(&w->sig, w->destroyed, n);    /* every bit: managers need not */
+        if (w->hooks.forget) /* their scene ids and kept JSON */
+            w->hooks.forget(w->hooks.ctx, w->destroyed, n);
+        host_sig_forget(&w->sig, w->destroyed, n); /* every bit: managers need not */
         for (size_t i = 0; i < w->manager_count; i++) {
             host_manager *m = w->managers[i];
-            if (!m->desc.entities_destroyed || m->owner->crashed) continue;
+            if (!m->desc.entities_destroyed || host_world_owner_crashed(w, m->owner)) continue;
             destroyed_call c = {m, w->destroyed, n};
-            int sig = host_guard_call(&m->destroyed_call, call_destroyed, &c);
-            if (sig) host_plugin_crashed(w, m->owner, sig, m->name);
+            int sig = host_world_guard(w, &m->destroyed_call, call_destroyed, &c);
+            if (sig) host_world_crashed(w, m->owner, sig, m->name);
         }
     }
     host_entities_recycle(w->entities);
@@ -173,10 +152,10 @@ static inline void run_update(host_world *w, host_manager *m)
         m->desc.update(m->desc.state, &w->frame);
         return;
     }
-    if (m->owner->crashed) return;
+    if (host_world_owner_crashed(w, m->owner)) return;
     update_call c = {m, &w->frame};
-    int sig = host_guard_call(&m->update_call, call_update, &c);
-    if (sig) host_plugin_crashed(w, m->owner, sig, m->name);
+    int sig = host_world_guard(w, &m->update_call, call_update, &c);
+    if (sig) host_world_crashed(w, m->owner, sig, m->name);
 }
 
 typedef struct system_call {
@@ -203,10 +182,10 @@ static inline void run_system(host_world *w, host_system *s)
         s->desc.run(s->desc.state, list, n, &w->frame);
         return;
     }
-    if (s->owner->crashed) return;
+    if (host_world_owner_crashed(w, s->owner)) return;
     system_call c = {s, list, n, &w->frame};
-    int sig = host_guard_call(&s->call, call_system, &c);
-    if (sig) host_plugin_crashed(w, s->owner, sig, s->name);
+    int sig = host_world_guard(w, &s->call, call_system, &c);
+    if (sig) host_world_crashed(w, s->owner, sig, s->name);
 }
 
 static inline void run_step(host_world *w, const host_step *st)
@@ -227,12 +206,12 @@ static void steps_untimed(host_world *w)
         return;
     }
     const ecs_frame_info *frame = &w->frame;
-    const host_call *was = host_guard_enter(NULL);
+    const host_call *was = host_call_enter(NULL);
     for (; st < end; st++) { /* a system's update: host_system_step */
-        host_guard_enter(st->call);
+        host_call_enter(st->call);
         st->update(st->state, frame);
     }
-    host_guard_leave(was);
+    host_call_leave(was);
 }
 
 /* Run the ordered list, timing each step (one read of the cheap clock each, clock.h).
@@ -243,9 +222,9 @@ static uint64_t steps_timed(host_world *w, uint64_t start_ns)
 {
     enum { CHUNK = 64 };
     const ecs_frame_info *frame = &w->frame;
-    bool safe = w->safe, trace = w->trace != NULL; /* neither changes during a frame */
+    bool safe = w->safe, trace = w->hooks.trace != NULL; /* neither changes during a frame */
     uint64_t ticks[CHUNK + 1], ns0 = start_ns;
-    const host_call *was = host_guard_enter(NULL);
+    const host_call *was = host_call_enter(NULL);
     ticks[0] = host_clock_ticks();
     for (size_t first = 0; first < w->step_count; first += CHUNK) {
         const host_step *st = w->steps + first;
@@ -254,7 +233,7 @@ static uint64_t steps_timed(host_world *w, uint64_t start_ns)
             if (safe)
                 run_step(w, &st[k]);
             else
-                host_guard_enter(st[k].call), st[k].update(st[k].state, frame);
+                host_call_enter(st[k].call), st[k].update(st[k].state, frame);
             ticks[k + 1] = host_clock_ticks();
         }
         for (size_t k = 0; k < n; k++) {
@@ -267,7 +246,7 @@ static uint64_t steps_timed(host_world *w, uint64_t start_ns)
         }
         ticks[0] = ticks[n]; /* the next chunk's first step starts here */
     }
-    host_guard_leave(was);
+    host_call_leave(was);
     return ns0;
 }
 
@@ -285,32 +264,24 @@ void host_world_frame(host_world *w)
     if (w->time_scale > 0) w->frame.dt *= w->time_scale; /* slow motion, fast forward */
     w->frame.seed = host_frame_seed(w->seed, w->frame.frame);
 
-    bool timed = w->trace ||
-                 (w->time_managers && (w->time_every <= 1 || w->frame.frame % w->time_every == 0));
+    bool traced = w->hooks.trace != NULL;
+    bool timed =
+        traced || (w->time_managers && (w->time_every <= 1 || w->frame.frame % w->time_every == 0));
     uint64_t t0 = start;
     if (w->collections.active && host_collections_apply(&w->collections, &w->sig, w->entities) &&
         timed) {
         t0 = start + host_clock_ns(ticks, host_clock_ticks()); /* not charged to the first step */
-        if (w->trace) trace_slice(w, "collections", "apply", start, t0);
+        if (traced) trace_slice(w, "collections", "apply", start, t0);
     }
     if (w->steps_stale || w->step_managers != w->manager_count) host_schedule_ensure(w);
     t0 = timed ? steps_timed(w, t0) : (steps_untimed(w), t0);
     host_world_announce_destroyed(w);
-    if (w->safe) host_world_drop_crashed(w);
+    if (w->safe && w->hooks.drop_crashed) w->hooks.drop_crashed(w->hooks.ctx);
     uint64_t end = start + host_clock_ns(ticks, host_clock_ticks()); /* timed or not */
-    if (w->trace) trace_slice(w, "destroyed", "announce", t0, end > t0 ? end : t0);
+    if (traced) trace_slice(w, "destroyed", "announce", t0, end > t0 ? end : t0);
     host_timing_record(&w->frame_timing, end - start);
     if (timed) w->timed_frames++, w->timed_frames_ns += end - start;
     w->frame.frame++;
-}
-
-const char *host_world_entity_text(const host_world *w, ecs_entity e, char *buf, size_t size)
-{
-    const ecs_debug_name_api *names =
-        host_registry_find(&w->registry, ECS_DEBUG_NAME_API_NAME, ECS_DEBUG_NAME_API_VERSION, NULL);
-    if (names && names->format) return names->format(names->self, e, buf, size);
-    snprintf(buf, size, "#%u.%u", ecs_entity_index(e), ecs_entity_generation(e));
-    return buf;
 }
 
 typedef struct count_call {
@@ -324,27 +295,27 @@ static void call_count(void *arg)
     c->n = c->m->desc.count(c->m->desc.state);
 }
 
-int host_manager_count_guarded(const host_manager *m, uint32_t *n)
+int host_manager_count_guarded(host_world *w, const host_manager *m, uint32_t *n)
 {
     count_call c = {m, 0};
-    host_call named = {m->owner->name, "count()", m->name};
-    int sig = m->desc.count ? host_guard_call(&named, call_count, &c) : 0;
+    host_call named = {host_world_owner_name(w, m->owner), "count()", m->name};
+    int sig = m->desc.count ? host_world_guard(w, &named, call_count, &c) : 0;
     *n = sig ? 0 : c.n;
     return sig;
 }
 
-uint32_t host_manager_count(const host_manager *m)
+uint32_t host_manager_count(host_world *w, const host_manager *m)
 {
     uint32_t n = 0;
-    if (m->owner->crashed) return 0;
-    int sig = host_manager_count_guarded(m, &n);
-    if (sig) host_plugin_crashed(m->owner->world, m->owner, sig, "count()");
+    if (host_world_owner_crashed(w, m->owner)) return 0;
+    int sig = host_manager_count_guarded(w, m, &n);
+    if (sig) host_world_crashed(w, m->owner, sig, "count()");
     return n;
 }
 
 /* One --stats row: a manager (count: its components) or a system (count: the entities of
  * its collection). */
-static void print_row(const host_world *w, FILE *out, const host_step *st)
+static void print_row(host_world *w, FILE *out, const host_step *st)
 {
     double frame_total = (double)w->timed_frames_ns; /* the frames the steps were timed in */
     const host_manager *m = st->m;
@@ -353,15 +324,15 @@ static void print_row(const host_world *w, FILE *out, const host_step *st)
     const host_collection *c = s ? host_collections_get(&w->collections, s->collection) : NULL;
     char count[16] = "-"; /* a manager without count() says nothing about its size */
     if (!m || m->desc.count)
-        snprintf(count, sizeof count, "%u", m ? host_manager_count(m) : (c ? c->count : 0));
+        snprintf(count, sizeof count, "%u", m ? host_manager_count(w, m) : (c ? c->count : 0));
     fprintf(out, "%-20s %-16s %10s %10.2f %10.2f %10.2f %6.1f%%  %s\n", m ? m->name : s->name,
-            m ? m->owner->name : s->owner->name, count, host_timing_mean(t) / 1e3,
+            host_world_owner_name(w, m ? m->owner : s->owner), count, host_timing_mean(t) / 1e3,
             (double)host_timing_quantile(t, 0.99) / 1e3, (double)t->max_ns / 1e3,
             frame_total > 0 ? 100.0 * (double)t->total_ns / frame_total : 0.0,
             m ? "manager" : "system");
 }
 
-void host_world_print_stats(const host_world *w, FILE *out)
+void host_world_print_stats(host_world *w, FILE *out)
 {
     fprintf(out, "%-20s %-16s %10s %10s %10s %10s %7s  %s\n", "manager", "plugin", "components",
             "mean us", "p99 us", "max us", "share", "kind");
@@ -378,5 +349,5 @@ void host_world_print_stats(const host_world *w, FILE *out)
             host_entities_live(w->entities));
     fprintf(out, "updates timed on %llu of the %llu frames (--timing-every %u)\n",
             (unsigned long long)w->timed_frames, (unsigned long long)f->count,
-            w->trace ? 1u : w->time_every);
+            w->hooks.trace ? 1u : w->time_every);
 }

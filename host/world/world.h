@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: MIT */
-/* world.h: the host's world: entities, loaded plugins, their managers, the frame loop.
+/* world.h: the ECS core: entities, managers and systems as registered records, the
+ * ordered schedule, signatures, collections, views, timing, and the frame.
  *
- * The world owns every plugin record (host_plugin) and the ordered list of managers.
- * Invariants: plugins[] is in load order and managers[] in registration order (a
- * plugin's managers are registered during its load, so they follow its dependencies');
- * a manager belongs to exactly one loaded plugin; what a plugin registers during its
- * load() is pending until load() succeeds, then committed all at once, so a failed load
- * leaves no trace. Systems (host_system) are registered, committed and replaced like
- * managers. Frame: bring collections up to date (collection.h) -> run the ordered list of
- * manager updates and systems (schedule.h) -> announce destroyed entities (one batch per
- * round, until no manager destroys more; their signatures cleared) -> recycle their
- * indices -> record timings.
+ * The world knows no file, no dlopen, no scene and no plugin record. A manager or system
+ * belongs to an owner, an opaque tag of the layer above (the session's plugin record);
+ * the world calls owner code through the hooks that layer installs (host_world_hooks): a
+ * guard that runs a call catching a crash (--safe), a callback that marks an owner as
+ * crashed, the owner's name for messages, and what else happens around a frame (entities
+ * forgotten by the scene store, crashed owners dropped, trace slices).
+ *
+ * Invariants: managers[] is in registration order; what an owner registers while it loads
+ * is committed by the layer above at once. Systems (host_system) are registered,
+ * committed and replaced like managers. Frame: bring collections up to date
+ * (collection.h) -> run the ordered list of manager updates and systems (schedule.h) ->
+ * announce destroyed entities (one batch per round, until no manager destroys more; their
+ * signatures cleared) -> recycle their indices -> record timings.
  */
 #ifndef HOST_WORLD_H
 #define HOST_WORLD_H
@@ -22,10 +26,8 @@
 #include "collection.h"
 #include "ecs_plugin.h"
 #include "entity.h"
-#include "guard.h"
+#include "call.h"
 #include "mem.h"
-#include "probe.h"
-#include "registry.h"
 #include "schedule.h"
 #include "signature.h"
 #include "timing.h"
@@ -33,12 +35,10 @@
 
 typedef struct host_world host_world;
 
-typedef struct host_plugin host_plugin;
-
 typedef struct host_manager {
     ecs_manager_desc desc; /* the plugin's desc, fields it did not know zeroed */
     char *name;            /* desc.name points here */
-    host_plugin *owner;
+    void *owner;           /* the layer above's tag (its plugin record): opaque here */
     host_timing timing;
     ecs_manager_index index; /* offered through manager_index(); has == NULL: none */
     uint32_t bit;            /* its name's signature bit (signature.h) */
@@ -52,13 +52,13 @@ static inline bool host_manager_saves(const host_manager *m)
     return m->desc.write_component || m->desc.save_component;
 }
 
-/* m's count() of its components into *n, under the crash guard (--safe): 0, or the signal
- * that stopped it (*n = 0). *n = 0 when it offers no count(). */
-int host_manager_count_guarded(const host_manager *m, uint32_t *n);
+/* m's count() of its components into *n, under w's guard (--safe): 0, or the signal that
+ * stopped it (*n = 0). *n = 0 when it offers no count(). */
+int host_manager_count_guarded(host_world *w, const host_manager *m, uint32_t *n);
 
-/* m's count() of its components, under the crash guard: 0 when it offers none, or its
- * plugin crashed (then, or before: it is marked crashed, dropped at the end of the frame). */
-uint32_t host_manager_count(const host_manager *m);
+/* m's count() of its components, under w's guard: 0 when it offers none, or its owner
+ * crashed (then, or before: it is marked crashed, dropped at the end of the frame). */
+uint32_t host_manager_count(host_world *w, const host_manager *m);
 
 /* Can m load components from JSON (read_component or load_component)? */
 static inline bool host_manager_loads(const host_manager *m)
@@ -70,18 +70,37 @@ static inline bool host_manager_loads(const host_manager *m)
 typedef struct host_system {
     ecs_system_desc desc; /* the plugin's desc; desc.name points at name, query unused */
     char *name;
-    host_plugin *owner;
+    void *owner;       /* as host_manager.owner */
+    host_world *world; /* the world it runs in (its step reads the collection there) */
     host_timing timing;
     ecs_collection collection;
     uint64_t seq;
     host_call call; /* its run, named for the watchdog (guard.h) */
 } host_system;
 
+/* What the layer above lends the world to call owner code. Every hook may be NULL (a bare
+ * world: tests, benchmarks): calls then run directly, named, and a crash is not caught. */
+typedef struct host_world_hooks {
+    void *ctx; /* passed to the hooks that take one: the layer above's record */
+    /* Run fn(arg) as call c, catching a crash (--safe): 0, or the signal that stopped it. */
+    int (*guard)(const host_call *c, void (*fn)(void *), void *arg);
+    /* owner's code stopped with sig in `what`: mark it crashed (its calls are skipped from
+     * now on) and say so. */
+    void (*crashed)(void *ctx, void *owner, int sig, const char *what);
+    /* Has owner crashed (its calls are skipped until it is dropped)? */
+    bool (*owner_crashed)(const void *owner);
+    /* owner's name, for messages and --stats. */
+    const char *(*owner_name)(const void *owner);
+    /* These entities were destroyed and are announced now: forget what is kept of them. */
+    void (*forget)(void *ctx, const ecs_entity *list, uint32_t n);
+    /* End of a --safe frame: drop the owners that crashed in it. */
+    void (*drop_crashed)(void *ctx);
+    /* One slice [t0, t1] (host_now_ns) of the trace; NULL: no trace is written. */
+    void (*trace)(void *ctx, const char *name, const char *cat, uint64_t t0, uint64_t t1);
+} host_world_hooks;
+
 struct host_world {
     host_entities *entities;
-    host_registry registry;
-    host_plugin **plugins; /* load order */
-    size_t plugin_count, plugin_cap;
     host_manager **managers; /* registration order */
     size_t manager_count, manager_cap;
     ecs_frame_info frame;
@@ -97,23 +116,11 @@ struct host_world {
     bool time_managers; /* time each manager's update (default); off: a bare dispatch loop */
     /* Time the steps on one frame in time_every (HOST_TIME_EVERY by default; 1: every
      * frame): a clock read costs more than an empty update, so timing every step of every
-     * frame would cost more than the dispatch itself. A --trace times every frame. */
+     * frame would cost more than the dispatch itself. A trace times every frame. */
     uint32_t time_every;
     uint64_t timed_frames, timed_frames_ns; /* frames whose steps were timed, and their time */
-    FILE *trace;
-    uint64_t trace_origin_ns;
-    bool trace_first;
-    int bad_plugins;                /* plugins skipped as bad (for --strict) */
-    struct host_scene_store *scene; /* scene ids and kept JSON of entities */
-    struct scene_load *scene_load;  /* the scene load under way, or NULL */
-    struct scene_save *scene_save;  /* the scene save under way, or NULL */
-    bool safe;                      /* --safe: plugin calls run under the crash guard */
-    bool quiet_skips;               /* the reloader reports bad builds itself */
-    char *private_dir;              /* where plugins are copied before dlopen (its name), or NULL */
-    int private_fd;                 /* that folder, opened once when made: copies go through it */
-    char *private_at;        /* "/proc/PID/fd/N": the folder by its descriptor, never by name */
-    host_probe_config probe; /* new plugin files run first in a child (probe.h) */
-    unsigned copies;         /* copies made so far: unique names */
+    bool safe;                              /* --safe: owner calls run through hooks.guard */
+    host_world_hooks hooks;                 /* owner code is called through them */
     /* views, collections, systems (seeds 002-004) */
     host_system **systems; /* registration order */
     size_t system_count, system_cap;
@@ -129,10 +136,24 @@ struct host_world {
     host_view_plans views;
 };
 
-/* A new world with no plugins; NULL when memory ran out. */
+/* A new world with no managers and no hooks; NULL when memory ran out. */
 host_world *host_world_new(void);
-/* Unload every plugin (reverse load order) and free the world. NULL is allowed. */
+/* Free the world and its records (the layer above unloaded their owners first). NULL is
+ * allowed. */
 void host_world_free(host_world *w);
+
+/* Run fn(arg) as call c through the guard hook (directly, named, without one): 0, or the
+ * signal that stopped it. The caller then reports the crash (host_world_crashed). */
+int host_world_guard(host_world *w, const host_call *c, void (*fn)(void *), void *arg);
+
+/* owner's code stopped with sig in `what`: through the crashed hook (nothing without one). */
+void host_world_crashed(host_world *w, void *owner, int sig, const char *what);
+
+/* Has owner crashed (false without the hook)? */
+bool host_world_owner_crashed(const host_world *w, const void *owner);
+
+/* owner's name for messages ("?" without the hook). */
+const char *host_world_owner_name(const host_world *w, const void *owner);
 
 /* Frame `frame`'s random seed (ecs_frame_info.seed) from the session's seed: splitmix64 of
  * the two, so neighbouring frames get unrelated seeds. */
@@ -151,33 +172,14 @@ void host_world_frame(host_world *w);
 void host_world_announce_destroyed(host_world *w);
 
 /* Print the per-manager timing table (for --stats). */
-void host_world_print_stats(const host_world *w, FILE *out);
+void host_world_print_stats(host_world *w, FILE *out);
 
-/* Write a Chrome trace-event JSON file of every manager update from now on. Returns
- * ECS_ERR_IO when the file cannot be created. */
-ecs_status host_world_trace_open(host_world *w, const char *path);
-void host_world_trace_close(host_world *w);
-
-/* One slice [t0, t1] (host_now_ns) in the --trace file, when there is one: a scene load or
- * save, a reload. */
+/* One slice [t0, t1] (host_now_ns) through the trace hook, when there is one: a scene
+ * load or save, a reload. */
 void host_world_trace_slice(host_world *w, const char *name, const char *cat, uint64_t t0,
                             uint64_t t1);
 
-/* -- internal, between world.c, loader.c and hostapi.c -- */
-
-/* Write e for a log line into buf: "name#index.gen" through the debug_name plugin's API
- * when it is loaded and e has a name, else "#index.gen". Returns buf. */
-const char *host_world_entity_text(const host_world *w, ecs_entity e, char *buf, size_t size);
-
 /* Monotonic time in nanoseconds. */
 uint64_t host_now_ns(void);
-
-/* At a frame boundary, on the main thread: one error line per plugin whose code called the
- * host from another thread since the last report (the count and the first call). */
-void host_world_report_thread_calls(host_world *w);
-
-#include "hostapi.h"
-#include "loader.h"
-#include "plugin.h"
 
 #endif

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/* trace.h: the --trace file: Chrome's trace-event JSON (open it in Perfetto), one complete
+ * slice ("ph":"X") per manager update, system, scene load or save, reload.
+ *
+ * A host_trace is closed (file NULL) or open: the file holds the head and the slices so far;
+ * closing writes the tail, so the file is valid JSON once closed. Times are host_now_ns
+ * values, written relative to when the trace was opened.
+ */
+#ifndef HOST_TRACE_H
+#define HOST_TRACE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ecs_plugin.h"
+
+typedef struct host_trace {
+    FILE *file;         /* NULL: no trace */
+    uint64_t origin_ns; /* when it was opened */
+    bool first;         /* no slice written yet (no comma before the next) */
+} host_trace;
+
+/* Start writing a trace into path (any trace open before is closed first). ECS_ERR_IO when
+ * the file cannot be created (errno says why), the trace then closed. */
+ecs_status host_trace_open(host_trace *t, const char *path);
+
+/* Finish the file and close it; nothing when none is open. A failed write is logged. */
+void host_trace_close(host_trace *t);
+
+/* One slice [t0, t1] named name (JSON-safe text: a manager's or a step's name) in category
+ * cat; nothing when no trace is open. */
+void host_trace_slice(host_trace *t, const char *name, const char *cat, uint64_t t0, uint64_t t1);
+
+#endif
