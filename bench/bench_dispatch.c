@@ -90,8 +90,8 @@ static int run_rows(const bench_config *cfg, int k, uint32_t every)
             unload(&l);
             return 1;
         }
-        l.w->time_managers = every > 0;
-        l.w->time_every = every;
+        l.w->timing.time_managers = every > 0;
+        l.w->timing.time_every = every;
         host_frames(l.w, k, frames / 10); /* warm up */
         ours[r] = host_frames(l.w, k, frames);
         base[r] = base_frames(k, frames);

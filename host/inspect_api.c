@@ -148,7 +148,7 @@ static cJSON *step_json(host_inspector *in, const host_step *st)
     const host_system *s = st->s;
     const host_timing *t = m ? &m->timing : &s->timing;
     double frame_total =
-        (double)hs->world->timed_frames_ns; /* the frames the steps were timed in */
+        (double)hs->world->timing.timed_frames_ns; /* the frames the steps were timed in */
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", m ? m->name : s->name);
     cJSON_AddStringToObject(
@@ -201,7 +201,7 @@ cJSON *inspect_schedule_json(host_inspector *in)
     for (size_t i = 0; i < n; i++) cJSON_AddItemToArray(steps, step_json(in, &rows[i]));
     free(rows);
     cJSON_AddItemToArray(steps, own_json(in));
-    const host_timing *f = &hs->world->frame_timing;
+    const host_timing *f = &hs->world->timing.frame_timing;
     cJSON_AddNumberToObject(v, "frame_mean_us", host_timing_mean(f) / 1e3);
     cJSON_AddNumberToObject(v, "frame_p99_us", (double)host_timing_quantile(f, 0.99) / 1e3);
     cJSON *frames = cJSON_AddArrayToObject(v, "frames_us"); /* oldest first */

@@ -204,8 +204,8 @@ int main(int argc, char **argv)
         return HOST_EXIT_FAILURE;
     }
     code = HOST_EXIT_OK;
-    hs->world->time_managers = !opt.no_timing;
-    hs->world->time_every = opt.timing_every;
+    hs->world->timing.time_managers = !opt.no_timing;
+    hs->world->timing.time_every = opt.timing_every;
     hs->world->fixed_dt = opt.fixed_dt_ms / 1000.0;
     hs->world->seed = (uint64_t)opt.seed;
     hs->world->safe = opt.safe && host_guard_install();

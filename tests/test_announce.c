@@ -449,7 +449,7 @@ static void Frame_timing_one_sample_per_manager_per_timed_frame(void **state)
     } runs[] = {{1, 7, 7}, {HOST_TIME_EVERY, 2 * HOST_TIME_EVERY + 1, 3}};
     uint64_t before = 0, frames_before = 0;
     for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
-        w->time_every = runs[r].every;
+        w->timing.time_every = runs[r].every;
         w->frame.frame = 0; /* frame 0 is a timed one */
         for (int f = 0; f < runs[r].frames; f++) host_world_frame(w);
         uint64_t managers_total = 0, timed = (uint64_t)runs[r].timed;
@@ -462,19 +462,19 @@ static void Frame_timing_one_sample_per_manager_per_timed_frame(void **state)
         }
         before += timed;
         frames_before += (uint64_t)runs[r].frames;
-        assert_int_equal(w->frame_timing.count, frames_before);
-        assert_int_equal(w->timed_frames, before);
+        assert_int_equal(w->timing.frame_timing.count, frames_before);
+        assert_int_equal(w->timing.timed_frames, before);
         const host_timing *slow = &w->managers[0]->timing;
         assert_true(slow->max_ns >= fx->sleep_ns);
         assert_true(slow->total_ns >= before * fx->sleep_ns);
-        assert_true(managers_total <= w->timed_frames_ns); /* parts of the timed frames */
+        assert_true(managers_total <= w->timing.timed_frames_ns); /* parts of the timed frames */
     }
 }
 
 static void Frame_untimed_loop_still_updates_in_order_and_announces(void **state)
 {
     fixture *fx = *state;
-    fx->w->time_managers = false; /* the bare dispatch loop */
+    fx->w->timing.time_managers = false; /* the bare dispatch loop */
     create_entities(fx, 10);
     add_manager(fx, "m0", true, true)->on_update = destroy_2_5_7_in_frame_0;
     add_manager(fx, "listener_only", false, true); /* no update, hears destroys */

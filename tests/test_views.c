@@ -685,7 +685,7 @@ static void Systems_are_replaced_in_place_by_a_hot_reload(void **state)
     for (int i = 0; i < 3; i++) host_world_frame(v.w);
     assert_int_equal(v.w->system_count, 2);
     host_system *s0 = v.w->systems[0], *s1 = v.w->systems[1];
-    host_step first = v.w->steps[0];
+    host_step first = v.w->sched.steps[0];
     uint64_t runs = s0->timing.count;
     ecs_collection c = s0->collection;
 
@@ -705,8 +705,9 @@ static void Systems_are_replaced_in_place_by_a_hot_reload(void **state)
     assert_int_equal(v.w->system_count, 2);
     assert_ptr_equal(v.w->systems[0], s0); /* same records, same places, timings go on */
     assert_ptr_equal(v.w->systems[1], s1);
-    assert_ptr_equal(v.w->steps[0].s, first.s);
-    for (uint32_t i = 0; i < v.w->time_every; i++) /* steps are timed on one frame in these */
+    assert_ptr_equal(v.w->sched.steps[0].s, first.s);
+    for (uint32_t i = 0; i < v.w->timing.time_every;
+         i++) /* steps are timed on one frame in these */
         host_world_frame(v.w);
     assert_true(s0->timing.count > runs);
     assert_int_equal(s0->collection, c);
@@ -752,8 +753,8 @@ static void Safe_mode_catches_a_crashing_system(void **state)
     /* the others go on: every other plugin still loaded, its managers updated each frame */
     uint64_t before[3];
     static const char *const others[] = {"transform", "debug_name", "mesh"};
-    v.w->time_managers = true; /* each update counted in its timing */
-    v.w->time_every = 1;
+    v.w->timing.time_managers = true; /* each update counted in its timing */
+    v.w->timing.time_every = 1;
     for (int k = 0; k < 3; k++) {
         host_plugin *p = host_plugin_named(v.s, others[k]);
         if (!p || p->status != HOST_PLUGIN_LOADED) fail_msg("%s is gone", others[k]);

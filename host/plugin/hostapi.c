@@ -190,7 +190,7 @@ static ecs_status register_manager(const ecs_host *h, const ecs_manager_desc *de
     m->desc.struct_size = sizeof m->desc;
     m->desc.name = m->name;
     m->owner = p;
-    m->seq = p->session->world->next_seq++;
+    m->seq = p->session->world->sched.next_seq++;
     m->update_call = (host_call){p->name, "update", m->name};
     m->destroyed_call = (host_call){p->name, "entities_destroyed", m->name};
     p->pending_managers = v;

@@ -45,7 +45,8 @@ static host_manager *pending_manager(const host_plugin *p, const char *name)
 /* Does bit b belong to one of p's managers: committed, or registered in this load()? */
 static inline bool owns_bit(const host_session *hs, const host_plugin *p, uint32_t b)
 {
-    if (b < hs->world->by_bit_cap && hs->world->by_bit[b] && hs->world->by_bit[b]->owner == p)
+    if (b < hs->world->sched.by_bit_cap && hs->world->sched.by_bit[b] &&
+        hs->world->sched.by_bit[b]->owner == p)
         return true;
     for (size_t i = 0; i < p->pending_manager_count; i++) /* only during a load() */
         if (p->pending_managers[i]->bit == b) return true;
@@ -223,7 +224,7 @@ static ecs_status view_init(const ecs_host *h, const ecs_query_desc *query, ecs_
     const host_session *hs = p->session;
     if (s == ECS_ERR_NOT_FOUND)
         snprintf(what, sizeof what, "manager '%s' %s", host_sig_name(&hs->world->sig, missing),
-                 missing < hs->world->by_bit_cap && hs->world->by_bit[missing]
+                 missing < hs->world->sched.by_bit_cap && hs->world->sched.by_bit[missing]
                      ? "offers no index (manager_index)"
                      : "is not loaded");
     else
@@ -352,7 +353,7 @@ static host_system *system_new(host_plugin *p, const ecs_system_desc *desc, ecs_
     s->owner = p;
     s->world = p->session->world;
     s->collection = c;
-    s->seq = p->session->world->next_seq++;
+    s->seq = p->session->world->sched.next_seq++;
     s->call = (host_call){p->name, "run", s->name};
     return s;
 }

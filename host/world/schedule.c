@@ -12,22 +12,22 @@
 
 ecs_status host_schedule_reserve(host_world *w, size_t entries)
 {
-    if (entries > w->step_cap) {
+    if (entries > w->sched.step_cap) {
         size_t cap = entries * 2;
         host_step *v = malloc(cap * sizeof *v); /* the frame may be reading the old one */
         if (!v) return ECS_ERR_NO_MEMORY;
-        if (w->step_count) memcpy(v, w->steps, w->step_count * sizeof *v);
-        free(w->steps);
-        w->steps = v;
-        w->step_cap = cap;
+        if (w->sched.step_count) memcpy(v, w->sched.steps, w->sched.step_count * sizeof *v);
+        free(w->sched.steps);
+        w->sched.steps = v;
+        w->sched.step_cap = cap;
     }
     size_t bits = w->sig.name_count;
-    if (bits > w->by_bit_cap) {
-        host_manager **v = realloc(w->by_bit, bits * 2 * sizeof *v);
+    if (bits > w->sched.by_bit_cap) {
+        host_manager **v = realloc(w->sched.by_bit, bits * 2 * sizeof *v);
         if (!v) return ECS_ERR_NO_MEMORY;
-        memset(v + w->by_bit_cap, 0, (bits * 2 - w->by_bit_cap) * sizeof *v);
-        w->by_bit = v;
-        w->by_bit_cap = bits * 2;
+        memset(v + w->sched.by_bit_cap, 0, (bits * 2 - w->sched.by_bit_cap) * sizeof *v);
+        w->sched.by_bit = v;
+        w->sched.by_bit_cap = bits * 2;
     }
     return ECS_OK;
 }
@@ -93,24 +93,25 @@ size_t host_schedule_all(const host_world *w, host_step *out)
 
 void host_world_managers_changed(host_world *w)
 {
-    w->step_count = gather(w, w->steps, false);
-    sort_steps(w->steps, w->step_count);
-    w->step_managers = w->manager_count;
-    w->steps_stale = false;
-    if (w->by_bit_cap) memset(w->by_bit, 0, w->by_bit_cap * sizeof *w->by_bit);
+    w->sched.step_count = gather(w, w->sched.steps, false);
+    sort_steps(w->sched.steps, w->sched.step_count);
+    w->sched.step_managers = w->manager_count;
+    w->sched.stale = false;
+    if (w->sched.by_bit_cap)
+        memset(w->sched.by_bit, 0, w->sched.by_bit_cap * sizeof *w->sched.by_bit);
     for (size_t i = 0; i < w->manager_count; i++) {
         host_manager *m = w->managers[i];
-        if (m->bit < w->by_bit_cap) w->by_bit[m->bit] = m;
+        if (m->bit < w->sched.by_bit_cap) w->sched.by_bit[m->bit] = m;
     }
 }
 
 bool host_schedule_ensure(host_world *w)
 {
-    if (!w->steps_stale && w->step_managers == w->manager_count) return true;
+    if (!w->sched.stale && w->sched.step_managers == w->manager_count) return true;
     if (host_schedule_reserve(w, w->manager_count + w->system_count) != ECS_OK) {
         host_error("world", "out of memory ordering %zu managers and %zu systems: frame skipped",
                    w->manager_count, w->system_count);
-        w->step_count = 0;
+        w->sched.step_count = 0;
         return false;
     }
     host_world_managers_changed(w);

@@ -7,17 +7,19 @@
  * runs earlier; ties keep registration order. A manager's weight is 0. Managers without an
  * update are not in the list (but are in the --stats order, host_schedule_all).
  *
- * Invariant: after host_world_managers_changed(), w->steps is that list over the
+ * Invariant: after host_world_managers_changed(), w->sched.steps is that list over the
  * committed managers and systems (the copies of update and state agree with the managers'
- * descriptions: a reload rebuilds the list), and it does not change during a frame; w->by_bit[b]
- * the committed manager whose name has bit b (NULL for none), w->step_managers == w->manager_count
- * and w->steps_stale is false. The arrays are reserved before anything changes
- * (host_schedule_reserve), so rebuilding never allocates and never fails.
+ * descriptions: a reload rebuilds the list), and it does not change during a frame;
+ * w->sched.by_bit[b] the committed manager whose name has bit b (NULL for none),
+ * w->sched.step_managers == w->manager_count and w->sched.stale is false. The arrays are reserved
+ * before anything changes (host_schedule_reserve), so rebuilding never allocates and never fails.
  */
 #ifndef HOST_SCHEDULE_H
 #define HOST_SCHEDULE_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "ecs_plugin.h"
 
@@ -36,6 +38,17 @@ typedef struct host_step {
     host_system *s;
     const struct host_call *call; /* the step's call, named for the watchdog (guard.h) */
 } host_step;
+
+/* What the world derives from its managers and systems (host_world.sched). */
+typedef struct host_schedule {
+    host_step *steps; /* what a frame runs, in order */
+    size_t step_count, step_cap;
+    size_t step_managers;  /* manager_count when steps was built */
+    bool stale;            /* rebuild steps before the next frame */
+    host_manager **by_bit; /* the committed manager of each signature bit, or NULL */
+    size_t by_bit_cap;
+    uint64_t next_seq; /* registration order of managers and systems */
+} host_schedule;
 
 /* The update of a system's step: run the system (state) over its collection, as of the
  * start of the frame. Not guarded: the frame guards systems itself under --safe. */

@@ -11,7 +11,7 @@
 /* The loaded manager of bit b with an index, or NULL. */
 static host_manager *indexed(const host_world *w, uint32_t b)
 {
-    host_manager *m = b < w->by_bit_cap ? w->by_bit[b] : NULL;
+    host_manager *m = b < w->sched.by_bit_cap ? w->sched.by_bit[b] : NULL;
     return m && m->index.has && m->index.entities ? m : NULL;
 }
 
@@ -56,7 +56,7 @@ static long collect(const host_world *w, const uint32_t *with, uint32_t nw, cons
     }
     *n_with = (uint32_t)n;
     for (uint32_t k = 0; k < nwo; k++) {
-        host_manager *m = without[k] < w->by_bit_cap ? w->by_bit[without[k]] : NULL;
+        host_manager *m = without[k] < w->sched.by_bit_cap ? w->sched.by_bit[without[k]] : NULL;
         if (!m) continue; /* not loaded: nobody has it */
         if (!indexed(w, without[k])) return *missing = without[k], -1;
         ix[n++] = &m->index;
@@ -74,7 +74,7 @@ static bool sig_view(const host_world *w, const uint32_t *with, uint32_t nw,
     uint32_t n = 0, n_with = 0;
     for (uint32_t k = 0; k < nw + nwo; k++) {
         uint32_t b = k < nw ? with[k] : without[k - nw];
-        const host_manager *m = b < w->by_bit_cap ? w->by_bit[b] : NULL;
+        const host_manager *m = b < w->sched.by_bit_cap ? w->sched.by_bit[b] : NULL;
         if (!m && k >= nw) continue; /* a `without` manager not loaded: nobody has it */
         if (m == list) continue;     /* the walked list: its entities have it */
         if (!m || !m->index.signature || n == HOST_VIEW_INLINE) return false;
@@ -99,7 +99,7 @@ static bool cols_view(const host_world *w, const uint32_t *with, uint32_t nw,
     if ((uint64_t)count * HOST_VIEW_DENSE < w->sig.used) return false;
     for (uint32_t k = 0; k < nw + nwo; k++) {
         uint32_t b = k < nw ? with[k] : without[k - nw];
-        const host_manager *m = b < w->by_bit_cap ? w->by_bit[b] : NULL;
+        const host_manager *m = b < w->sched.by_bit_cap ? w->sched.by_bit[b] : NULL;
         if (!m && k >= nw) continue; /* a `without` manager not loaded: nobody has it */
         if (!m || !m->index.signature || n == HOST_VIEW_INLINE) return false;
         if (!(column[n++] = host_sig_column(&w->sig, b))) return false;

@@ -29,8 +29,8 @@ host_world *host_world_new(void)
         return NULL;
     }
     w->sig.keys = host_entities_alive_keys(w->entities); /* who holds an index: signature.h */
-    w->time_managers = true;
-    w->time_every = HOST_TIME_EVERY;
+    w->timing.time_managers = true;
+    w->timing.time_every = HOST_TIME_EVERY;
     host_clock_init(); /* the per-step timing's clock */
     return w;
 }
@@ -40,8 +40,8 @@ void host_world_free(host_world *w)
     if (!w) return;
     free(w->managers);
     free(w->systems); /* each system went with its plugin */
-    free(w->steps);
-    free(w->by_bit);
+    free(w->sched.steps);
+    free(w->sched.by_bit);
     host_collections_free(&w->collections);
     host_sig_free(&w->sig);
     host_view_plans_free(&w->views);
@@ -200,7 +200,7 @@ static inline void run_step(host_world *w, const host_step *st)
  * so its bounds stay in registers across the plugins' calls. */
 static void steps_untimed(host_world *w)
 {
-    const host_step *st = w->steps, *end = st + w->step_count;
+    const host_step *st = w->sched.steps, *end = st + w->sched.step_count;
     if (w->safe) {
         for (; st < end; st++) run_step(w, st);
         return;
@@ -226,9 +226,9 @@ static uint64_t steps_timed(host_world *w, uint64_t start_ns)
     uint64_t ticks[CHUNK + 1], ns0 = start_ns;
     const host_call *was = host_call_enter(NULL);
     ticks[0] = host_clock_ticks();
-    for (size_t first = 0; first < w->step_count; first += CHUNK) {
-        const host_step *st = w->steps + first;
-        size_t n = w->step_count - first < CHUNK ? w->step_count - first : CHUNK;
+    for (size_t first = 0; first < w->sched.step_count; first += CHUNK) {
+        const host_step *st = w->sched.steps + first;
+        size_t n = w->sched.step_count - first < CHUNK ? w->sched.step_count - first : CHUNK;
         for (size_t k = 0; k < n; k++) {
             if (safe)
                 run_step(w, &st[k]);
@@ -253,12 +253,12 @@ static uint64_t steps_timed(host_world *w, uint64_t start_ns)
 void host_world_frame(host_world *w)
 {
     uint64_t start = host_now_ns(), ticks = host_clock_ticks(); /* dt and time; the duration */
-    if (w->frame.frame == 0 && w->last_frame_ns == 0)
-        w->start_ns = start;
+    if (w->frame.frame == 0 && w->timing.last_frame_ns == 0)
+        w->timing.start_ns = start;
     else
-        w->frame.dt = (double)(start - w->last_frame_ns) / 1e9;
-    w->frame.time = (double)(start - w->start_ns) / 1e9;
-    w->last_frame_ns = start;
+        w->frame.dt = (double)(start - w->timing.last_frame_ns) / 1e9;
+    w->frame.time = (double)(start - w->timing.start_ns) / 1e9;
+    w->timing.last_frame_ns = start;
     if (w->fixed_dt > 0) /* --fixed-dt: the same run every time, whatever the clock says */
         w->frame.dt = w->fixed_dt, w->frame.time = (double)w->frame.frame * w->fixed_dt;
     if (w->time_scale > 0) w->frame.dt *= w->time_scale; /* slow motion, fast forward */
@@ -266,21 +266,22 @@ void host_world_frame(host_world *w)
 
     bool traced = w->hooks.trace != NULL;
     bool timed =
-        traced || (w->time_managers && (w->time_every <= 1 || w->frame.frame % w->time_every == 0));
+        traced || (w->timing.time_managers &&
+                   (w->timing.time_every <= 1 || w->frame.frame % w->timing.time_every == 0));
     uint64_t t0 = start;
     if (w->collections.active && host_collections_apply(&w->collections, &w->sig, w->entities) &&
         timed) {
         t0 = start + host_clock_ns(ticks, host_clock_ticks()); /* not charged to the first step */
         if (traced) trace_slice(w, "collections", "apply", start, t0);
     }
-    if (w->steps_stale || w->step_managers != w->manager_count) host_schedule_ensure(w);
+    if (w->sched.stale || w->sched.step_managers != w->manager_count) host_schedule_ensure(w);
     t0 = timed ? steps_timed(w, t0) : (steps_untimed(w), t0);
     host_world_announce_destroyed(w);
     if (w->safe && w->hooks.drop_crashed) w->hooks.drop_crashed(w->hooks.ctx);
     uint64_t end = start + host_clock_ns(ticks, host_clock_ticks()); /* timed or not */
     if (traced) trace_slice(w, "destroyed", "announce", t0, end > t0 ? end : t0);
-    host_timing_record(&w->frame_timing, end - start);
-    if (timed) w->timed_frames++, w->timed_frames_ns += end - start;
+    host_timing_record(&w->timing.frame_timing, end - start);
+    if (timed) w->timing.timed_frames++, w->timing.timed_frames_ns += end - start;
     w->frame.frame++;
 }
 
@@ -317,7 +318,7 @@ uint32_t host_manager_count(host_world *w, const host_manager *m)
  * its collection). */
 static void print_row(host_world *w, FILE *out, const host_step *st)
 {
-    double frame_total = (double)w->timed_frames_ns; /* the frames the steps were timed in */
+    double frame_total = (double)w->timing.timed_frames_ns; /* the frames the steps were timed in */
     const host_manager *m = st->m;
     const host_system *s = st->s;
     const host_timing *t = m ? &m->timing : &s->timing;
@@ -342,12 +343,12 @@ void host_world_print_stats(host_world *w, FILE *out)
     for (size_t i = 0; !rows && i < w->manager_count; i++) /* no memory: managers, in order */
         print_row(w, out, &(host_step){NULL, NULL, NULL, w->managers[i], NULL, NULL});
     free(rows);
-    const host_timing *f = &w->frame_timing;
+    const host_timing *f = &w->timing.frame_timing;
     fprintf(out, "frames: %llu, frame mean %.2f us, p99 %.2f us, max %.2f us; entities alive: %u\n",
             (unsigned long long)f->count, host_timing_mean(f) / 1e3,
             (double)host_timing_quantile(f, 0.99) / 1e3, (double)f->max_ns / 1e3,
             host_entities_live(w->entities));
     fprintf(out, "updates timed on %llu of the %llu frames (--timing-every %u)\n",
-            (unsigned long long)w->timed_frames, (unsigned long long)f->count,
-            w->hooks.trace ? 1u : w->time_every);
+            (unsigned long long)w->timing.timed_frames, (unsigned long long)f->count,
+            w->hooks.trace ? 1u : w->timing.time_every);
 }

@@ -99,12 +99,32 @@ typedef struct host_world_hooks {
     void (*trace)(void *ctx, const char *name, const char *cat, uint64_t t0, uint64_t t1);
 } host_world_hooks;
 
+/* The world's frame clock and what it times: when frames ran, how long they took, and
+ * which frames time their steps. */
+typedef struct host_world_timing {
+    uint64_t start_ns, last_frame_ns; /* the first frame's start; the last one's (for dt) */
+    host_timing frame_timing;         /* every frame's duration */
+    bool time_managers; /* time each manager's update (default); off: a bare dispatch loop */
+    /* Time the steps on one frame in time_every (HOST_TIME_EVERY by default; 1: every
+     * frame): a clock read costs more than an empty update, so timing every step of every
+     * frame would cost more than the dispatch itself. A trace times every frame. */
+    uint32_t time_every;
+    uint64_t timed_frames, timed_frames_ns; /* frames whose steps were timed, and their time */
+} host_world_timing;
+
+/* The ECS and nothing else: 20 fields, grouped by concern. */
 struct host_world {
     host_entities *entities;
     host_manager **managers; /* registration order */
     size_t manager_count, manager_cap;
+    host_system **systems; /* registration order (seed 004) */
+    size_t system_count, system_cap;
+    host_schedule sched; /* the ordered list a frame runs, bits to managers (schedule.h) */
+    host_signatures sig; /* signature.h (seed 003) */
+    host_collections collections;
+    host_view_plans views; /* seed 002 */
     ecs_frame_info frame;
-    uint64_t start_ns, last_frame_ns;
+    host_world_timing timing;
     /* Deterministic frames: fixed_dt > 0 (--fixed-dt) gives every frame that dt and time
      * frame * dt; each frame's seed is host_frame_seed(seed, frame). Both kept in snapshots. */
     double fixed_dt;
@@ -112,28 +132,8 @@ struct host_world {
     double time_scale;     /* the inspector's time scale: dt is multiplied by it (0: 1) */
     ecs_entity *destroyed; /* announcement buffer */
     size_t destroyed_cap;
-    host_timing frame_timing;
-    bool time_managers; /* time each manager's update (default); off: a bare dispatch loop */
-    /* Time the steps on one frame in time_every (HOST_TIME_EVERY by default; 1: every
-     * frame): a clock read costs more than an empty update, so timing every step of every
-     * frame would cost more than the dispatch itself. A trace times every frame. */
-    uint32_t time_every;
-    uint64_t timed_frames, timed_frames_ns; /* frames whose steps were timed, and their time */
-    bool safe;                              /* --safe: owner calls run through hooks.guard */
-    host_world_hooks hooks;                 /* owner code is called through them */
-    /* views, collections, systems (seeds 002-004) */
-    host_system **systems; /* registration order */
-    size_t system_count, system_cap;
-    host_step *steps; /* what a frame runs, in order (schedule.h) */
-    size_t step_count, step_cap;
-    size_t step_managers;  /* manager_count when steps was built */
-    bool steps_stale;      /* rebuild steps before the next frame */
-    host_manager **by_bit; /* the committed manager of each signature bit, or NULL */
-    size_t by_bit_cap;
-    uint64_t next_seq;   /* registration order of managers and systems */
-    host_signatures sig; /* signature.h */
-    host_collections collections;
-    host_view_plans views;
+    bool safe;              /* --safe: owner calls run through hooks.guard */
+    host_world_hooks hooks; /* owner code is called through them */
 };
 
 /* A new world with no managers and no hooks; NULL when memory ran out. */
