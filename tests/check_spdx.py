@@ -36,10 +36,10 @@ SOURCE_KINDS = [
     (("*.html",), HTML),
     (("man/*.in",), ROFF),
 ]
-# Data and prose: no comment syntax (JSON, glTF, images) or not code (Markdown, the
+# Data and prose: no comment syntax (JSON, glTF, images, snapshots) or not code (Markdown, the
 # license itself, git's list of ignored files, Debian's packaging metadata, which
 # debian/copyright covers).
-DATA = ("*.md", "*.json", "*.gltf", "*.glb", "*.png", "LICENSE", ".gitignore", "debian/*")
+DATA = ("*.md", "*.json", "*.gltf", "*.glb", "*.png", "*.snap", "LICENSE", ".gitignore", "debian/*")
 NOT_SOURCE = ("debian/tests/control",)  # data, though a source pattern above matches it
 FIRST_LINES = ("#!", "<!doctype", "#compdef")  # may stand above the SPDX line
 

@@ -661,11 +661,21 @@ typedef struct dn_snap_head {
     uint32_t slab[SLAB_CLASSES][3]; /* free, chunk, used */
 } dn_snap_head;
 
+/* Bytes of chunk c a snapshot keeps: all of a full one, what its class cut of the one it
+ * cuts from now (the rest was never used). */
+static uint32_t chunk_bytes(const dn_state *s, uint32_t c)
+{
+    for (unsigned k = 0; k < SLAB_CLASSES; k++)
+        if (s->slab[k].used < SLAB_CHUNK && s->slab[k].chunk == c) return s->slab[k].used;
+    return SLAB_CHUNK;
+}
+
 static size_t dn_snapshot_size(void *self)
 {
     dn_state *s = (dn_state *)self;
-    return sizeof(dn_snap_head) + (size_t)s->chunk_count * SLAB_CHUNK +
-           ecs_soa_snapshot_size(&s->soa);
+    size_t n = sizeof(dn_snap_head) + ecs_soa_snapshot_size(&s->soa);
+    for (uint32_t c = 0; c < s->chunk_count; c++) n += 4u + chunk_bytes(s, c);
+    return n;
 }
 
 static ecs_status dn_snapshot_write(void *self, void *out, size_t size)
@@ -678,9 +688,30 @@ static ecs_status dn_snapshot_write(void *self, void *out, size_t size)
         h.slab[k][2] = s->slab[k].used;
     char *p = (char *)out;
     memcpy(p, &h, sizeof h), p += sizeof h;
-    for (uint32_t c = 0; c < s->chunk_count; c++, p += SLAB_CHUNK)
-        memcpy(p, s->chunk[c], SLAB_CHUNK);
+    for (uint32_t c = 0; c < s->chunk_count; c++, p += 4) { /* each chunk's length first */
+        uint32_t n = chunk_bytes(s, c);
+        memcpy(p, &n, 4);
+    }
+    for (uint32_t c = 0; c < s->chunk_count; c++) {
+        uint32_t n = chunk_bytes(s, c);
+        memcpy(p, s->chunk[c], n), p += n;
+    }
     return ecs_soa_snapshot_put(&s->soa, p, size - (size_t)(p - (char *)out));
+}
+
+/* The bytes of the chunks in a snapshot whose lengths are at p (n of them, left bytes
+ * there), or SIZE_MAX when they do not fit or a length is over a chunk. */
+static size_t chunks_size(const char *p, uint32_t n, size_t left)
+{
+    if ((size_t)n > left / 4) return SIZE_MAX;
+    size_t total = (size_t)n * 4;
+    for (uint32_t c = 0; c < n; c++) {
+        uint32_t len;
+        memcpy(&len, p + 4 * c, 4);
+        if (len > SLAB_CHUNK) return SIZE_MAX;
+        total += len;
+    }
+    return total <= left ? total : SIZE_MAX;
 }
 
 /* Exactly n chunks (their bytes undefined): surplus ones freed, missing ones allocated.
@@ -699,6 +730,36 @@ static ecs_status chunks_resize(dn_state *s, uint32_t n)
     return ECS_OK;
 }
 
+/* Is h a slot inside the chunks whose name ends (NUL) inside the slot's largest size? */
+static bool handle_sane(const dn_state *s, uint32_t h)
+{
+    size_t off = (size_t)(h & ((1u << OFFSET_BITS) - 1)) * SLOT_UNIT;
+    if (h >> OFFSET_BITS >= s->chunk_count || off + slab_size[0] > SLAB_CHUNK) return false;
+    size_t room = SLAB_CHUNK - off < 256 ? SLAB_CHUNK - off : 256;
+    return memchr(slot_at(s, h), '\0', room) != NULL;
+}
+
+/* Do the cursors, the free lists and every instance's handle stay inside the chunks read?
+ * Bytes from a file may have been made by anything. */
+static bool slabs_sane(const dn_state *s)
+{
+    for (unsigned k = 0; k < SLAB_CLASSES; k++) {
+        if (s->slab[k].used > SLAB_CHUNK ||
+            (s->slab[k].used < SLAB_CHUNK && s->slab[k].chunk >= s->chunk_count))
+            return false;
+        uint32_t f = s->slab[k].free, steps = 0, limit = s->chunk_count * (SLAB_CHUNK / 12u);
+        for (; f; steps++) { /* each link is a slot's first word: the next free one + 1 */
+            size_t off = (size_t)((f - 1) & ((1u << OFFSET_BITS) - 1)) * SLOT_UNIT;
+            if (steps > limit || (f - 1) >> OFFSET_BITS >= s->chunk_count || off + 4 > SLAB_CHUNK)
+                return false;
+            memcpy(&f, slot_at(s, f - 1), sizeof f);
+        }
+    }
+    for (uint32_t i = 0; i < s->soa.count; i++)
+        if (!handle_sane(s, handles(s)[i])) return false;
+    return true;
+}
+
 static ecs_status dn_snapshot_read(void *self, const void *in, size_t size)
 {
     dn_state *s = (dn_state *)self;
@@ -708,17 +769,28 @@ static ecs_status dn_snapshot_read(void *self, const void *in, size_t size)
     if (s->chain) s->host->free(s->host, s->chain);
     s->bucket = s->chain = NULL, s->bucket_count = s->chain_cap = 0;
     if (size >= sizeof h) memcpy(&h, p, sizeof h);
-    size_t chunks = size >= sizeof h ? (size_t)h.chunk_count * SLAB_CHUNK : SIZE_MAX;
-    if (chunks > size - sizeof h || chunks_resize(s, h.chunk_count) != ECS_OK)
+    size_t chunks =
+        size >= sizeof h ? chunks_size(p + sizeof h, h.chunk_count, size - sizeof h) : SIZE_MAX;
+    if (chunks == SIZE_MAX || chunks_resize(s, h.chunk_count) != ECS_OK)
         return ecs_soa_snapshot_take(&s->soa, &s->map, F_ENTITY, NULL, 0); /* holds nothing */
     p += sizeof h;
-    for (uint32_t c = 0; c < h.chunk_count; c++, p += SLAB_CHUNK)
-        memcpy(s->chunk[c], p, SLAB_CHUNK);
+    const char *bytes = p + (size_t)h.chunk_count * 4;
+    for (uint32_t c = 0; c < h.chunk_count; c++) {
+        uint32_t len;
+        memcpy(&len, p + 4 * c, 4);
+        memcpy(s->chunk[c], bytes, len), bytes += len;
+        memset(s->chunk[c] + len, 0, SLAB_CHUNK - len); /* never used: the same bytes each time */
+    }
+    p = bytes;
     for (unsigned k = 0; k < SLAB_CLASSES; k++)
         s->slab[k].free = h.slab[k][0], s->slab[k].chunk = h.slab[k][1],
         s->slab[k].used = h.slab[k][2];
     s->next_seq = h.next_seq;
-    return ecs_soa_snapshot_take(&s->soa, &s->map, F_ENTITY, p, size - sizeof h - chunks);
+    ecs_status st = ecs_soa_snapshot_take(&s->soa, &s->map, F_ENTITY, p, size - sizeof h - chunks);
+    if (st != ECS_OK || slabs_sane(s)) return st;
+    for (unsigned k = 0; k < SLAB_CLASSES; k++) /* no slot of these chunks is used again */
+        s->slab[k].free = 0, s->slab[k].used = SLAB_CHUNK;
+    return ecs_soa_snapshot_take(&s->soa, &s->map, F_ENTITY, NULL, 0); /* hold nothing */
 }
 
 /* Register the manager and publish the APIs for state s: its own, and "ecs.names" (the
@@ -734,7 +806,7 @@ static ecs_status register_all(const ecs_host *h, dn_state *s)
                           .read_component = dn_read,
                           .reserve = dn_reserve,
                           .remove_component = dn_remove,
-                          .snapshot_version = STATE_LAYOUT,
+                          .snapshot_version = 2u, /* 2: each chunk as far as it is used */
                           .snapshot_size = dn_snapshot_size,
                           .snapshot_write = dn_snapshot_write,
                           .snapshot_read = dn_snapshot_read};

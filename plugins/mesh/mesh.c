@@ -767,6 +767,16 @@ static ecs_status mesh_snapshot_write(void *self, void *out, size_t size)
     return ECS_OK;
 }
 
+/* Do the links of the instances read stay inside the arrays (next, prev; a head's owner
+ * position is checked once the owners are known)? Bytes from a file may be made by anything. */
+static bool links_sane(const mesh_state *s)
+{
+    for (uint32_t i = 0; i < s->soa.count; i++)
+        if ((nexts(s)[i] != NONE && nexts(s)[i] >= s->soa.count) || prevs(s)[i] >= s->soa.count)
+            return false;
+    return true;
+}
+
 /* A copy of p[0..n) as a host-allocated string: *old itself when it holds that text (taken:
  * *old set to NULL), else a new one; NULL when memory ran out. */
 static char *text_of(const mesh_state *s, const unsigned char *p, size_t n, char **old)
@@ -841,11 +851,14 @@ static ecs_status mesh_snapshot_read(void *self, const void *in, size_t size)
     char **old = names_take(s);
     s->soa.count = 0, s->owner_count = 0;
     size_t soa = ecs_soa_snapshot_read(&s->soa, in, size);
+    if (soa && !links_sane(s)) soa = 0, s->soa.count = 0; /* bytes made by anything: none */
     const unsigned char *p = (const unsigned char *)in + soa;
     uint32_t owners = 0;
     if (soa && size - soa >= 4) memcpy(&owners, p, 4);
     size_t obytes = (size_t)owners * sizeof(ecs_entity);
     bool ok = soa && size - soa >= 4 && size - soa - 4 >= obytes && owners <= s->soa.count;
+    for (uint32_t i = 0; ok && i < s->soa.count; i++) /* a head's place among the owners */
+        ok = nexts(s)[prevs(s)[i]] == i || owner_at(s)[i] < owners;
     if (ok && owners > s->owner_cap) {
         ecs_entity *v = (ecs_entity *)s->host->realloc(s->host, s->owners, obytes);
         if ((ok = v != NULL)) s->owners = v, s->owner_cap = owners;

@@ -1041,11 +1041,26 @@ static ecs_status mgr_snapshot_write(void *state, void *out, size_t size)
     return ecs_soa_snapshot_put(&((tf_state *)state)->soa, out, size);
 }
 
+/* Do the links of the instances read hold (invariant 1 and indices in range), so that no
+ * walk leaves the arrays? Bytes from a file may have been made by anything. */
+static bool links_sane(const tf_state *t)
+{
+    uint32_t n = t->soa.count;
+    for (uint32_t i = 0; i < n; i++)
+        if ((parents(t)[i] != NONE && parents(t)[i] >= i) ||
+            (firsts(t)[i] != NONE && (firsts(t)[i] <= i || firsts(t)[i] >= n)) ||
+            (nexts(t)[i] != NONE && nexts(t)[i] >= n) || (prevs(t)[i] != NONE && prevs(t)[i] >= n))
+            return false;
+    return true;
+}
+
 /* The map is the one thing not in the bytes: rebuilt from the entity array. */
 static ecs_status mgr_snapshot_read(void *state, const void *in, size_t size)
 {
     tf_state *t = (tf_state *)state;
-    return ecs_soa_snapshot_take(&t->soa, &t->map, F_ENTITY, in, size);
+    ecs_status s = ecs_soa_snapshot_take(&t->soa, &t->map, F_ENTITY, in, size);
+    if (s != ECS_OK || links_sane(t)) return s;
+    return ecs_soa_snapshot_take(&t->soa, &t->map, F_ENTITY, NULL, 0); /* hold nothing */
 }
 
 static ecs_status register_all(const ecs_host *h, tf_state *t)
