@@ -14,11 +14,6 @@
 void host_loop_init(host_loop *l, host_session *hs, int64_t from, int64_t to)
 {
     *l = (host_loop){.hs = hs, .from = from, .to = to};
-    if (from >= 0 && (int64_t)hs->world->frame.frame > from)
-        host_warn("loop",
-                  "the world is at frame %llu already, past the loop's start %lld: no "
-                  "loop",
-                  (unsigned long long)hs->world->frame.frame, (long long)from);
 }
 
 /* Stop after a failure (said by the caller). */
@@ -46,6 +41,12 @@ bool host_loop_boundary(host_loop *l)
     char why[512];
     int64_t f = (int64_t)l->hs->world->frame.frame;
     if (l->from < 0) return true;
+    if (f > l->from && !l->held) { /* --restore of a later frame: the start never comes */
+        host_warn("loop", "the world is at frame %lld already, past the loop's start %lld: no loop",
+                  (long long)f, (long long)l->from);
+        l->from = -1;
+        return true;
+    }
     if (f == l->from && !l->held) {
         if (host_snapshot_take(l->hs, &l->snap, why, sizeof why) != ECS_OK) {
             host_error("loop", "no snapshot of frame %lld: %s; the loop stops", (long long)f, why);

@@ -31,7 +31,9 @@ typedef struct host_loop {
 void host_loop_init(host_loop *l, host_session *hs, int64_t from, int64_t to);
 
 /* At a frame boundary: at frame `from`, take the loop's snapshot; at frame `to`, restore
- * it. False when that failed (said in the log; the loop has stopped, frames go on). */
+ * it; a world already past `from` (a --restore of a later frame) never loops (one warning).
+ * False when the snapshot or the restore failed (said in the log; the loop has stopped,
+ * frames go on). */
 bool host_loop_boundary(host_loop *l);
 
 /* The reloader's on_swap hook (reload.h): arg is the loop. Restores the loop's start before

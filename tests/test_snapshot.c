@@ -386,6 +386,11 @@ static void Snapshot_options_refuse_bad_values(void **state)
     assert_non_null(strstr(t->run.err, "--snapshot"));
     HOST(t, 1, PLUGIN_DIR, "--frames", "1", "--restore", at(t, "none.snap"));
     assert_non_null(strstr(t->run.err, "cannot read it"));
+    const char *f = at(t, "f.snap"); /* a loop whose start is before the restored frame */
+    HOST(t, 0, PLUGIN_DIR, "--fps", "0", "--frames", "20", "--scene", DEMO_SCENE, "--snapshot", f);
+    HOST(t, 0, PLUGIN_DIR, "--fps", "0", "--restore", f, "--frames", "5", "--loop", "10:30");
+    assert_non_null(
+        strstr(t->run.err, "the world is at frame 20 already, past the loop's start 10"));
 }
 
 int main(void)
