@@ -80,6 +80,7 @@ static void rig_close(rig *g)
     host_reloader_free(g->r);
     host_session_free(g->s); /* removes the private folder too */
     g->r = NULL;
+    g->s = NULL;
     g->w = NULL;
     if (!g->dir[0]) return;
     snprintf(path, sizeof path, "%s/rl.so", g->dir);
@@ -102,7 +103,9 @@ static int rig_open(rig *g, uint32_t n)
     if (copy_file(BENCH_RL_V1_SO, path) != 0) return -1;
     host_reload_options ro = {false, 0, 0, false}; /* inotify, no quiet period */
     host_load_options lo = {0};
-    if (!(g->w = host_world_new()) ||
+    g->s = host_session_new();
+    g->w = g->s ? g->s->world : NULL;
+    if (!g->s ||
         !(g->r = host_reloader_new(g->s, (const char *const[]){g->dir}, 1, &ro)) ||
         host_load_dir(g->s, g->dir, &lo) != ECS_OK || g->s->bad_plugins) {
         fprintf(stderr, "reload: could not load %s with a reloader\n", path);
