@@ -27,6 +27,7 @@
 #include "inspect_int.h"
 #include "inspect_page.h" /* host_inspect_page: the page, built from inspect_page.html */
 #include "log.h"
+#include "perm.h"
 
 #define BODY_LIMIT     (1u << 20) /* a request body over 1 MiB: 413 */
 #define SLICE_NS       1000000u   /* a job's slice: at most this long at a frame boundary */
@@ -46,90 +47,6 @@ static void on_log(void *ctx, int level, const char *who, const char *msg)
 }
 
 /* ---- replies ---- */
-
-/* The page's own scripts (their hashes, made by scripts/embed.py) and nothing else; no
- * frame may hold it (a page of another site cannot put it under a click); what it loads
- * and connects to: this server only. */
-#define CSP                                                                                        \
-    "default-src 'none'; script-src " HOST_INSPECT_PAGE_SCRIPTS "; style-src 'unsafe-inline'; "    \
-    "img-src data:; connect-src 'self'; base-uri 'none'; form-action 'none'; "                     \
-    "frame-ancestors 'none'"
-
-void inspect_headers(struct MHD_Response *r, const char *type)
-{
-    MHD_add_response_header(r, "Content-Type", type);
-    MHD_add_response_header(r, "Cache-Control", "no-store");
-    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-    MHD_add_response_header(r, "Content-Security-Policy", CSP);
-    MHD_add_response_header(r, "X-Frame-Options", "DENY"); /* browsers before frame-ancestors */
-    MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
-}
-
-enum MHD_Result inspect_reply_text(struct MHD_Connection *c, unsigned status, const char *type,
-                                   char *text, size_t len)
-{
-    struct MHD_Response *r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
-    if (!r) {
-        free(text);
-        return MHD_NO;
-    }
-    inspect_headers(r, type);
-    enum MHD_Result ok = MHD_queue_response(c, status, r);
-    MHD_destroy_response(r);
-    return ok;
-}
-
-enum MHD_Result inspect_reply_json(struct MHD_Connection *c, unsigned status, cJSON *v)
-{
-    char *text = v ? cJSON_PrintUnformatted(v) : NULL;
-    cJSON_Delete(v);
-    if (!text) return MHD_NO;
-    return inspect_reply_text(c, status, "application/json", text, strlen(text));
-}
-
-enum MHD_Result inspect_reply_error(struct MHD_Connection *c, unsigned status, const char *msg)
-{
-    cJSON *v = cJSON_CreateObject();
-    const char *p = strstr(msg, "entities[0]."), *end = p ? strstr(p, ": ") : NULL;
-    if (p && end) {
-        p += strlen("entities[0].");
-        char path[300];
-        snprintf(path, sizeof path, "%.*s", (int)(end - p), p);
-        cJSON_AddStringToObject(v, "error", p);
-        cJSON_AddStringToObject(v, "path", path);
-    } else {
-        cJSON_AddStringToObject(v, "error", msg);
-    }
-    return inspect_reply_json(c, status, v);
-}
-
-long inspect_query_long(struct MHD_Connection *c, const char *key, long fallback, long max)
-{
-    const char *s = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, key);
-    char *end;
-    if (!s || !*s) return fallback;
-    long v = strtol(s, &end, 10);
-    if (*end || v < 0) return -1;
-    return v > max ? max : v;
-}
-
-/* ---- jobs ---- */
-
-enum MHD_Result inspect_job_start(host_inspector *in, struct MHD_Connection *c, request *r,
-                                  inspect_job *j)
-{
-    j->c = c;
-    j->start_ns = host_now_ns();
-    j->frame0 = in->hs->world->frame.frame;
-    r->job = j;
-    MHD_suspend_connection(c);
-    if (in->jobs_last)
-        in->jobs_last->next = j;
-    else
-        in->jobs = j;
-    in->jobs_last = j;
-    return MHD_YES;
-}
 
 /* Has j's client hung up (the page cancelled a request a newer one made useless)? */
 static bool client_gone(inspect_job *j)

@@ -221,8 +221,11 @@ enum MHD_Result inspect_create_entity(host_inspector *in, struct MHD_Connection 
 enum MHD_Result inspect_save_world(host_inspector *in, struct MHD_Connection *c, request *r);
 enum MHD_Result inspect_download_scene(host_inspector *in, struct MHD_Connection *c);
 
-/* "INDEX.GENERATION" of e. */
+/* (inspect_entities.c) "INDEX.GENERATION" of e. */
 void inspect_id_text(ecs_entity e, char *buf, size_t size);
+/* The JSON array of entities list[0..n), as the scene writer writes them (dead ones left
+ * out); NULL when a manager failed or memory ran out. */
+cJSON *inspect_entities_of(host_session *hs, const ecs_entity *list, uint32_t n);
 /* The list items of the live entities list[0..n) (full: with their components as "data")
  * appended to items. False when a manager could not write its components. */
 bool inspect_entity_items(host_session *hs, const ecs_entity *list, uint32_t n, bool full,

@@ -16,6 +16,7 @@
 #include "guard.h"
 #include "inspect.h"
 #include "log.h"
+#include "perm.h"
 #include "control.h"
 #include "mem.h"
 #include "probe.h"

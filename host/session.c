@@ -11,6 +11,7 @@
 #include "loader.h"
 #include "plugin.h"
 #include "private.h"
+#include "reload.h"
 
 /* The world's hooks (world.h): owners are plugin records. */
 static void crashed_hook(void *ctx, void *owner, int sig, const char *what)
@@ -36,7 +37,7 @@ static void forget_hook(void *ctx, const ecs_entity *list, uint32_t n)
 
 static void drop_crashed_hook(void *ctx)
 {
-    host_plugin_drop_crashed(ctx);
+    host_reload_drop_crashed(ctx);
 }
 
 static void trace_hook(void *ctx, const char *name, const char *cat, uint64_t t0, uint64_t t1)

@@ -270,28 +270,28 @@ static void Json_position_counts_lines_and_columns_from_1(void **state)
     (void)state;
     const char text[128] = "ab\ncd\n\n\tx";
     int line = 0, col = 0;
-    host_json_position(text, text, &line, &col);
+    host_jparse_position(text, text, &line, &col);
     assert_int_equal(line, 1);
     assert_int_equal(col, 1);
-    host_json_position(text, text + 1, &line, &col); /* 'b' */
+    host_jparse_position(text, text + 1, &line, &col); /* 'b' */
     assert_int_equal(line, 1);
     assert_int_equal(col, 2);
-    host_json_position(text, text + 2, &line, &col); /* the first '\n' itself */
+    host_jparse_position(text, text + 2, &line, &col); /* the first '\n' itself */
     assert_int_equal(line, 1);
     assert_int_equal(col, 3);
-    host_json_position(text, text + 4, &line, &col); /* 'd' */
+    host_jparse_position(text, text + 4, &line, &col); /* 'd' */
     assert_int_equal(line, 2);
     assert_int_equal(col, 2);
-    host_json_position(text, text + 6, &line, &col); /* the empty line 3 */
+    host_jparse_position(text, text + 6, &line, &col); /* the empty line 3 */
     assert_int_equal(line, 3);
     assert_int_equal(col, 1);
-    host_json_position(text, text + 8, &line, &col); /* 'x' after a tab */
+    host_jparse_position(text, text + 8, &line, &col); /* 'x' after a tab */
     assert_int_equal(line, 4);
     assert_int_equal(col, 2);
-    host_json_position(text, text + 9, &line, &col); /* the end */
+    host_jparse_position(text, text + 9, &line, &col); /* the end */
     assert_int_equal(line, 4);
     assert_int_equal(col, 3);
-    host_json_position(text, text + 100, &line, &col); /* beyond: stops at the NUL */
+    host_jparse_position(text, text + 100, &line, &col); /* beyond: stops at the NUL */
     assert_int_equal(line, 4);
     assert_int_equal(col, 3);
 }

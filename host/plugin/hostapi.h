@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* hostapi.h: the table of host functions each plugin gets (hostapi.c: entities, managers,
  * APIs, log, memory, scenes; hostapi_query.c: views, collections, systems), and what every
- * call checks first: the calling thread.
+ * call checks first: the calling thread (hostapi_check.c, with names and refusals).
  */
 #ifndef HOST_HOSTAPI_H
 #define HOST_HOSTAPI_H
@@ -19,14 +19,14 @@ typedef struct host_system host_system;
 void host_api_init(host_plugin *p);
 
 /* Refuse a plugin's call: one error line naming the plugin and the call; during load() the
- * first refusal is also kept as the plugin's reason. Returns s. (hostapi.c) */
+ * first refusal is also kept as the plugin's reason. Returns s. (hostapi_check.c) */
 ecs_status host_api_refuse(host_plugin *p, ecs_status s, const char *call, const char *what);
 
-/* Is s a good manager or system name: 1-63 of [A-Za-z0-9_.-]? (hostapi.c) */
+/* Is s a good manager or system name: 1-63 of [A-Za-z0-9_.-]? (hostapi_check.c) */
 bool host_api_valid_name(const char *s);
 
 /* The manager called name, committed (not self's own while self reloads: it registers them
- * again) or pending in self; NULL when none. (hostapi.c) */
+ * again) or pending in self; NULL when none. (hostapi_check.c) */
 host_manager *host_manager_named(host_session *hs, host_plugin *self, const char *name);
 
 /* Fill the table entries of views, collections and systems. (hostapi_query.c) */

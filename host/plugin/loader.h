@@ -44,21 +44,4 @@ void host_unload_all(host_session *hs);
 /* Print the plugins found, one block each (for --list). */
 void host_print_list(const host_session *hs, FILE *out);
 
-/* host_plugin_insecure for file (relative to the plugin folder dir) and every folder on
- * its way: dir itself when check_dir, its subfolder, and for a symlink (or a file in a
- * symlinked subfolder) the folder that really holds the file. why: "" when safe. */
-bool host_plugin_path_insecure(const char *dir, const char *file, bool check_dir, bool allow,
-                               char *why, size_t len);
-
-/* host_plugin_insecure for a folder, and for every folder above it up to '/' (as
- * OpenSSH's StrictModes): one that others may write and is not sticky, or that belongs to
- * another user, lets them move the folder away and put theirs in its place. Symlinks are
- * followed: the folders of the path as given and of the real path both count. */
-bool host_folder_insecure(const char *what, const char *folder, bool allow, char *why, size_t len);
-
-/* May users other than the owner (or root) write path? True (with the reason and the fix
- * in why) when so and not allowed; with allow, warns and returns false. A file writable by
- * its group is fine when the group is the owner's private group. */
-bool host_plugin_insecure(const char *what, const char *path, bool allow, char *why, size_t len);
-
 #endif

@@ -26,6 +26,7 @@
 #include "guard.h"
 #include "log.h"
 #include "fs.h"
+#include "plugin_desc.h"
 #include "plugin_file.h"
 #include "private.h"
 #include "pstate.h"
@@ -36,7 +37,6 @@
 #include "plugin.h"
 #include "session.h"
 
-#define PLUGIN_DESC_V1_SIZE     (offsetof(ecs_plugin_desc, unload) + sizeof(void *))
 #define PLUGIN_DESC_LAYOUT_SIZE (offsetof(ecs_plugin_desc, state_hash) + sizeof(uint32_t))
 
 /* ---- plugin records ---- */
@@ -107,7 +107,7 @@ static void free_uses(host_api_use *v, size_t n)
 void host_plugin_free(host_plugin *p)
 {
     if (!p) return;
-    host_reload_forget_previous(p);
+    host_plugin_forget_previous(p);
     host_plugin_dlclose(p->dl, p->name);
     if (p->copy_path) unlink(p->copy_path);
     free(p->copy_path);
@@ -124,38 +124,6 @@ void host_plugin_free(host_plugin *p)
     free(p->file);
     cJSON_Delete(p->config);
     free(p);
-}
-
-static bool valid_plugin_name(const char *s)
-{
-    size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789_");
-    return n > 0 && n < 64 && s[n] == '\0';
-}
-
-bool host_plugin_desc_ok(const ecs_plugin_desc *d, char *why, size_t len)
-{
-    if (!d)
-        snprintf(why, len, "%s() returned NULL", ECS_PLUGIN_ENTRY_NAME);
-    else if (d->struct_size < PLUGIN_DESC_V1_SIZE)
-        snprintf(why, len,
-                 "ecs_plugin_desc.struct_size is %u, at least %zu expected: the "
-                 "plugin was not built against this SDK",
-                 d->struct_size, PLUGIN_DESC_V1_SIZE);
-    else if (d->abi_major != ECS_ABI_MAJOR)
-        snprintf(why, len,
-                 "built for ABI %u.%u, this host speaks %u.%u: rebuild the plugin "
-                 "against this SDK",
-                 d->abi_major, d->abi_minor, ECS_ABI_MAJOR, ECS_ABI_MINOR);
-    else if (d->abi_minor > ECS_ABI_MINOR)
-        snprintf(why, len, "built for ABI %u.%u, newer than this host's %u.%u: update the host",
-                 d->abi_major, d->abi_minor, ECS_ABI_MAJOR, ECS_ABI_MINOR);
-    else if (!d->name || !valid_plugin_name(d->name))
-        snprintf(why, len, "its name must be 1-63 characters of [a-z0-9_]");
-    else if (!d->load)
-        snprintf(why, len, "its description has no load() function");
-    else
-        return true;
-    return false;
 }
 
 void host_plugin_desc_layout(host_plugin *p, const ecs_plugin_desc *d)
@@ -992,7 +960,7 @@ static void park(host_session *hs, host_plugin *q, const char *needs, const char
               kept != HOST_KEPT_LOST ? root : "", kept != HOST_KEPT_LOST ? "' does" : "");
     host_plugin_note(q, HOST_EVENT_PARK, "parked: it depends on %s; %s", needs, what);
     host_plugin_unload(hs, q, ECS_UNLOAD_SHUTDOWN);
-    host_reload_forget_previous(q);
+    host_plugin_forget_previous(q);
     host_plugin_release(q);
     host_format(q->reason, sizeof q->reason, "parked: it needs plugin '%s'", root);
     q->status = HOST_PLUGIN_PARKED;
@@ -1067,25 +1035,31 @@ void host_plugin_park_dependents(host_session *hs, host_plugin *p, const char *w
 }
 #undef NOT_SEEN
 
-void host_plugin_drop_crashed(host_session *hs)
+/* Close a version of p: dlclose, check with RTLD_NOLOAD that it is really gone, delete
+ * its private copy. */
+void host_plugin_close_version(host_plugin *p, void *dl, char *copy)
 {
-    for (size_t i = 0; i < hs->plugin_count; i++) {
-        host_plugin *p = hs->plugins[i];
-        if (!p->crashed || p->status != HOST_PLUGIN_LOADED) continue;
-        if (host_reload_rollback(hs, p)) continue; /* the last good version runs again */
-        host_plugin_park_dependents(hs, p, "crashed");
-        host_kept k = host_plugin_keep(hs, p); /* its save code may crash too: guarded */
-        const char *kept = k == HOST_KEPT ? "; its components are kept and come back with its "
-                                            "next build"
-                           : k == HOST_KEPT_NONE ? "; it has no components to keep"
-                                                 : "; its components could not be kept";
-        host_warn("guard", "plugin '%s' unloaded after its crash%s", p->name, kept);
-        host_plugin_note(p, HOST_EVENT_UNLOAD,
-                         "unloaded after its crash (no good build to go "
-                         "back to)%s",
-                         kept);
-        host_plugin_unload(hs, p, ECS_UNLOAD_SHUTDOWN); /* its unload() is not called */
-        host_plugin_release(p);
-        snprintf(p->reason, sizeof p->reason, "it crashed");
+    host_plugin_dlclose(dl, p->name); /* --safe: its destructors run under the guard */
+    void *still = copy ? dlopen(copy, RTLD_NOW | RTLD_NOLOAD) : NULL;
+    if (still) { /* something pins it: C++ unique symbols, TLS destructors, ... */
+        host_warn("reload",
+                  "%s: an old version is still mapped after dlclose (a unique or "
+                  "thread-local symbol pins it): build plugins with -fno-gnu-unique and no "
+                  "thread_local destructors",
+                  p->name);
+        dlclose(still);
     }
+    if (copy) unlink(copy);
+    free(copy);
+}
+
+void host_plugin_forget_previous(host_plugin *p)
+{
+    if (!p->prev_dl) return;
+    host_plugin_close_version(p, p->prev_dl, p->prev_copy);
+    free(p->prev_version);
+    p->prev_dl = NULL;
+    p->prev_desc = NULL;
+    p->prev_copy = p->prev_version = NULL;
+    p->prev_build[0] = '\0';
 }

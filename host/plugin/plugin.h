@@ -19,10 +19,10 @@
  *             api_find) had to go; components kept, unload() called, file closed; it loads
  *             again when what it needs is back.
  *   UNLOADED  host_plugin_unload (exit, disable, a crash with nothing to roll back to:
- *             host_plugin_drop_crashed), or a parked plugin that could not come back.
+ *             host_reload_drop_crashed), or a parked plugin that could not come back.
  *
  * A crash under --safe marks the record (crashed) until the end of the frame, when
- * host_plugin_drop_crashed rolls it back to its last good build (reload.h) or unloads it,
+ * host_reload_drop_crashed rolls it back to its last good build (reload.h) or unloads it,
  * parking its dependents first. A reload swaps a LOADED record's code in place
  * (reload.c): the record stays LOADED throughout.
  */
@@ -194,9 +194,6 @@ host_plugin *host_plugin_open(host_session *hs, const char *path, const char *fi
 /* The state layout d records (ECS_STATE_LAYOUT; zeros for a build of ABI 1.0) into p. */
 void host_plugin_desc_layout(host_plugin *p, const ecs_plugin_desc *d);
 
-/* Check a description; on error write the reason into why and return false. */
-bool host_plugin_desc_ok(const ecs_plugin_desc *d, char *why, size_t len);
-
 /* Room in hs for p's pending managers and systems beside the current ones, and their steps
  * in the schedule. ECS_ERR_NO_MEMORY changes nothing the frame reads. */
 ecs_status host_plugin_reserve_for(host_session *hs, const host_plugin *p);
@@ -251,7 +248,7 @@ host_plugin *host_plugin_named(host_session *hs, const char *name);
 void host_plugin_note(host_plugin *p, host_event kind, const char *fmt, ...) ECS_PRINTF(3, 4);
 
 /* Note that p's code crashed (signal sig, in `what`): it is skipped from now on and
- * dropped at the end of the frame (host_plugin_drop_crashed). */
+ * dropped at the end of the frame (host_reload_drop_crashed). */
 void host_plugin_crashed(host_plugin *p, int sig, const char *what);
 
 /* Would loaded plugin p close a dependency cycle if it declared the dependencies deps
@@ -307,10 +304,6 @@ bool host_plugin_depends_on(const host_session *hs, const host_plugin *q, const 
  * of memory: one error line, nothing parked. */
 void host_plugin_park_dependents(host_session *hs, host_plugin *p, const char *why);
 
-/* Unload every plugin that crashed, without calling into it again except to keep its
- * components as JSON (itself guarded). */
-void host_plugin_drop_crashed(host_session *hs);
-
 /* Mark p skipped as bad: one log line naming the file and the reason (unless
  * hs->quiet_skips), counted for --strict, its mapping and copy released. */
 void host_plugin_skip(host_session *hs, host_plugin *p, const char *fmt, ...) ECS_PRINTF(3, 4);
@@ -318,5 +311,13 @@ void host_plugin_skip(host_session *hs, host_plugin *p, const char *fmt, ...) EC
 /* A record for the plugin file at path (file: relative to its plugin folder), not opened
  * yet. NULL: out of memory. */
 host_plugin *host_plugin_new(host_session *hs, const char *path, const char *file);
+
+/* Close a version of p (its library dl and private copy): dlclose, check with RTLD_NOLOAD
+ * that it is really gone, delete the copy. */
+void host_plugin_close_version(host_plugin *p, void *dl, char *copy);
+
+/* Close the version kept to roll back to (reload.c keeps one after a same-layout reload),
+ * if any. */
+void host_plugin_forget_previous(host_plugin *p);
 
 #endif

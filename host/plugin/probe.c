@@ -37,7 +37,7 @@
 
 #include "guard.h"
 #include "log.h"
-#include "plugin.h"
+#include "plugin_desc.h"
 #include "world.h"
 
 extern char **environ;

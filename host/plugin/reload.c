@@ -26,6 +26,7 @@
 #include "guard.h"
 #include "json.h"
 #include "log.h"
+#include "perm.h"
 #include "private.h"
 #include "scene.h"
 #include "watch.h"
@@ -423,36 +424,6 @@ static ecs_status commit_replace(host_session *hs, host_plugin *p)
 
 /* ---- the three events: changed, new, deleted ---- */
 
-/* Take over the new version's shared object, copy and description into p. */
-/* Close a version of p: dlclose, check with RTLD_NOLOAD that it is really gone, delete
- * its private copy. */
-static void close_version(host_plugin *p, void *dl, char *copy)
-{
-    host_plugin_dlclose(dl, p->name); /* --safe: its destructors run under the guard */
-    void *still = copy ? dlopen(copy, RTLD_NOW | RTLD_NOLOAD) : NULL;
-    if (still) { /* something pins it: C++ unique symbols, TLS destructors, ... */
-        host_warn("reload",
-                  "%s: an old version is still mapped after dlclose (a unique or "
-                  "thread-local symbol pins it): build plugins with -fno-gnu-unique and no "
-                  "thread_local destructors",
-                  p->name);
-        dlclose(still);
-    }
-    if (copy) unlink(copy);
-    free(copy);
-}
-
-void host_reload_forget_previous(host_plugin *p)
-{
-    if (!p->prev_dl) return;
-    close_version(p, p->prev_dl, p->prev_copy);
-    free(p->prev_version);
-    p->prev_dl = NULL;
-    p->prev_desc = NULL;
-    p->prev_copy = p->prev_version = NULL;
-    p->prev_build[0] = '\0';
-}
-
 /* Take over the new version's shared object, copy and description into p. keep: the
  * state was handed over, so the old version stays mapped as the one to roll back to. */
 static void adopt(host_plugin *p, host_plugin *n, void *state, bool keep)
@@ -462,7 +433,7 @@ static void adopt(host_plugin *p, host_plugin *n, void *state, bool keep)
     const ecs_plugin_desc *old_desc = p->desc;
     char old_build[sizeof p->build];
     memcpy(old_build, p->build, sizeof old_build);
-    host_reload_forget_previous(p); /* one version back at most */
+    host_plugin_forget_previous(p); /* one version back at most */
     memcpy(p->build, n->build, sizeof p->build);
     p->dl = n->dl;
     p->copy_path = n->copy_path;
@@ -486,7 +457,7 @@ static void adopt(host_plugin *p, host_plugin *n, void *state, bool keep)
         memcpy(p->prev_build, old_build, sizeof p->prev_build);
     } else {
         free(old_version);
-        close_version(p, old_dl, old_copy);
+        host_plugin_close_version(p, old_dl, old_copy);
     }
 }
 
@@ -538,7 +509,7 @@ bool host_reload_rollback(host_session *hs, host_plugin *p)
                    p->name, prev);
         host_plugin_note(p, HOST_EVENT_REFUSED, "no rollback: version %s could not take over again",
                          prev);
-        host_reload_forget_previous(p);
+        host_plugin_forget_previous(p);
         return false;
     }
     void *bad_dl = p->dl; /* the crashed build: never called again */
@@ -820,7 +791,7 @@ static void remove_plugin(host_reloader *r, host_plugin *p)
               p->name, kept);
     host_plugin_note(p, HOST_EVENT_UNLOAD, "disabled by %s: unloaded%s", MANIFEST_FILE, kept);
     host_plugin_unload(hs, p, ECS_UNLOAD_SHUTDOWN);
-    host_reload_forget_previous(p);
+    host_plugin_forget_previous(p);
     host_plugin_release(p);
     snprintf(p->reason, sizeof p->reason, "disabled by %s", MANIFEST_FILE);
     p->status = HOST_PLUGIN_DISABLED;
@@ -1234,4 +1205,27 @@ void host_reloader_poll(host_reloader *r)
     for (size_t k = 0; k < r->folder_count; k++) check_manifest(r, k, now);
     unpark(r);
     retry_waiting(r);
+}
+
+void host_reload_drop_crashed(host_session *hs)
+{
+    for (size_t i = 0; i < hs->plugin_count; i++) {
+        host_plugin *p = hs->plugins[i];
+        if (!p->crashed || p->status != HOST_PLUGIN_LOADED) continue;
+        if (host_reload_rollback(hs, p)) continue; /* the last good version runs again */
+        host_plugin_park_dependents(hs, p, "crashed");
+        host_kept k = host_plugin_keep(hs, p); /* its save code may crash too: guarded */
+        const char *kept = k == HOST_KEPT ? "; its components are kept and come back with its "
+                                            "next build"
+                           : k == HOST_KEPT_NONE ? "; it has no components to keep"
+                                                 : "; its components could not be kept";
+        host_warn("guard", "plugin '%s' unloaded after its crash%s", p->name, kept);
+        host_plugin_note(p, HOST_EVENT_UNLOAD,
+                         "unloaded after its crash (no good build to go "
+                         "back to)%s",
+                         kept);
+        host_plugin_unload(hs, p, ECS_UNLOAD_SHUTDOWN); /* its unload() is not called */
+        host_plugin_release(p);
+        snprintf(p->reason, sizeof p->reason, "it crashed");
+    }
 }

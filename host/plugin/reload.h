@@ -42,8 +42,10 @@ void host_reloader_poll(host_reloader *r);
  * when that worked; false when there is no such version or it failed (then unload p). */
 bool host_reload_rollback(host_session *hs, struct host_plugin *p);
 
-/* Close the version kept for a rollback, if any. */
-void host_reload_forget_previous(struct host_plugin *p);
+/* End of a --safe frame: every plugin that crashed rolls back (host_reload_rollback) or is
+ * unloaded, without calling into it again except to keep its
+ * components as JSON (itself guarded); its dependents are parked first. */
+void host_reload_drop_crashed(host_session *hs);
 
 /* Call fn(arg, plugin) at the frame boundary just before a new build of loaded plugin
  * `plugin` is tried in its place (the live loop restores the loop's start then, so the new

@@ -914,7 +914,7 @@ void host_jparse_describe(const char *text, size_t len, const host_jparse_error 
         int line, col;
         size_t n = 1;
         while (n < left && n < 48 && at[n] != '"') n++;
-        host_json_position(text, text + e->first, &line, &col);
+        host_jparse_position(text, text + e->first, &line, &col);
         host_format(out, outlen,
                     "duplicate key %.*s\" (its first at line %d, column %d): a "
                     "key stands once in an object",
@@ -1998,4 +1998,18 @@ bool host_jr_skip_rest(host_jreader *r)
             jr_more(&r->api);
     }
     return !r->failed;
+}
+
+void host_jparse_position(const char *text, const char *at, int *line, int *col)
+{
+    *line = 1;
+    *col = 1;
+    for (const char *c = text; c < at && *c; c++) {
+        if (*c == '\n') {
+            (*line)++;
+            *col = 1;
+        } else {
+            (*col)++;
+        }
+    }
 }

@@ -24,7 +24,12 @@
 #include <stddef.h>
 
 #include "ecs_plugin.h"
-#include "json.h" /* host_json_arena, host_json_arena_free */
+
+/* The memory of trees parsed in arena mode: a few large blocks, freed all at once. */
+typedef struct host_json_arena host_json_arena;
+
+/* Free an arena and every tree parsed into it (NULL does nothing). */
+void host_json_arena_free(host_json_arena *a);
 
 struct cJSON;
 
@@ -201,5 +206,8 @@ void host_jr_use(host_jreader *r, const host_jr_token *tok, size_t n);
 
 /* "a number", "an object", ... ("nothing" for ECS_JSON_END). */
 const char *host_jr_type_name(ecs_json_type t);
+
+/* Line and column (from 1) of position `at` inside text. */
+void host_jparse_position(const char *text, const char *at, int *line, int *col);
 
 #endif

@@ -18,20 +18,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-void host_json_position(const char *text, const char *at, int *line, int *col)
-{
-    *line = 1;
-    *col = 1;
-    for (const char *c = text; c < at && *c; c++) {
-        if (*c == '\n') {
-            (*line)++;
-            *col = 1;
-        } else {
-            (*col)++;
-        }
-    }
-}
-
 const char *host_json_type_name(const cJSON *v)
 {
     if (!v) return "nothing";
@@ -156,7 +142,7 @@ static void parse_error(const char *path, const char *text, size_t len, const ho
         host_format(err, errlen, "%s: %s", path, what);
         return;
     }
-    host_json_position(text, text + e->offset, &line, &col);
+    host_jparse_position(text, text + e->offset, &line, &col);
     host_format(err, errlen, "%s:%d:%d: %s", path, line, col, what);
 }
 
@@ -278,7 +264,7 @@ bool host_json_locate(const char *text, size_t len, const cJSON *root, const cJS
     if (pathlen) path[0] = '\0';
     if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) l.p += 3; /* cJSON skips a BOM too */
     if (!walk(&l, root)) return false;
-    host_json_position(text, l.found, line, col);
+    host_jparse_position(text, l.found, line, col);
     return true;
 }
 

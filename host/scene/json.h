@@ -7,10 +7,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-struct cJSON;
+#include "jparse.h" /* host_json_arena */
 
-/* The memory of trees parsed in arena mode: a few large blocks, freed all at once. */
-typedef struct host_json_arena host_json_arena;
+struct cJSON;
 
 /* Read and parse path. On failure returns NULL and writes into err (errlen bytes) a
  * message naming the file and, for syntax errors, the line and column: a missing file,
@@ -33,9 +32,6 @@ struct cJSON *host_json_parse(const char *path, const char *text, size_t len, ch
  * *arena NULL (nothing to free) and the message in err. */
 struct cJSON *host_json_parse_arena(const char *path, const char *text, size_t len,
                                     host_json_arena **arena, char *err, size_t errlen);
-
-/* Free an arena and every tree parsed into it (NULL does nothing). */
-void host_json_arena_free(host_json_arena *a);
 
 /* Where node (a value inside root, parsed from text) starts: its line and column, and its
  * JSON path ("entities[3].transform.position") into path. False when node is not in
@@ -63,9 +59,6 @@ bool host_json_path_at(const char *text, size_t len, size_t offset, char *path, 
 void host_json_error_at(char *out, size_t outlen, const char *file, const char *text, size_t len,
                         const struct cJSON *root, const struct cJSON *at, bool lines,
                         const char *message);
-
-/* Line and column (from 1) of position `at` inside text. */
-void host_json_position(const char *text, const char *at, int *line, int *col);
 
 /* A short name for the type of a cJSON value ("a string", "an object", ...). */
 const char *host_json_type_name(const struct cJSON *v);

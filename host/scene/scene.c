@@ -318,7 +318,7 @@ static void load_fail_at(scene_load *l, size_t at, const char *fmt, ...)
     }
     host_json_path_at(l->text, l->len, at, where, sizeof where);
     int line, col;
-    host_json_position(l->text, l->text + at, &line, &col);
+    host_jparse_position(l->text, l->text + at, &line, &col);
     if (l->lines)
         host_format(l->error, sizeof l->error, "%s:%d:%d: %s%s%s", l->path, line, col, where,
                     *where ? ": " : "", msg);
@@ -335,7 +335,7 @@ static void syntax_fail(scene_load *l, size_t at, host_jparse_status status, con
     int line, col;
     l->failed = true;
     if (l->quiet) return;
-    host_json_position(l->text, l->text + at, &line, &col);
+    host_jparse_position(l->text, l->text + at, &line, &col);
     if (status == HOST_JPARSE_EMPTY || !l->lines)
         host_format(l->error, sizeof l->error, "%s: %s", l->path, msg);
     else
