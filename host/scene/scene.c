@@ -46,12 +46,12 @@
 
 /* Run expr, a call of manager m's callback `what`, named as the plugin call running now
  * (guard.h: the watchdog tells a stuck call from a long load or save by it). */
-#define PLUGIN_CALL(w, m, what, expr)                                                              \
+#define PLUGIN_CALL(m, what, expr)                                                                 \
     do {                                                                                           \
-        host_call call_ = {host_world_owner_name(w, (m)->owner), what, (m)->name};                 \
-        const host_call *was_ = host_call_enter(&call_);                                           \
+        host_call call_ = {(m)->update_call.plugin, what, (m)->name}; /* its owner's name */      \
+        const host_call *was_ = host_call_enter(&call_);                                          \
         expr;                                                                                      \
-        host_call_leave(was_);                                                                     \
+        host_call_leave(was_);                                                                    \
     } while (0)
 
 /* ---- the store ---- */
@@ -1047,7 +1047,7 @@ static ecs_status read_one(scene_load *l, host_manager *mgr, uint32_t i, size_t 
     host_jreader *saved = l->reader;
     l->reader = r;
     ecs_status s;
-    PLUGIN_CALL(l->w, mgr, "read_component",
+    PLUGIN_CALL(mgr, "read_component",
                 s = mgr->desc.read_component(mgr->desc.state, l->ents[i], host_jr_api(r)));
     l->reader = saved;
     if (reader_failed(l, r)) return s == ECS_OK ? ECS_ERR_BAD_VALUE : s;
@@ -1076,7 +1076,7 @@ static ecs_status tree_one(scene_load *l, host_manager *mgr, uint32_t i, size_t 
     l->tree = json;
     l->tree_at = at;
     ecs_status s;
-    PLUGIN_CALL(l->w, mgr, "load_component",
+    PLUGIN_CALL(mgr, "load_component",
                 s = mgr->desc.load_component(mgr->desc.state, l->ents[i], json));
     l->tree = saved;
     l->tree_at = saved_at;
@@ -1310,7 +1310,7 @@ static void call_reserve(void *arg)
     for (size_t m = 0; m < l->managers; m++) {
         if (!l->mgrs[m]->desc.reserve || !l->per[m].count) continue;
         l->current = m;
-        PLUGIN_CALL(l->w, l->mgrs[m], "reserve",
+        PLUGIN_CALL(l->mgrs[m], "reserve",
                     l->mgrs[m]->desc.reserve(l->mgrs[m]->desc.state, l->per[m].count));
     }
 }
@@ -1884,11 +1884,11 @@ static bool save_member(host_world *w, host_jwriter *jw, host_manager *mgr, ecs_
     ecs_status s;
     host_jw_start(jw, ENTITY_TABS);
     if (mgr->desc.write_component) {
-        PLUGIN_CALL(w, mgr, "write_component",
+        PLUGIN_CALL(mgr, "write_component",
                     s = mgr->desc.write_component(mgr->desc.state, e, &jw->api));
     } else {
         cJSON *out = NULL;
-        PLUGIN_CALL(w, mgr, "save_component",
+        PLUGIN_CALL(mgr, "save_component",
                     s = mgr->desc.save_component(mgr->desc.state, e, &out));
         if (s == ECS_OK && out) jw->api.value(&jw->api, out);
         cJSON_Delete(out);
