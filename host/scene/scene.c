@@ -10,6 +10,9 @@
  *
  * Saving: walk live entities in index order; ids come from the store, or "e<index>"
  * made unique for entities that never had one.
+ *
+ * The store itself (ids and kept JSON per entity, the store in a snapshot) is store.c;
+ * what both share is scene_int.h.
  */
 #include "scene.h"
 
@@ -38,6 +41,7 @@
 #include "log.h"
 #include "signame.h"
 #include "pstate.h"
+#include "scene_int.h"
 #include "spool.h"
 #include "thread.h"
 #include "world.h"
@@ -48,142 +52,11 @@
  * (guard.h: the watchdog tells a stuck call from a long load or save by it). */
 #define PLUGIN_CALL(m, what, expr)                                                                 \
     do {                                                                                           \
-        host_call call_ = {(m)->update_call.plugin, what, (m)->name}; /* its owner's name */      \
-        const host_call *was_ = host_call_enter(&call_);                                          \
+        host_call call_ = {(m)->update_call.plugin, what, (m)->name}; /* its owner's name */       \
+        const host_call *was_ = host_call_enter(&call_);                                           \
         expr;                                                                                      \
-        host_call_leave(was_);                                                                    \
+        host_call_leave(was_);                                                                     \
     } while (0)
-
-/* ---- the store ---- */
-
-typedef struct store_entry {
-    uint32_t entity; /* the full id the entry belongs to; 0: empty */
-    char *id;        /* scene id, or NULL */
-    cJSON *kept;     /* object: manager name -> JSON of a manager not loaded, or NULL */
-    uint64_t seq;    /* when it was loaded (file order); 0: made at run time */
-} store_entry;
-
-typedef struct host_scene_view host_scene_view;
-static void view_free(host_scene_view *view);
-
-struct host_scene_store {
-    host_world *world;        /* the world its entities live in */
-    struct scene_load *load;  /* the load under way (entity references resolve in it), or NULL */
-    struct scene_save *save;  /* the save under way, or NULL */
-    host_scene_states states; /* the layer above's, or none (holder NULL) */
-    store_entry *entry;       /* by entity index */
-    uint32_t cap;
-    host_scene_view *view; /* the inspector's reads (host_scene_entities_text), or NULL */
-    cJSON *extra;          /* unknown top-level keys, in file order */
-    uint64_t next_seq;     /* load sequence numbers: saving lists loaded entities in this order */
-};
-
-host_scene_store *host_scene_store_new(host_world *w)
-{
-    host_scene_store *s = calloc(1, sizeof(host_scene_store));
-    if (s) s->world = w;
-    return s;
-}
-
-bool host_scene_loading(const host_scene_store *sc)
-{
-    return sc->load != NULL;
-}
-
-void host_scene_set_states(host_scene_store *sc, const host_scene_states *states)
-{
-    sc->states = *states;
-}
-
-/* The store's scene ids: those of one load in one block (an id_chunk), each id after a
- * pointer to its chunk, the chunk freed with its last id. */
-typedef struct id_chunk {
-    size_t live; /* ids of it still in the store */
-} id_chunk;
-
-#define ID_HEAD sizeof(id_chunk *) /* before each id: its chunk */
-
-/* Room for an id of n bytes in a chunk: its head, the id, its NUL, rounded up. */
-static size_t id_room(size_t n)
-{
-    return ID_HEAD + ((n + 1 + ID_HEAD - 1) & ~(ID_HEAD - 1));
-}
-
-/* A chunk for ids taking `bytes` (the sum of their id_room), with no id yet; NULL when out
- * of memory. Ids go at *next (id_put). */
-static id_chunk *id_chunk_new(size_t bytes, char **next)
-{
-    id_chunk *c = malloc(sizeof *c + bytes);
-    if (!c) return NULL;
-    c->live = 0;
-    *next = (char *)(c + 1);
-    return c;
-}
-
-/* id (n bytes) copied into chunk c at *next: the stored id. */
-static char *id_put(id_chunk *c, char **next, const char *id, size_t n)
-{
-    memcpy(*next, &c, ID_HEAD);
-    char *out = *next + ID_HEAD;
-    memcpy(out, id, n);
-    out[n] = '\0';
-    *next += id_room(n);
-    c->live++;
-    return out;
-}
-
-static void id_release(char *id)
-{
-    id_chunk *c;
-    if (!id) return;
-    memcpy(&c, id - ID_HEAD, ID_HEAD);
-    if (--c->live == 0) free(c);
-}
-
-static void entry_clear(store_entry *e)
-{
-    id_release(e->id);
-    cJSON_Delete(e->kept);
-    memset(e, 0, sizeof *e);
-}
-
-void host_scene_store_free(host_scene_store *s)
-{
-    if (!s) return;
-    for (uint32_t i = 0; i < s->cap; i++) entry_clear(&s->entry[i]);
-    free(s->entry);
-    cJSON_Delete(s->extra);
-    view_free(s->view);
-    free(s);
-}
-
-void host_scene_forget(host_scene_store *s, const ecs_entity *list, uint32_t n)
-{
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t idx = ecs_entity_index(list[i]);
-        if (idx < s->cap && s->entry[idx].entity == list[i].id) entry_clear(&s->entry[idx]);
-    }
-}
-
-/* The entry of a live entity e, or NULL. */
-static store_entry *entry_of(const host_scene_store *s, ecs_entity e)
-{
-    uint32_t idx = ecs_entity_index(e);
-    return idx < s->cap && s->entry[idx].entity == e.id ? &s->entry[idx] : NULL;
-}
-
-static int store_reserve(host_scene_store *s, uint32_t index)
-{
-    if (index < s->cap) return 0;
-    uint32_t cap = s->cap ? s->cap : 1024;
-    while (cap <= index) cap *= 2;
-    store_entry *v = realloc(s->entry, cap * sizeof *v);
-    if (!v) return -1;
-    memset(v + s->cap, 0, (cap - s->cap) * sizeof *v);
-    s->entry = v;
-    s->cap = cap;
-    return 0;
-}
 
 /* ---- string set: open addressing over positions, for scene ids ---- */
 
@@ -1138,7 +1011,7 @@ static ecs_entity live_entity_named(host_scene_store *sc, const char *id)
     ecs_entity e;
     if (!host_entities_next_live(w->entities, (uint32_t)idx, &e) || ecs_entity_index(e) != idx)
         return ecs_entity_null();
-    store_entry *se = entry_of(s, e);
+    store_entry *se = scene_entry_of(s, e);
     return se && se->id ? ecs_entity_null() : e; /* it has a scene id: that is its name */
 }
 
@@ -1245,17 +1118,17 @@ static bool commit_load(scene_load *l)
     size_t bytes = 0, *lens = ok ? malloc(((size_t)l->n + 1) * sizeof *lens) : NULL;
     uint32_t top = 0; /* the highest index: the store grown once */
     for (uint32_t i = 0; lens && i < l->n; i++) {
-        bytes += id_room(lens[i] = strlen(l->ids[i]));
+        bytes += scene_id_room(lens[i] = strlen(l->ids[i]));
         if (ecs_entity_index(l->ents[i]) > top) top = ecs_entity_index(l->ents[i]);
     }
-    if (l->n && store_reserve(s, top) != 0) ok = false;
+    if (l->n && scene_store_reserve(s, top) != 0) ok = false;
     char *put = NULL;
-    id_chunk *chunk = lens && l->n ? id_chunk_new(bytes, &put) : NULL;
+    id_chunk *chunk = lens && l->n ? scene_id_chunk_new(bytes, &put) : NULL;
     ok = ok && lens && (chunk || !l->n);
     for (uint32_t i = 0; ok && i < l->n; i++) {
         store_entry *e = &s->entry[ecs_entity_index(l->ents[i])];
-        entry_clear(e);
-        *e = (store_entry){l->ents[i].id, id_put(chunk, &put, l->ids[i], lens[i]), kept[i],
+        scene_entry_clear(e);
+        *e = (store_entry){l->ents[i].id, scene_id_put(chunk, &put, l->ids[i], lens[i]), kept[i],
                            ++s->next_seq};
         kept[i] = NULL;
     }
@@ -1787,7 +1660,7 @@ const char *host_scene_id_of(host_scene_store *sc, ecs_entity e)
     if (made_reserve(v, idx) != 0) return v->failed = true, NULL;
     edge_add(v, e);
     if (v->made[idx]) return v->made[idx];
-    store_entry *se = entry_of(sc, e);
+    store_entry *se = scene_entry_of(sc, e);
     if (se && se->id) return se->id;
     char base[16];
     index_id(base, idx);
@@ -1888,8 +1761,7 @@ static bool save_member(host_world *w, host_jwriter *jw, host_manager *mgr, ecs_
                     s = mgr->desc.write_component(mgr->desc.state, e, &jw->api));
     } else {
         cJSON *out = NULL;
-        PLUGIN_CALL(mgr, "save_component",
-                    s = mgr->desc.save_component(mgr->desc.state, e, &out));
+        PLUGIN_CALL(mgr, "save_component", s = mgr->desc.save_component(mgr->desc.state, e, &out));
         if (s == ECS_OK && out) jw->api.value(&jw->api, out);
         cJSON_Delete(out);
     }
@@ -1910,7 +1782,7 @@ static const char *guess_id(scene_save *v, ecs_entity e, char *buf, size_t len)
 {
     uint32_t idx = ecs_entity_index(e);
     if (idx < v->cap && v->made[idx]) return v->made[idx];
-    store_entry *se = entry_of(v->sc, e);
+    store_entry *se = scene_entry_of(v->sc, e);
     if (se && se->id) return se->id;
     char base[16];
     index_id(base, idx);
@@ -1928,7 +1800,7 @@ static bool save_entity(scene_save *v, capture *c, host_manager *const *mgrs, si
 {
     host_world *w = v->w;
     host_jwriter *jw = &c->jw;
-    store_entry *se = with_kept ? entry_of(v->sc, e) : NULL;
+    store_entry *se = with_kept ? scene_entry_of(v->sc, e) : NULL;
     size_t begin = jw->len;
     bool any = false, ok = true;
     char guess[300]; /* the id it will have if it is written: the id member comes first */
@@ -2184,7 +2056,7 @@ static order_key *base_order(host_scene_store *sc, uint32_t *n)
     ecs_entity e;
     for (uint32_t i = 1; keys && k < cap && host_entities_next_live(w->entities, i, &e);
          i = ecs_entity_index(e) + 1) {
-        store_entry *se = entry_of(sc, e);
+        store_entry *se = scene_entry_of(sc, e);
         keys[k++] = (order_key){se && se->seq ? se->seq : UINT64_MAX, ecs_entity_index(e), e};
     }
     bool sorted = true; /* often: entities loaded in index order, or none loaded */
@@ -2300,7 +2172,7 @@ static bool capture_walk(scene_save *v, host_manager *const *mgrs, size_t count,
     /* the text of 100 entities tells how much the rest will need: one allocation */
     v->saving = UINT32_MAX;
     for (uint32_t i = 0; !error && i < n; i++) { /* scene ids first: made ones avoid them */
-        store_entry *se = entry_of(v->sc, keys[i].e);
+        store_entry *se = scene_entry_of(v->sc, keys[i].e);
         if (!se || !se->id) continue;
         if (looks_like_index_id(se->id)) v->index_ids_taken = true;
         if (made_reserve(v, keys[i].index) != 0)
@@ -2786,7 +2658,10 @@ char *host_scene_entities_text(host_scene_store *sc, const ecs_entity *list, uin
 {
     host_world *w = sc->world;
     host_scene_store *s = sc;
-    if (!s->view && (s->view = calloc(1, sizeof *s->view))) view_init(&s->view->v);
+    if (!s->view && (s->view = calloc(1, sizeof *s->view))) {
+        view_init(&s->view->v);
+        s->view_free = view_free; /* the store frees it without knowing it (store.c) */
+    }
     if (!s->view) return NULL;
     scene_save *v = &s->view->v;
     v->sc = sc;
@@ -2930,7 +2805,7 @@ ecs_entity host_scene_entity_named(host_scene_store *sc, const char *id)
 
 const char *host_scene_stored_id(const host_scene_store *sc, ecs_entity e)
 {
-    const store_entry *se = entry_of(sc, e);
+    const store_entry *se = scene_entry_of(sc, e);
     return se ? se->id : NULL;
 }
 
@@ -2947,14 +2822,14 @@ static bool keep_doc(host_scene_store *sc, const cJSON *doc, const ecs_entity *e
     {
         if (i >= n) break;
         ecs_entity e = ents[i++];
-        if (store_reserve(s, ecs_entity_index(e)) != 0) return false;
+        if (scene_store_reserve(s, ecs_entity_index(e)) != 0) return false;
         store_entry *se = &s->entry[ecs_entity_index(e)];
-        if (se->entity != e.id) entry_clear(se), se->entity = e.id;
+        if (se->entity != e.id) scene_entry_clear(se), se->entity = e.id;
         const cJSON *id = cJSON_GetObjectItemCaseSensitive(obj, "id"), *c;
         size_t len = strlen(id->valuestring);
         char *next;
-        id_chunk *chunk = se->id ? NULL : id_chunk_new(id_room(len), &next);
-        if (chunk) se->id = id_put(chunk, &next, id->valuestring, len);
+        id_chunk *chunk = se->id ? NULL : scene_id_chunk_new(scene_id_room(len), &next);
+        if (chunk) se->id = scene_id_put(chunk, &next, id->valuestring, len);
         if (!se->id) ok = false;
         cJSON_ArrayForEach(c, obj)
         {
@@ -3080,114 +2955,4 @@ bool host_scene_keep_owner(host_scene_store *sc, const void *owner)
     host_scene_captured_free(&doc);
     free(mgrs);
     return kept;
-}
-
-/* ---- the store in a snapshot (host_scene_store_snapshot_*) ----
- *
- * u64 next_seq, u32 entries, u32 length of the unknown top-level keys' JSON, that JSON;
- * then per entry: u32 entity, u32 id length (UINT32_MAX: none), u64 seq, u32 length of
- * its kept components' JSON (0: none), the id's bytes, that JSON. */
-
-typedef struct store_snap_entry {
-    uint32_t entity, id_len;
-    uint64_t seq;
-    uint32_t kept_len;
-} store_snap_entry;
-
-#define STORE_SNAP_ENTRY (4u + 4u + 8u + 4u) /* packed: no padding in the bytes */
-
-/* Append n bytes of p to the growing buffer b (NULL p: room only); false when memory ran out. */
-static bool snap_put(char **b, size_t *len, size_t *cap, const void *p, size_t n)
-{
-    if (*len + n > *cap) {
-        size_t c = *cap ? *cap : 4096;
-        while (c < *len + n) c *= 2;
-        char *v = realloc(*b, c);
-        if (!v) return false;
-        *b = v, *cap = c;
-    }
-    if (n) memcpy(*b + *len, p, n);
-    *len += n;
-    return true;
-}
-
-char *host_scene_store_snapshot_write(const host_scene_store *s, size_t *out_len)
-{
-    size_t len = 0, cap = 0;
-    char *b = NULL, *extra = s->extra ? cJSON_PrintUnformatted(s->extra) : NULL;
-    uint32_t count = 0, elen = extra ? (uint32_t)strlen(extra) : 0;
-    for (uint32_t i = 0; i < s->cap; i++) count += s->entry[i].entity != 0;
-    bool ok = (!s->extra || extra) && snap_put(&b, &len, &cap, &s->next_seq, 8) &&
-              snap_put(&b, &len, &cap, &count, 4) && snap_put(&b, &len, &cap, &elen, 4) &&
-              snap_put(&b, &len, &cap, extra, elen);
-    free(extra);
-    for (uint32_t i = 0; ok && i < s->cap; i++) {
-        const store_entry *e = &s->entry[i];
-        if (!e->entity) continue;
-        char *kept = e->kept ? cJSON_PrintUnformatted(e->kept) : NULL;
-        store_snap_entry h = {e->entity, e->id ? (uint32_t)strlen(e->id) : UINT32_MAX, e->seq,
-                              kept ? (uint32_t)strlen(kept) : 0};
-        ok = (!e->kept || kept) && snap_put(&b, &len, &cap, &h.entity, 4) &&
-             snap_put(&b, &len, &cap, &h.id_len, 4) && snap_put(&b, &len, &cap, &h.seq, 8) &&
-             snap_put(&b, &len, &cap, &h.kept_len, 4) &&
-             snap_put(&b, &len, &cap, e->id, e->id ? h.id_len : 0) &&
-             snap_put(&b, &len, &cap, kept, h.kept_len);
-        free(kept);
-    }
-    if (!ok) free(b);
-    *out_len = ok ? len : 0;
-    return ok ? b : NULL;
-}
-
-/* Entry k's header at in[*at] (bytes checked) into *h, *at moved past it; false when the
- * bytes end early or the entry does not fit. */
-static bool snap_entry(const char *in, size_t size, size_t *at, store_snap_entry *h)
-{
-    if (size - *at < STORE_SNAP_ENTRY) return false;
-    memcpy(&h->entity, in + *at, 4), memcpy(&h->id_len, in + *at + 4, 4);
-    memcpy(&h->seq, in + *at + 8, 8), memcpy(&h->kept_len, in + *at + 16, 4);
-    *at += STORE_SNAP_ENTRY;
-    size_t id = h->id_len == UINT32_MAX ? 0 : h->id_len;
-    return h->entity != 0 && size - *at >= id && size - *at - id >= h->kept_len;
-}
-
-ecs_status host_scene_store_snapshot_read(host_scene_store *s, const char *in, size_t size)
-{
-    uint64_t next_seq;
-    uint32_t count, elen;
-    if (size < 16) return ECS_ERR_BAD_VALUE;
-    memcpy(&next_seq, in, 8), memcpy(&count, in + 8, 4), memcpy(&elen, in + 12, 4);
-    if (size - 16 < elen) return ECS_ERR_BAD_VALUE;
-    size_t at = 16 + elen, bytes = 0;
-    uint32_t top = 0;
-    for (uint32_t k = 0; k < count; k++) { /* check every entry before anything changes */
-        store_snap_entry h = {0, 0, 0, 0};
-        if (!snap_entry(in, size, &at, &h)) return ECS_ERR_BAD_VALUE;
-        if (h.id_len != UINT32_MAX) bytes += id_room(h.id_len);
-        at += (h.id_len == UINT32_MAX ? 0 : h.id_len) + h.kept_len;
-        if (ecs_entity_index((ecs_entity){h.entity}) > top)
-            top = ecs_entity_index((ecs_entity){h.entity});
-    }
-    if (at != size) return ECS_ERR_BAD_VALUE;
-    cJSON *extra = elen ? cJSON_ParseWithLength(in + 16, elen) : NULL;
-    char *put = NULL;
-    id_chunk *chunk = bytes ? id_chunk_new(bytes, &put) : NULL;
-    if ((elen && !extra) || (bytes && !chunk) || (count && store_reserve(s, top) != 0)) {
-        cJSON_Delete(extra), free(chunk);
-        return ECS_ERR_NO_MEMORY;
-    }
-    for (uint32_t i = 0; i < s->cap; i++) entry_clear(&s->entry[i]);
-    cJSON_Delete(s->extra);
-    s->extra = extra, s->next_seq = next_seq, at = 16 + elen;
-    for (uint32_t k = 0; k < count; k++) {
-        store_snap_entry h = {0, 0, 0, 0};
-        (void)snap_entry(in, size, &at, &h); /* checked above */
-        store_entry *e = &s->entry[ecs_entity_index((ecs_entity){h.entity})];
-        entry_clear(e);
-        *e = (store_entry){h.entity, NULL, NULL, h.seq};
-        if (h.id_len != UINT32_MAX) e->id = id_put(chunk, &put, in + at, h.id_len), at += h.id_len;
-        if (h.kept_len) e->kept = cJSON_ParseWithLength(in + at, h.kept_len), at += h.kept_len;
-    }
-    if (chunk && !chunk->live) free(chunk);
-    return ECS_OK;
 }
