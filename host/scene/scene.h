@@ -82,7 +82,8 @@ ecs_status host_scene_check_target(const char *path, char *resolved, size_t size
 /* Write bytes[0..size) to path the way a save writes a scene (the same checks, a temporary
  * file renamed over it, the old file's mode kept): a snapshot file. ECS_OK, or the error
  * after one line naming the file. */
-ecs_status host_scene_write_bytes(const char *path, const void *bytes, size_t size);
+ecs_status host_scene_write_bytes(const char *path, const void *bytes,
+                                  size_t size); /* savefile.c */
 
 /* The components of some managers captured as a scene document (host_scene_capture). */
 typedef struct host_scene_captured {
