@@ -34,7 +34,6 @@
 #include "scene.h"
 #include "hostapi.h"
 #include "loader.h"
-#include "plugin.h"
 #include "session.h"
 
 #define PLUGIN_DESC_LAYOUT_SIZE (offsetof(ecs_plugin_desc, state_hash) + sizeof(uint32_t))
