@@ -58,6 +58,8 @@ static const char usage_more[] =
     "  --reload-quiet MS          with --watch: wait MS after a file's last change (50)\n"
     "  --probe-timeout S          new plugin code runs first in a child process, which\n"
     "                             must finish within S seconds (2; 0: no child process)\n"
+    "  --threads N                threads for plugins' jobs, main included (1-64; the\n"
+    "                             CPUs we may use; 1: jobs run inline)\n"
     "  --frames N                 run N frames, then exit (0: load, unload and exit);\n"
     "                             default: run until SIGINT or SIGTERM\n"
     "  --fps HZ                   frames per second (0: as fast as possible; default 60)\n"
@@ -123,7 +125,8 @@ enum {
     OPT_RESTORE,
     OPT_LOOP,
     OPT_FIXED_DT,
-    OPT_SEED
+    OPT_SEED,
+    OPT_THREADS
 };
 
 static const struct option long_options[] = {
@@ -157,6 +160,7 @@ static const struct option long_options[] = {
     {"loop", required_argument, NULL, OPT_LOOP},
     {"fixed-dt", required_argument, NULL, OPT_FIXED_DT},
     {"seed", required_argument, NULL, OPT_SEED},
+    {"threads", required_argument, NULL, OPT_THREADS},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
@@ -326,6 +330,14 @@ int host_cli_parse(int argc, char **argv, host_options *opt, FILE *out, FILE *er
         case OPT_STRICT:
             opt->strict = true;
             break;
+        case OPT_THREADS: {
+            int64_t n = parse_count(optarg);
+            if (n < 1 || n > HOST_MAX_THREADS)
+                return fail(err, exit_code, "--threads needs a whole number from 1 to 64, not '%s'",
+                            optarg);
+            opt->threads = (uint32_t)n;
+            break;
+        }
         case OPT_INSECURE:
             opt->allow_insecure = true;
             break;

@@ -15,6 +15,8 @@
 
 #define HOST_MAX_INSPECT_HOSTS 16 /* --inspect-host names */
 
+#define HOST_MAX_THREADS 64 /* --threads: HOST_JOBS_MAX_THREADS (jobs.h) */
+
 typedef struct host_options {
     const char *plugin_dir; /* the first of plugin_dirs (messages that name one) */
     const char *plugin_dirs[HOST_MAX_PLUGIN_DIRS]; /* PLUGIN_DIR..., then ECS_PLUGIN_PATH's,
@@ -30,6 +32,7 @@ typedef struct host_options {
     double fps;              /* 0: as fast as possible */
     bool stats, list, strict, allow_insecure, no_timing;
     uint32_t timing_every; /* --timing-every: time the updates on one frame in this many */
+    uint32_t threads;      /* --threads: job threads in all; 0: the CPUs we may use */
     const char *trace_path;
     const char *scene_path; /* --scene: load it after the plugins */
     const char *save_path;  /* --save: write the world there at exit */

@@ -16,6 +16,7 @@
 
 #include "guard.h"
 #include "inspect_int.h"
+#include "jobs.h"
 #include "json.h"
 #include "log.h"
 #include "scene.h"
@@ -184,6 +185,29 @@ static cJSON *own_json(host_inspector *in)
     return o;
 }
 
+/* Each job thread's share of the time since the previous /api/schedule spent in jobs (of
+ * the time since the start at the first): [{"thread": "main", "busy": 0.12}, ...]. */
+static cJSON *jobs_json(host_inspector *in)
+{
+    uint64_t busy[64], now = host_now_ns();
+    uint32_t n = host_jobs_busy(in->hs->world->jobs, busy, 64);
+    uint64_t since = in->jobs_at_ns ? in->jobs_at_ns : in->start_ns;
+    cJSON *a = cJSON_CreateArray();
+    for (uint32_t i = 0; i < n; i++) {
+        cJSON *o = cJSON_CreateObject();
+        char name[16];
+        snprintf(name, sizeof name, i ? "ecs-job-%u" : "main", i);
+        cJSON_AddStringToObject(o, "thread", name);
+        double share =
+            now > since ? (double)(busy[i] - in->jobs_busy[i]) / (double)(now - since) : 0;
+        cJSON_AddNumberToObject(o, "busy", share);
+        in->jobs_busy[i] = busy[i];
+        cJSON_AddItemToArray(a, o);
+    }
+    in->jobs_at_ns = now;
+    return a;
+}
+
 cJSON *inspect_schedule_json(host_inspector *in)
 {
     host_session *hs = in->hs;
@@ -194,6 +218,7 @@ cJSON *inspect_schedule_json(host_inspector *in)
     for (size_t i = 0; i < n; i++) cJSON_AddItemToArray(steps, step_json(in, &rows[i]));
     free(rows);
     cJSON_AddItemToArray(steps, own_json(in));
+    cJSON_AddItemToObject(v, "jobs", jobs_json(in));
     const host_timing *f = &hs->world->timing.frame_timing;
     cJSON_AddNumberToObject(v, "frame_mean_us", host_timing_mean(f) / 1e3);
     cJSON_AddNumberToObject(v, "frame_p99_us", (double)host_timing_quantile(f, 0.99) / 1e3);

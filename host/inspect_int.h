@@ -93,6 +93,8 @@ struct host_inspector {
     /* the schedule's recent times: the totals at the last /api/schedule */
     step_mark *marks;
     size_t mark_count;
+    /* the job threads' busy nanoseconds at the last /api/schedule, and when (jobs.h) */
+    uint64_t jobs_busy[64], jobs_at_ns;
     /* the log */
     log_line ring[LOG_RING];
     uint64_t next_seq;

@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "guard.h"
 #include "inspect.h"
+#include "jobs.h"
 #include "log.h"
 #include "perm.h"
 #include "control.h"
@@ -211,6 +212,9 @@ int main(int argc, char **argv)
     hs->world->seed = (uint64_t)opt.seed;
     hs->world->safe = opt.safe && host_guard_install();
     if (!hs->world->safe) host_guard_report_install(); /* a crash says where, then is a crash */
+    if (!opt.list && !(hs->world->jobs = host_jobs_start(opt.threads))) /* after the guard */
+        host_warn(NULL, "no memory for the job threads: plugins' jobs run inline");
+    host_jobs_set_guard(hs->world->jobs, host_api_job_guard);
     hs->probe = probe_config(&opt);
     signal(SIGCHLD, SIG_DFL); /* ignored (inherited), the probe's child could not be reaped */
     host_watchdog_start(&stop_requested, hs->world->safe);
@@ -267,6 +271,7 @@ int main(int argc, char **argv)
     }
     if (opt.stats && !opt.list)
         host_world_print_stats(hs->world, stdout); /* managers still there */
+    if (opt.stats && !opt.list) host_jobs_print_stats(hs->world->jobs, stdout);
     if (opt.stats && r) {
         unsigned done, failed;
         host_reloader_counts(r, &done, &failed);

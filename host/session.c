@@ -8,6 +8,7 @@
 
 #include "guard.h"
 #include "hostapi.h"
+#include "jobs.h"
 #include "loader.h"
 #include "plugin.h"
 #include "private.h"
@@ -43,6 +44,15 @@ static void drop_crashed_hook(void *ctx)
 static void trace_hook(void *ctx, const char *name, const char *cat, uint64_t t0, uint64_t t1)
 {
     host_trace_slice(&((host_session *)ctx)->trace, name, cat, t0, t1);
+}
+
+/* A job thread's part of a job (jobs.h): a slice on its track, named after the plugin call
+ * that started the job (the manager or system, else the plugin). */
+static void job_span_hook(void *ctx, uint32_t thread, uint64_t t0, uint64_t t1, uint32_t chunks)
+{
+    const host_call *c = atomic_load(&host_call_now);
+    const char *name = c ? (c->of ? c->of : c->plugin) : NULL;
+    host_trace_job(&((host_session *)ctx)->trace, name, thread, t0, t1, chunks);
 }
 
 /* The scene store's state holders (scene.h): plugins that keep a state of their own. */
@@ -128,11 +138,14 @@ ecs_status host_session_trace_open(host_session *s, const char *path)
 {
     ecs_status st = host_trace_open(&s->trace, path);
     s->world->hooks.trace = st == ECS_OK ? trace_hook : NULL;
+    if (st == ECS_OK) host_trace_threads(&s->trace, host_jobs_threads(s->world->jobs));
+    host_jobs_set_spans(s->world->jobs, st == ECS_OK ? job_span_hook : NULL, s);
     return st;
 }
 
 void host_session_trace_close(host_session *s)
 {
+    host_jobs_set_spans(s->world->jobs, NULL, NULL);
     host_trace_close(&s->trace);
     s->world->hooks.trace = NULL;
 }

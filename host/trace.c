@@ -23,6 +23,34 @@ void host_trace_close(host_trace *t)
     t->file = NULL;
 }
 
+void host_trace_threads(host_trace *t, uint32_t threads)
+{
+    for (uint32_t i = 0; t->file && i < threads; i++) {
+        fprintf(t->file,
+                "%s\n{\"name\":\"thread_name\",\"cat\":\"__metadata\",\"ph\":\"M\",\"pid\":1,"
+                "\"tid\":%u,\"args\":{\"name\":\"%s%.0u\"}}",
+                t->first ? "" : ",", i + 1, i ? "ecs-job-" : "main", i);
+        t->first = false;
+    }
+}
+
+void host_trace_job(host_trace *t, const char *name, uint32_t thread, uint64_t t0, uint64_t t1,
+                    uint32_t chunks)
+{
+    if (!t->file) return;
+    char safe[80];
+    size_t n = 0;
+    for (const char *p = name ? name : "job"; *p && n + 1 < sizeof safe; p++)
+        safe[n++] = (*p == '"' || *p == '\\' || (unsigned char)*p < 0x20) ? '_' : *p;
+    safe[n] = '\0';
+    fprintf(t->file,
+            "%s\n{\"name\":\"%s\",\"cat\":\"job\",\"ph\":\"X\",\"pid\":1,\"tid\":%u,"
+            "\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"chunks\":%u}}",
+            t->first ? "" : ",", safe, thread + 1, (double)(t0 - t->origin_ns) / 1e3,
+            (double)(t1 - t0) / 1e3, chunks);
+    t->first = false;
+}
+
 void host_trace_slice(host_trace *t, const char *name, const char *cat, uint64_t t0, uint64_t t1)
 {
     if (!t->file) return;

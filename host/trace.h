@@ -32,4 +32,13 @@ void host_trace_close(host_trace *t);
  * cat; nothing when no trace is open. */
 void host_trace_slice(host_trace *t, const char *name, const char *cat, uint64_t t0, uint64_t t1);
 
+/* Name the tracks of `threads` job threads: tid 1 "main" (where every other slice goes),
+ * tid 2.. "ecs-job-1".. (metadata events, Perfetto's thread names). Right after opening. */
+void host_trace_threads(host_trace *t, uint32_t threads);
+
+/* What job thread `thread` (0: main) ran of one job, [t0, t1], `chunks` chunks: a slice of
+ * category "job" on its track, named name (any text: made JSON-safe here). */
+void host_trace_job(host_trace *t, const char *name, uint32_t thread, uint64_t t0, uint64_t t1,
+                    uint32_t chunks);
+
 #endif

@@ -19,7 +19,11 @@
  *     [frame]                during a frame: inside an update, a system's run or an
  *                            entities_destroyed callback;
  *     [scene-load]           only inside a manager's read_component() or load_component();
- *     [scene-save]           only inside a manager's write_component() or save_component().
+ *     [scene-save]           only inside a manager's write_component() or save_component();
+ *     [job]                  also from inside a job (a chunk of parallel_for or a task of
+ *                            run_tasks, on any of the host's worker threads). A call
+ *                            without this tag made from a job is refused like a call from
+ *                            another thread, also when the chunk runs on the main thread.
  * - Ownership. Strings and structs passed to the host are copied unless a comment says
  *   otherwise. Pointers the host returns stay valid for as long as the comment says.
  * - Errors. Every call that can fail returns an ecs_status; ecs_status_text() turns it
@@ -516,6 +520,33 @@ typedef struct ecs_system_desc {
                 const ecs_frame_info *frame);
 } ecs_system_desc;
 
+/* ---- Jobs ---------------------------------------------------------------------------
+ *
+ * Fork-join over the host's worker threads (ecs_host.parallel_for and run_tasks; ABI 1.1):
+ * a call cuts the work into chunks, runs them on the workers and on the calling thread at
+ * once, and returns when every chunk is done, so a manager's update, a system, a load() or a
+ * scene read may spread its work over the machine's cores and still end before the next
+ * step starts (steps keep their order: parallelism is inside a step). `thread` says which
+ * thread runs a chunk: 0 is the calling thread, 1 .. job_threads - 1 the workers
+ * (ecs-job-N), so scratch space per thread is an array of ecs_job_threads(h) entries. Chunks
+ * run in no promised order, each exactly once, and two chunks of one call may run at the
+ * same time: they must write disjoint data. Inside a job only calls tagged [job] may be made
+ * (no entities made or destroyed, nothing registered, published, logged or allocated); a
+ * job calling another is refused and reported. Workers sleep when there is nothing to do
+ * and never run between frames: reloads, scene saves and the inspector's requests happen
+ * when no job runs. Under --safe a crash in a job, on any thread, is caught there: the call
+ * returns ECS_ERR_PLUGIN, and the plugin is rolled back or unloaded as for a crash in the
+ * step that called it. */
+
+/* Items [begin, end) of a parallel_for, on thread `thread`. */
+typedef void (*ecs_job_fn)(void *ctx, uint32_t begin, uint32_t end, uint32_t thread);
+
+/* One task of run_tasks: fn(ctx, thread). */
+typedef struct ecs_task {
+    void (*fn)(void *ctx, uint32_t thread);
+    void *ctx;
+} ecs_task;
+
 /* ---- Plugin-wide state ---------------------------------------------------------------
  *
  * State outside components (ecs_host.plugin_state): JSON the plugin writes and reads
@@ -700,6 +731,26 @@ struct ecs_host {
      * when it loads). desc is copied; one per plugin (ECS_ERR_EXISTS for a second). A
      * reload with the same state_version hands the state itself over, as always. */
     ecs_status (*plugin_state)(const ecs_host *h, const ecs_plugin_state_desc *desc);
+
+    /* -- jobs (ABI 1.1, see "Jobs" above; ecs_parallel_for() below reads struct_size) -- */
+
+    /* [main-thread] [job] Run fn over items [0, count) in chunks of grain items (0: the
+     * host picks, about four chunks a thread; it may make a chunk larger, never smaller
+     * than grain but for the last), on the workers and this thread at once; returns when
+     * every chunk has run. With --threads 1, a count within one grain, or from inside a job,
+     * it is one call fn(ctx, 0, count, thread) on this thread. ECS_OK (count 0: no call);
+     * ECS_ERR_INVALID_ARGUMENT for a NULL fn; ECS_ERR_WRONG_TIME from a thread of the
+     * plugin's own; ECS_ERR_PLUGIN when a chunk crashed under --safe (the chunks not yet
+     * started were skipped). */
+    ecs_status (*parallel_for)(const ecs_host *h, uint32_t count, uint32_t grain, ecs_job_fn fn,
+                               void *ctx);
+    /* [main-thread] [job] Run tasks[0..n) (copied before it returns) at once, each on one
+     * thread, and return when all are done: a handful of different pieces of work side by
+     * side. The statuses of parallel_for; a task with a NULL fn refuses the call (none run). */
+    ecs_status (*run_tasks)(const ecs_host *h, const ecs_task *tasks, uint32_t n);
+    /* [main-thread] [job] The threads that run jobs, this one included (1: no workers):
+     * the `thread` a chunk gets is below it, and it does not change while the host runs. */
+    uint32_t (*job_threads)(const ecs_host *h);
 };
 
 /* Register fn for the outcome of this load() (ecs_host.on_commit). On a host built before
@@ -712,6 +763,41 @@ ecs_on_commit(const ecs_host *h, void (*fn)(const ecs_host *h, void *arg, bool a
     if (h->struct_size >= need && h->on_commit) return h->on_commit(h, fn, arg);
     fn(h, arg, true);
     return ECS_OK;
+}
+
+/* Does h run jobs (parallel_for, run_tasks, job_threads)? A host built before them does
+ * not; ecs_parallel_for() and the two below then run the work on the calling thread. */
+static inline bool ecs_host_has_jobs(const ecs_host *h)
+{
+    size_t need = offsetof(ecs_host, job_threads) + sizeof h->job_threads;
+    return h->struct_size >= need && h->parallel_for && h->run_tasks && h->job_threads;
+}
+
+/* h->parallel_for(h, count, grain, fn, ctx), or on a host without jobs one call
+ * fn(ctx, 0, count, 0) (none for count 0; ECS_ERR_INVALID_ARGUMENT for a NULL fn). */
+static inline ecs_status ecs_parallel_for(const ecs_host *h, uint32_t count, uint32_t grain,
+                                          ecs_job_fn fn, void *ctx)
+{
+    if (ecs_host_has_jobs(h)) return h->parallel_for(h, count, grain, fn, ctx);
+    if (!fn) return ECS_ERR_INVALID_ARGUMENT;
+    if (count) fn(ctx, 0, count, 0);
+    return ECS_OK;
+}
+
+/* h->run_tasks(h, tasks, n), or on a host without jobs each task in turn on this thread. */
+static inline ecs_status ecs_run_tasks(const ecs_host *h, const ecs_task *tasks, uint32_t n)
+{
+    if (ecs_host_has_jobs(h)) return h->run_tasks(h, tasks, n);
+    for (uint32_t i = 0; i < n; i++)
+        if (!tasks[i].fn) return ECS_ERR_INVALID_ARGUMENT;
+    for (uint32_t i = 0; i < n; i++) tasks[i].fn(tasks[i].ctx, 0);
+    return ECS_OK;
+}
+
+/* h->job_threads(h), or 1 on a host without jobs: the size of per-thread scratch arrays. */
+static inline uint32_t ecs_job_threads(const ecs_host *h)
+{
+    return ecs_host_has_jobs(h) ? h->job_threads(h) : 1u;
 }
 
 /* Does h offer views, collections and systems (the entries from manager_index to

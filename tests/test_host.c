@@ -463,14 +463,71 @@ static void Host_calls_from_another_thread_are_refused_and_reported(void **state
     EXPECT_ERR(f, "[info] threaded: entity_create from a thread: not allowed at this point; "
                   "alloc: NULL");
     EXPECT_ERR(f, "[error] threaded: 3 calls to the host from a thread other than the main "
-                  "thread refused (the first: entity_create): plugins call the host from the "
-                  "thread that runs the frames");
+                  "thread or from a job refused (the first: entity_create): plugins call the "
+                  "host from the thread that runs the frames");
     EXPECT_ERR(f, "[info] threaded: entity_alive from a thread: false");
     EXPECT_ERR(f, "[error] threaded: 1 call to the host from a thread other than the main "
-                  "thread refused (the first: entity_create)");
+                  "thread or from a job refused (the first: entity_create)");
     EXPECT_ABSENT(f, "this line must not appear");
     EXPECT_ERR(f, "counter saw 3 frames");
     assert_non_null(strstr(f->run.out, "entities alive: 0\n"));
+}
+
+/* parallel_for from an update: the same sum with 1 thread, with 2 and with 64 (more
+ * threads than this machine's CPUs), every item counted once; --stats names each thread. */
+static void Host_jobs_give_one_threads_result_at_any_thread_count(void **state)
+{
+    fixture *f = *state;
+    ADD(f, "jobber");
+    static const char *const counts[] = {"1", "2", "64"};
+    for (int i = 0; i < 3; i++) {
+        HOST(f, "--stats", "--frames", "2", "--threads", counts[i]);
+        EXPECT_EXIT(f, 0);
+        char want[160];
+        snprintf(want, sizeof want,
+                 "[info] jobber: update 0: parallel_for: ok; threads %s; items 1000000 of "
+                 "1000000; sum 499500000\n",
+                 counts[i]);
+        EXPECT_ERR(f, want);
+        snprintf(want, sizeof want, "jobs: %s thread%s; busy in jobs since start: main ", counts[i],
+                 i ? "s" : "");
+        assert_non_null(strstr(f->run.out, want));
+        if (i) assert_non_null(strstr(f->run.out, i == 1 ? ", ecs-job-1 " : ", ecs-job-63 "));
+        harness_output_free(&f->run);
+    }
+}
+
+/* Inside a job only the calls tagged [job] pass: entity_create is refused in every chunk
+ * (on the main thread too) and reported once at the frame boundary; entity_alive answers;
+ * a nested parallel_for runs inline. Nothing was made. */
+static void Host_jobs_refuse_host_calls_not_tagged_job(void **state)
+{
+    fixture *f = *state;
+    ADD(f, "jobcall");
+    HOST(f, "--stats", "--frames", "2", "--threads", "2");
+    EXPECT_EXIT(f, 0);
+    EXPECT_ERR(f, "[info] jobcall: update 0: parallel_for: ok; threads 2; items 64 of 64");
+    EXPECT_ERR(f, "[info] jobcall: in jobs: entity_create refused 64, entity_alive answered 64, "
+                  "nested 640");
+    EXPECT_ERR(f, "[error] jobcall: 64 calls to the host from a thread other than the main "
+                  "thread or from a job refused (the first: entity_create)");
+    assert_non_null(strstr(f->run.out, "entities alive: 0\n"));
+}
+
+/* --safe: a chunk that writes to an unmapped address, on whichever thread runs it, is caught
+ * there; parallel_for returns the failure to the update, and the plugin goes as after a
+ * crash in its update (unloaded: no build to go back to) while the host runs on. */
+static void Host_jobs_crash_in_a_job_under_safe_unloads_the_plugin(void **state)
+{
+    fixture *f = *state;
+    ADD(f, "counter", "jobcrash");
+    HOST(f, "--safe", "--frames", "4", "--threads", "2");
+    EXPECT_EXIT(f, 0);
+    EXPECT_ERR(f, "[info] jobcrash: update 0: parallel_for: ok; threads 2; items 64 of 64");
+    EXPECT_ERR(f, "[info] jobcrash: update 1: parallel_for: plugin failure; threads 2");
+    EXPECT_ERR(f, "[error] guard: plugin 'jobcrash' (");
+    EXPECT_ERR(f, ") crashed with SIGSEGV in jobcrash: at the end of this frame it goes back");
+    EXPECT_ERR(f, "counter saw 4 frames");
 }
 
 static void Host_skips_second_plugin_registering_same_manager(void **state)
@@ -813,13 +870,25 @@ static void Host_stats_prints_a_row_per_manager(void **state)
     assert_string_not_equal(count, "-");
 }
 
-/* Count the trace's "X" events named name in category cat; fail on a malformed event. */
+/* Is e a metadata event that names a thread's track ("main", "ecs-job-N")? */
+static bool is_thread_name(const cJSON *e)
+{
+    const cJSON *ph = cJSON_GetObjectItemCaseSensitive(e, "ph");
+    const cJSON *args = cJSON_GetObjectItemCaseSensitive(e, "args");
+    const cJSON *name = args ? cJSON_GetObjectItemCaseSensitive(args, "name") : NULL;
+    return cJSON_IsString(ph) && !strcmp(ph->valuestring, "M") && cJSON_IsString(name) &&
+           (!strcmp(name->valuestring, "main") || !strncmp(name->valuestring, "ecs-job-", 8));
+}
+
+/* Count the trace's "X" events named name in category cat; fail on a malformed event (the
+ * tracks' names aside). */
 static int count_slices(const cJSON *events, const char *name, const char *cat)
 {
     int n = 0;
     const cJSON *e;
     cJSON_ArrayForEach(e, events)
     {
+        if (is_thread_name(e)) continue;
         const cJSON *ph = cJSON_GetObjectItemCaseSensitive(e, "ph");
         const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "name");
         const cJSON *ct = cJSON_GetObjectItemCaseSensitive(e, "cat");
@@ -879,18 +948,24 @@ static void Host_trace_writes_one_slice_per_manager_update_per_frame(void **stat
     int counter = is_array ? count_slices(events, "counter", "update") : -1;
     int user = is_array ? count_slices(events, "user", "update") : -1;
     int announce = is_array ? count_slices(events, "destroyed", "announce") : -1;
-    int total = is_array ? cJSON_GetArraySize(events) : -1;
+    int total = 0, tracks = 0;
     double last_ts = -1; /* slices are written in time order: counter, user, announce */
     bool ordered = true;
-    const cJSON *e;
+    const cJSON *e, *second = NULL;
     cJSON_ArrayForEach(e, events)
     {
+        if (is_thread_name(e)) { /* first, one per job thread: not slices */
+            tracks++;
+            ordered = ordered && total == 0;
+            continue;
+        }
+        if (++total == 2) second = e;
         double ts = cJSON_GetObjectItemCaseSensitive(e, "ts")->valuedouble;
         ordered = ordered && ts >= last_ts;
         last_ts = ts;
     }
-    const cJSON *second = cJSON_GetArrayItem(events, 1);
     const cJSON *second_name = second ? cJSON_GetObjectItemCaseSensitive(second, "name") : NULL;
+    is_array = is_array && total > 0;
     bool user_second = cJSON_IsString(second_name) && !strcmp(second_name->valuestring, "user");
     cJSON_Delete(root);
     assert_true(is_array);
@@ -898,8 +973,49 @@ static void Host_trace_writes_one_slice_per_manager_update_per_frame(void **stat
     assert_int_equal(user, 4);
     assert_int_equal(announce, 4);
     assert_int_equal(total, 12);
+    assert_true(tracks >= 1);
     assert_true(ordered);
     assert_true(user_second);
+}
+
+/* With job threads, the trace has a track per thread, named ("main", "ecs-job-1"), and a
+ * slice of category "job" on each thread for what it ran of a job (jobwait: a worker is
+ * sure to run a chunk of frame 0's job), named after the step that started it. */
+static void Host_trace_has_a_track_per_job_thread(void **state)
+{
+    fixture *f = *state;
+    char *path = harness_join(f->root, "trace.json");
+    ADD(f, "jobwait");
+    HOST(f, "--trace", path, "--frames", "2", "--threads", "2");
+    char *text = harness_read_file(path, NULL);
+    free(path);
+    EXPECT_EXIT(f, 0);
+    cJSON *root = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    assert_non_null(root);
+    const cJSON *e;
+    bool main_named = false, worker_named = false, main_job = false, worker_job = false;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(root, "traceEvents"))
+    {
+        const cJSON *tid = cJSON_GetObjectItemCaseSensitive(e, "tid");
+        const cJSON *cat = cJSON_GetObjectItemCaseSensitive(e, "cat");
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
+        if (is_thread_name(e)) {
+            const char *n = cJSON_GetObjectItemCaseSensitive(
+                                cJSON_GetObjectItemCaseSensitive(e, "args"), "name")
+                                ->valuestring;
+            main_named |= !strcmp(n, "main") && tid->valueint == 1;
+            worker_named |= !strcmp(n, "ecs-job-1") && tid->valueint == 2;
+        } else if (!strcmp(cat->valuestring, "job") && !strcmp(name->valuestring, "jobwait")) {
+            main_job |= tid->valueint == 1;
+            worker_job |= tid->valueint == 2;
+        }
+    }
+    cJSON_Delete(root);
+    assert_true(main_named);
+    assert_true(worker_named);
+    assert_true(main_job);
+    assert_true(worker_job);
 }
 
 /* A --trace into a folder that does not exist is refused before anything runs: exit 2,
@@ -1516,6 +1632,10 @@ int main(void)
         TEST(Host_skips_plugin_whose_load_fails_and_drops_its_registrations),
         TEST(Host_refused_load_destroys_the_entities_it_created),
         TEST(Host_calls_from_another_thread_are_refused_and_reported),
+        TEST(Host_jobs_give_one_threads_result_at_any_thread_count),
+        TEST(Host_jobs_refuse_host_calls_not_tagged_job),
+        TEST(Host_jobs_crash_in_a_job_under_safe_unloads_the_plugin),
+        TEST(Host_trace_has_a_track_per_job_thread),
         TEST(Host_skips_second_plugin_registering_same_manager),
         TEST(Host_skips_second_plugin_publishing_same_api),
         TEST(Host_skips_plugin_with_missing_dependency),

@@ -6,6 +6,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -314,6 +315,19 @@ static void Inspect_world_plugins_and_schedule_describe_the_demo(void **state)
     assert_true(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(r.json, "frames_us")) > 0);
     assert_true(transform);
     assert_true(spin_system);
+    const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(r.json, "jobs"), *j; /* --threads */
+    cpu_set_t cpus;
+    assert_int_equal(sched_getaffinity(0, sizeof cpus, &cpus), 0);
+    int threads = CPU_COUNT(&cpus) < 64 ? CPU_COUNT(&cpus) : 64, k = 0;
+    assert_int_equal(cJSON_GetArraySize(jobs), threads); /* the default: a thread per CPU */
+    cJSON_ArrayForEach(j, jobs)
+    {
+        char name[16];
+        snprintf(name, sizeof name, k ? "ecs-job-%d" : "main", k);
+        assert_string_equal(string_at(j, "thread"), name);
+        assert_true(number_at(j, "busy") >= 0 && number_at(j, "busy") <= 1);
+        k++;
+    }
     reply_free(&r);
     get(f, "/", &r); /* the page, no token needed */
     expect_status(&r, 200, "page");

@@ -35,7 +35,7 @@
 #include "harness.h"
 
 #if !defined(ECS_HOST_PATH) || !defined(RELOAD_PLUGIN_DIR) || !defined(TRANSFORM_SO) ||            \
-    !defined(MESH_SO) || !defined(SDK_DIR) || !defined(SOURCE_ROOT)
+    !defined(JOBBER_SO) || !defined(MESH_SO) || !defined(SDK_DIR) || !defined(SOURCE_ROOT)
 #error "tests/meson.build defines ECS_HOST_PATH, RELOAD_PLUGIN_DIR, TRANSFORM_SO, MESH_SO, ..."
 #endif
 
@@ -1121,7 +1121,7 @@ static void Reload_changed_state_layout_without_a_version_bump_is_refused(void *
                            "physics: new build refused, version 1 keeps running: its state "
                            "layout changed under the same state_version 1 (the state is ");
     EXPECT_ONCE(f, "bump state_version so the components migrate through JSON");
-    EXPECT_ABSENT(f, "physics 2 load"); /* refused before its code ran */
+    EXPECT_ABSENT(f, "physics 2 load");    /* refused before its code ran */
     EXPECT_ABSENT(f, "records no layout"); /* both builds record it */
 }
 
@@ -2030,6 +2030,28 @@ static void Reload_transform_under_mesh_keeps_world_matrices_and_bounds(void **s
                   checked, after, bad);
     assert_true(after >= 5 && checked > after);
     assert_int_equal(bad, 0);
+}
+
+/* A plugin whose every update runs a parallel_for over 1,000,000 items on 3 threads is
+ * reloaded while the workers exist (between frames, when no job runs): the new build's
+ * jobs give the same sum, on the same threads, and nothing is said wrong. */
+static void Reload_while_job_threads_run_the_plugins_jobs(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(write_scene(f->scene, 0), 0);
+    put_copy(f, JOBBER_SO, "jobber.so");
+    START(f, "jobber: update 1:", "--threads", "3");
+    let_run(f, 100);
+    put_copy(f, JOBBER_SO, "jobber.so");
+    WAIT_LINE(f, "reload: jobber 1.0.0 -> 1.0.0");
+    WAIT_NTH(f, "jobber: update 1:", 2);
+    let_run(f, 100);
+    STOP(f);
+    EXPECT_ABSENT(f, "[error]");
+    check_count(f,
+                "[info] jobber: update 0: parallel_for: ok; threads 3; items 1000000 of 1000000; "
+                "sum 499500000",
+                2, __FILE__, __LINE__);
 }
 
 /* The manifest disables transform: mesh, which depends on it, is parked first; both keep
@@ -2984,6 +3006,7 @@ int main(void)
         TEST(Reload_commit_failing_half_way_keeps_none_of_its_apis),
         TEST(Reload_provider_build_whose_api_outgrew_its_storage_is_refused),
         TEST(Reload_transform_under_mesh_keeps_world_matrices_and_bounds),
+        TEST(Reload_while_job_threads_run_the_plugins_jobs),
         TEST(Reload_an_empty_manifest_is_one_being_written),
         TEST(Reload_disabled_transform_comes_back_with_its_hierarchy),
         TEST(Reload_transform_layout_change_migrates_its_hierarchy),

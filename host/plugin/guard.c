@@ -24,7 +24,10 @@ static sigjmp_buf *volatile armed;
  * so a thread the host did not start is never jumped from. */
 static _Thread_local sigjmp_buf *volatile thread_armed;
 static _Thread_local volatile bool thread_in_job; /* a worker runs a chunk under the guard */
-static bool reporting, jumping;                   /* handlers installed; --safe */
+/* The first fault caught in a job since the enclosing guarded call began: that call then
+ * returns it, as if its own code had crashed (the job was its code). */
+static _Atomic(int) job_fault;
+static bool reporting, jumping; /* handlers installed; --safe */
 static pid_t main_tid;
 
 /* ---- the libraries that hold plugin code ---- */
@@ -271,6 +274,8 @@ int host_guard_call(const host_call *c, void (*fn)(void *), void *arg)
             fn(arg);
             armed = NULL;
         }
+        int in_job = atomic_exchange(&job_fault, 0); /* a crash in a job it started */
+        if (!sig) sig = in_job;
     }
     if (c || sig) host_call_leave(was); /* after a jump: not the call that never returned */
     return sig;
@@ -297,6 +302,8 @@ int host_guard_catch(void (*fn)(void *), void *arg)
             armed = outer; /* the enclosing call's point again */
         else
             thread_armed = outer;
+        int none = 0;
+        if (sig) atomic_compare_exchange_strong(&job_fault, &none, sig);
     }
     thread_in_job = false;
     return sig;

@@ -55,7 +55,9 @@ int host_guard_call(const host_call *c, void (*fn)(void *), void *arg);
 /* Run fn(arg), a chunk of a job, on the calling thread (the main thread or a worker of the
  * host's job pool) under a jump point of its own: with --safe a fault in it returns its
  * signal number instead of ending the process, whatever point an enclosing call armed
- * (that point is armed again after). 0 when fn returned. Without --safe fn runs directly,
+ * (that point is armed again after). 0 when fn returned. The first such fault is also
+ * kept for the guarded call running on the main thread (host_guard_call): when it returns,
+ * it returns that signal as if its own code had crashed. Without --safe fn runs directly,
  * and a fault on a worker is reported as a job of the plugin running now. */
 int host_guard_catch(void (*fn)(void *), void *arg);
 

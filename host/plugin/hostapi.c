@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jobs.h"
 #include "log.h"
 #include "scene.h"
 #include "hostapi.h"
@@ -93,9 +94,9 @@ static ecs_status entity_destroy_many(const ecs_host *h, const ecs_entity *list,
     return s;
 }
 
-static bool entity_alive(const ecs_host *h, ecs_entity e)
+static bool entity_alive(const ecs_host *h, ecs_entity e) /* [job] too: it only reads */
 {
-    HOST_MAIN_THREAD_OR(h, "entity_alive", false);
+    if (!host_jobs_in_job()) HOST_MAIN_THREAD_OR(h, "entity_alive", false);
     return host_entity_alive(plugin_of(h)->session->world->entities, e);
 }
 
@@ -365,4 +366,5 @@ void host_api_init(host_plugin *p)
     host_api_init_query(t);
     t->on_commit = on_commit;
     t->plugin_state = plugin_state;
+    host_api_init_jobs(t);
 }

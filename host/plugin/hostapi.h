@@ -44,8 +44,17 @@ void host_api_report_thread_calls(host_session *hs);
 /* Free a system record. */
 void host_system_free(host_system *s);
 
-/* The host table is for the thread that runs the frames: true on it. The thread that
- * makes the first session claims it (host_session_new). */
+/* Fill the table entries of jobs. (hostapi_jobs.c) */
+void host_api_init_jobs(ecs_host *t);
+
+/* Run fn(arg), a chunk of a job, on this thread: under the crash guard (host_guard_catch:
+ * 0, or the signal that stopped it), with the thread marked as in a job, so host calls not
+ * tagged [job] are refused. The world's pool runs every chunk through it. (hostapi_jobs.c) */
+int host_api_job_guard(void (*fn)(void *), void *arg);
+
+/* The host table is for the thread that runs the frames: true on it, but for the time it
+ * runs a chunk of a job. The thread that makes the first session claims it
+ * (host_session_new). */
 extern _Thread_local bool host_on_main_thread;
 
 /* A host call from another thread: counted for the plugin of h (thread-safe), reported by

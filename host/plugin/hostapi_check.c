@@ -56,8 +56,9 @@ void host_api_report_thread_calls(host_session *hs)
         uint32_t n = atomic_load_explicit(&p->thread_calls, memory_order_relaxed);
         if (n == p->thread_calls_reported) continue;
         host_error(p->name ? p->name : p->file,
-                   "%u call%s to the host from a thread other than the main thread refused "
-                   "(the first: %s): plugins call the host from the thread that runs the frames",
+                   "%u call%s to the host from a thread other than the main thread or from a "
+                   "job refused (the first: %s): plugins call the host from the thread that "
+                   "runs the frames, and from a job only what the SDK tags [job]",
                    n - p->thread_calls_reported, n - p->thread_calls_reported == 1 ? "" : "s",
                    atomic_load(&p->thread_call));
         p->thread_calls_reported = n;

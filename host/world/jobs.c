@@ -42,6 +42,8 @@
 /* One thread's counters, on a cache line of its own (each written by its thread only). */
 typedef struct worker {
     _Alignas(64) _Atomic(uint64_t) busy_ns;
+    uint64_t span_t0, span_t1; /* this job: its first chunk's start, last chunk's end */
+    uint32_t span_chunks;      /* chunks it ran in this job (reset by the owner) */
     struct host_jobs *pool;
     uint32_t index;
     pthread_t thread;
@@ -62,10 +64,13 @@ struct host_jobs {
     void *ctx;
     uint32_t count, grain;
     host_jobs_guard_fn guard;
+    host_jobs_span_fn span_fn;
+    void *span_ctx;
     uint32_t threads; /* owner + started workers */
     bool spin;        /* every thread has a CPU: spin before sleeping */
     pthread_t owner;
-    worker *workers; /* [0] is the owner's counters; threads entries */
+    uint64_t start_ns; /* when the pool started: busy shares are of the time since */
+    worker *workers;   /* [0] is the owner's counters; threads entries */
 };
 
 static _Thread_local uint32_t my_thread; /* 0: the owner (or not a pool thread) */
@@ -148,7 +153,10 @@ static void work(host_jobs *j, uint32_t thread)
             my_in_job = true;
             int sig = j->guard ? j->guard(run_chunk, &c) : (run_chunk(&c), 0);
             my_in_job = false;
-            atomic_fetch_add_explicit(&me->busy_ns, now_ns() - t0, memory_order_relaxed);
+            uint64_t t1 = now_ns();
+            atomic_fetch_add_explicit(&me->busy_ns, t1 - t0, memory_order_relaxed);
+            if (me->span_chunks++ == 0) me->span_t0 = t0;
+            me->span_t1 = t1;
             if (sig) {
                 int none = 0;
                 atomic_compare_exchange_strong(&j->crash, &none, sig);
@@ -251,6 +259,7 @@ host_jobs *host_jobs_start(uint32_t threads)
     memset(workers, 0, sizeof(worker) * threads);
     j->workers = workers;
     j->owner = pthread_self();
+    j->start_ns = now_ns();
     j->spin = threads <= host_jobs_cpus();
     j->threads = 1;
     for (uint32_t i = 1; i < threads && worker_start(j, i); i++) j->threads++;
@@ -274,6 +283,22 @@ void host_jobs_stop(host_jobs *j)
 uint32_t host_jobs_threads(const host_jobs *j)
 {
     return j ? j->threads : 1;
+}
+
+void host_jobs_set_spans(host_jobs *j, host_jobs_span_fn fn, void *ctx)
+{
+    if (j) j->span_fn = fn, j->span_ctx = ctx;
+}
+
+/* Hand the job's spans to span_fn and reset them. */
+static void report_spans(host_jobs *j)
+{
+    for (uint32_t i = 0; i < j->threads; i++) {
+        worker *w = &j->workers[i];
+        if (w->span_chunks && j->span_fn)
+            j->span_fn(j->span_ctx, i, w->span_t0, w->span_t1, w->span_chunks);
+        w->span_chunks = 0;
+    }
 }
 
 void host_jobs_set_guard(host_jobs *j, host_jobs_guard_fn guard)
@@ -334,6 +359,7 @@ ecs_status host_jobs_for(host_jobs *j, uint32_t count, uint32_t grain, host_job_
     if (sleeping) futex_wake(&j->wake, (int)(sleeping < chunks - 1 ? sleeping : chunks - 1));
     work(j, 0);
     join(j, chunks);
+    report_spans(j);
     return atomic_load_explicit(&j->failed, memory_order_relaxed) ? ECS_ERR_PLUGIN : ECS_OK;
 }
 
@@ -367,4 +393,17 @@ uint32_t host_jobs_busy(const host_jobs *j, uint64_t *busy, uint32_t max)
     for (; j && busy && n < max && n < j->threads; n++)
         busy[n] = atomic_load_explicit(&j->workers[n].busy_ns, memory_order_relaxed);
     return n;
+}
+
+void host_jobs_print_stats(const host_jobs *j, FILE *out)
+{
+    uint64_t busy[HOST_JOBS_MAX_THREADS];
+    uint32_t n = host_jobs_busy(j, busy, HOST_JOBS_MAX_THREADS);
+    double wall = j ? (double)(now_ns() - j->start_ns) : 0;
+    fprintf(out, "jobs: %u thread%s; busy in jobs since start:", host_jobs_threads(j),
+            host_jobs_threads(j) == 1 ? "" : "s");
+    for (uint32_t i = 0; i < n; i++)
+        fprintf(out, "%s %s%.0u %.2f%%", i ? "," : "", i ? "ecs-job-" : "main", i,
+                wall > 0 ? 100.0 * (double)busy[i] / wall : 0.0);
+    fputs(n ? "\n" : " none (no pool)\n", out);
 }

@@ -25,6 +25,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ecs_plugin.h"
 
@@ -57,11 +58,18 @@ void host_jobs_stop(host_jobs *j);
 /* Threads that run a job's chunks, the owner included (1 without workers). */
 uint32_t host_jobs_threads(const host_jobs *j);
 
-/* One task of host_jobs_tasks: fn(ctx, thread). */
-typedef struct host_task {
-    void (*fn)(void *ctx, uint32_t thread);
-    void *ctx;
-} host_task;
+/* One task of host_jobs_tasks: fn(ctx, thread) (the SDK's). */
+typedef ecs_task host_task;
+
+/* What each thread did in one job, handed to a span function (host_jobs_set_spans) on the
+ * owner after the job: from the start of its first chunk to the end of its last (host_now_ns
+ * time), and how many chunks it ran. Called only for threads that ran one. */
+typedef void (*host_jobs_span_fn)(void *ctx, uint32_t thread, uint64_t t0, uint64_t t1,
+                                  uint32_t chunks);
+
+/* Hand every job's spans to fn(ctx, ...) (NULL: stop): the --trace file's track per thread.
+ * Owner, outside a job. */
+void host_jobs_set_spans(host_jobs *j, host_jobs_span_fn fn, void *ctx);
 
 /* Run every chunk through guard (NULL: directly). Owner, outside a job. */
 void host_jobs_set_guard(host_jobs *j, host_jobs_guard_fn guard);
@@ -91,5 +99,10 @@ bool host_jobs_is_worker(void);
 /* Nanoseconds each thread spent in chunks since the pool started, into busy[0..max) (the
  * owner first, then worker 1, 2, ...): returns how many were filled. Owner. */
 uint32_t host_jobs_busy(const host_jobs *j, uint64_t *busy, uint32_t max);
+
+/* One line for --stats: the thread count and each thread's share of the time since the
+ * pool started spent in chunks ("jobs: 2 threads; busy in jobs since start: main 3.10%,
+ * ecs-job-1 2.95%"). NULL: says there is no pool. Owner. */
+void host_jobs_print_stats(const host_jobs *j, FILE *out);
 
 #endif

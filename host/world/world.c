@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "jobs.h"
 #include "log.h"
 
 _Atomic(const host_call *) host_call_now;
@@ -38,6 +39,7 @@ host_world *host_world_new(void)
 void host_world_free(host_world *w)
 {
     if (!w) return;
+    host_jobs_stop(w->jobs); /* the layer above unloaded the plugins and closed its trace */
     free(w->managers);
     free(w->systems); /* each system went with its plugin */
     free(w->sched.steps);

@@ -134,6 +134,7 @@ struct host_world {
     size_t destroyed_cap;
     bool safe;              /* --safe: owner calls run through hooks.guard */
     host_world_hooks hooks; /* owner code is called through them */
+    struct host_jobs *jobs; /* the worker pool of parallel_for (jobs.h); NULL: all inline */
 };
 
 /* A new world with no managers and no hooks; NULL when memory ran out. */
