@@ -37,6 +37,7 @@ const bench_workload *const bench_workloads[] = {
     &bench_inspect_workload,   /* I1 */
     &bench_jobs_workload,      /* J1 */
     &bench_snapshot_workload,  /* S1 */
+    &bench_spin_workload,      /* M1t: spin */
     NULL,
 };
 

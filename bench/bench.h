@@ -185,5 +185,6 @@ extern const bench_workload bench_latency_workload;   /* bench_latency.c: R1 bui
 extern const bench_workload bench_inspect_workload;   /* bench_inspect.c: I1 */
 extern const bench_workload bench_jobs_workload;      /* bench_jobs.c: J1 */
 extern const bench_workload bench_snapshot_workload;  /* bench_snapshot.c: S1 */
+extern const bench_workload bench_spin_workload;      /* bench_spin.c: M1t, spin */
 
 #endif

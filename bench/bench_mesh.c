@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "jobs.h"
 #include "mesh_api.h"
 #include "transform_api.h"
 #include "hostapi.h"
@@ -191,8 +192,24 @@ static int check(mesh_world *mw, const arrays *a, uint32_t K, double *sum)
     return 0;
 }
 
-/* One repetition: fresh world and arrays, ours then the baseline. -1 on failure. */
-static int repetition(layout lay, double *ours, double *base, double *sum)
+/* ours on 2 job threads (a pool in the world, as --threads 2); -1 when no worker started. */
+static double time_two_threads(mesh_world *mw, uint32_t meshes)
+{
+    host_jobs *pool = host_jobs_start(2);
+    double t = -1;
+    if (host_jobs_threads(pool) == 2) {
+        mw->w->jobs = pool;
+        mw->manager->update(mw->manager->state, &mw->w->frame); /* warm up the workers */
+        t = time_ours(mw, meshes);
+        mw->w->jobs = NULL;
+    }
+    host_jobs_stop(pool);
+    return t;
+}
+
+/* One repetition: fresh world and arrays, ours (one thread, then two: M1t) then the
+ * baseline; the boxes checked after both. -1 on failure. */
+static int repetition(layout lay, double *ours, double *two, double *base, double *sum)
 {
     const uint32_t meshes = ENTITIES * lay.per_entity;
     mesh_world mw;
@@ -205,6 +222,9 @@ static int repetition(layout lay, double *ours, double *base, double *sum)
         *ours = time_ours(&mw, meshes);
         *base = time_base(&a, lay.per_entity);
         rc = check(&mw, &a, lay.per_entity, sum);
+        if (rc == 0 && (*two = time_two_threads(&mw, meshes)) < 0) rc = -1;
+        double again = 0;
+        if (rc == 0) rc = check(&mw, &a, lay.per_entity, &again); /* the same boxes */
     }
     arrays_free(&a);
     world_close(&mw);
@@ -213,9 +233,9 @@ static int repetition(layout lay, double *ours, double *base, double *sum)
 
 static int run_row(const bench_config *cfg, layout lay, const char *name)
 {
-    double ours[BENCH_MAX_REPS], base[BENCH_MAX_REPS], sum = 0;
+    double ours[BENCH_MAX_REPS], two[BENCH_MAX_REPS], base[BENCH_MAX_REPS], sum = 0;
     for (int r = 0; r < cfg->reps; r++)
-        if (repetition(lay, &ours[r], &base[r], &sum) != 0) return 1;
+        if (repetition(lay, &ours[r], &two[r], &base[r], &sum) != 0) return 1;
     bench_row row = {"M1",
                      name,
                      "ns/mesh",
@@ -228,6 +248,18 @@ static int run_row(const bench_config *cfg, layout lay, const char *name)
                          ? "ours: one get_world call per entity, then its meshes"
                          : NULL};
     bench_report(cfg, "mesh", &row);
+    char threaded[96];
+    snprintf(threaded, sizeof threaded, "%s, --threads 2", name);
+    bench_row row2 = {"M1t",
+                      threaded,
+                      "ns/mesh",
+                      "the same update, one thread",
+                      BENCH_PASSES,
+                      bench_stats_of(two, (size_t)cfg->reps),
+                      bench_stats_of(ours, (size_t)cfg->reps),
+                      (uint64_t)(sum / cfg->reps * 1000.0),
+                      "ratio < 1: faster (target <= 0.625, i.e. >= 1.6x); boxes identical"};
+    bench_report(cfg, "mesh", &row2);
     return 0;
 }
 

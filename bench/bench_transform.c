@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "jobs.h"
 #include "log.h"
 #include "transform_api.h"
 #include "hostapi.h"
@@ -259,7 +260,9 @@ typedef struct samples {
     double build_ours[BENCH_MAX_REPS], build_base[BENCH_MAX_REPS];
     double reserved_ours[BENCH_MAX_REPS], presized_base[BENCH_MAX_REPS];
     double upd_ours[BENCH_MAX_REPS], upd_base[BENCH_MAX_REPS], many_ours[BENCH_MAX_REPS];
-    double sum_ours, sum_base; /* the last checksums */
+    double thr_ours[BENCH_MAX_REPS], thr_base[BENCH_MAX_REPS]; /* W6t: 2 threads, 1 thread */
+    double sum_ours, sum_base;                                 /* the last checksums */
+    double sum_one, sum_two; /* W6t: after one thread's pass, after two threads' */
 } samples;
 
 static bool near(double a, double b)
@@ -310,6 +313,37 @@ static int reserved_build(samples *s, int r, const ecs_transform_local *locals, 
     return rc;
 }
 
+/* W6t: recompute_all on 2 job threads (a pool in the world, as --threads 2) beside the same
+ * pass on one (no pool), BENCH_PASSES of each; the checksum after a 2-thread pass must be
+ * the one-thread pass's, bit for bit. 0, or -1 (said on stderr). */
+static int threaded_passes(samples *s, int r, tf_world *t, const ecs_entity *ents)
+{
+    double o[BENCH_PASSES], b[BENCH_PASSES];
+    host_jobs *pool = host_jobs_start(2);
+    if (host_jobs_threads(pool) != 2) {
+        fprintf(stderr, "transform: could not start a job thread\n");
+        host_jobs_stop(pool);
+        return -1;
+    }
+    for (int p = 0; p < BENCH_PASSES; p++) { /* one thread's passes, then two threads': */
+        b[p] = ours_recompute(t);            /* alternating, each pass would find half */
+        if (p == 0) s->sum_one = ours_checksum(t, ents); /* the data in the other core's */
+    }                                                    /* cache, slowing both */
+    t->w->jobs = pool;
+    for (int p = 0; p < BENCH_PASSES; p++) {
+        o[p] = ours_recompute(t);
+        if (p == 0) s->sum_two = ours_checksum(t, ents);
+    }
+    t->w->jobs = NULL;
+    host_jobs_stop(pool);
+    s->thr_ours[r] = median_of(o, BENCH_PASSES);
+    s->thr_base[r] = median_of(b, BENCH_PASSES);
+    if (s->sum_one == s->sum_two && near(s->sum_two, REFERENCE)) return 0;
+    fprintf(stderr, "transform: 2 threads: checksum %.6f, one thread %.6f: FAILED\n", s->sum_two,
+            s->sum_one);
+    return -1;
+}
+
 /* One repetition from fresh state: build (ours, plain), check, BENCH_PASSES update passes
  * alternating, check. Returns 0 or -1 (said on stderr). */
 static int repetition(samples *s, int r, const ecs_transform_local *locals, ecs_entity *ents)
@@ -340,12 +374,32 @@ static int repetition(samples *s, int r, const ecs_transform_local *locals, ecs_
         s->many_ours[r] = median_of(mu, BENCH_PASSES);
         rc = check_sums(s, &t, ents, &b, "after the update passes");
     }
+    if (rc == 0) rc = threaded_passes(s, r, &t, ents);
     plain_free(&b);
     if (t.w) world_close(&t);
     return rc == 0 ? reserved_build(s, r, locals, ents) : rc;
 }
 
 typedef enum row_kind { ROW_BUILD, ROW_RESERVED, ROW_RECOMPUTE, ROW_SET_MANY } row_kind;
+
+static void report_threads(const bench_config *cfg, const samples *sm)
+{
+    char note[256];
+    snprintf(note, sizeof note,
+             "ratio < 1: faster (target <= 0.59, i.e. >= 1.7x); checksum 2 threads %.6f, "
+             "one thread %.6f (identical)",
+             sm->sum_two, sm->sum_one);
+    bench_row row = {"W6t",
+                     "update pass, recompute_all, --threads 2",
+                     "ns/entity",
+                     "the same pass, one thread",
+                     BENCH_PASSES,
+                     bench_stats_of((double *)sm->thr_ours, (size_t)cfg->reps),
+                     bench_stats_of((double *)sm->thr_base, (size_t)cfg->reps),
+                     (uint64_t)llround(sm->sum_two * 1e6),
+                     note};
+    bench_report(cfg, "transform", &row);
+}
 
 static void report(const bench_config *cfg, const samples *sm, row_kind kind)
 {
@@ -410,6 +464,7 @@ static int run(const bench_config *cfg)
         report(cfg, sm, ROW_RESERVED);
         report(cfg, sm, ROW_RECOMPUTE);
         report(cfg, sm, ROW_SET_MANY);
+        report_threads(cfg, sm);
     }
     free(sm);
     free(locals);

@@ -20,6 +20,7 @@
 #include "debug_name_api.h"
 #include "fixture.h"
 #include "harness.h"
+#include "jobs.h"
 #include "mesh_api.h"
 #include "scene.h"
 #include "spin_api.h"
@@ -146,6 +147,56 @@ static void scene_file(spin_world *s, const char *name, const char *text, char *
 {
     snprintf(out, size, "%s/%s", s->f.dir, name);
     assert_int_equal(harness_write_file(out, text, 0644), 0);
+}
+
+/* The system's rotations spread over job threads give one thread's locals bit for bit, with
+ * an entity of the collection dead by the time the system runs (its slot is dropped). */
+static void Spin_system_on_job_threads_equals_one_thread(void **state)
+{
+    (void)state;
+    enum { N = 20000 }; /* several chunks of the system's parallel_for */
+    spin_world s;
+    open_world(&s, false);
+    ecs_entity *ents = malloc(N * sizeof *ents);
+    ecs_transform_local *start = malloc(N * sizeof *start), *one = malloc(N * sizeof *one);
+    assert_true(ents && start && one);
+    for (uint32_t i = 0; i < N; i++) {
+        ents[i] = make(&s, (float)i, ecs_entity_null());
+        ecs_vec3 rate = ecs_vec3_make(0.001f * (float)(i % 97), 0.5f, -0.002f * (float)(i % 13));
+        assert_int_equal(s.spin->set(s.spin->self, ents[i], rate), ECS_OK);
+        assert_int_equal(s.tf->get_local(s.tf->self, ents[i], &start[i]), ECS_OK);
+    }
+    ecs_entity dead = ents[N / 2];
+    assert_int_equal(host_entity_destroy(s.f.w->entities, dead), ECS_OK); /* not announced */
+    const host_system *sys = s.f.w->systems[0];
+    ecs_frame_info frame = {.frame = 1, .dt = 1.0 / 60, .time = 1.0};
+    static const uint32_t threads[] = {1, 2, 3, 64};
+    for (size_t k = 0; k < 4; k++) {
+        for (uint32_t i = 0; i < N; i++)
+            if (i != N / 2)
+                assert_int_equal(s.tf->set_local(s.tf->self, ents[i], &start[i]), ECS_OK);
+        host_jobs *pool = threads[k] > 1 ? host_jobs_start(threads[k]) : NULL;
+        s.f.w->jobs = pool;
+        sys->desc.run(sys->desc.state, ents, N, &frame);
+        s.f.w->jobs = NULL;
+        host_jobs_stop(pool);
+        for (uint32_t i = 0; i < N; i++) {
+            if (i == N / 2) continue;
+            ecs_transform_local l;
+            assert_int_equal(s.tf->get_local(s.tf->self, ents[i], &l), ECS_OK);
+            if (k == 0) {
+                one[i] = l;
+                assert_memory_not_equal(&l.rotation, &start[i].rotation, sizeof l.rotation);
+            } else if (memcmp(&l, &one[i], sizeof l) != 0) {
+                fail_msg("%u threads: entity %u turned otherwise than on one thread", threads[k],
+                         i);
+            }
+        }
+    }
+    free(ents);
+    free(start);
+    free(one);
+    fixture_close(&s.f);
 }
 
 static void Spin_json_loads_saves_and_reports_bad_values_with_their_place(void **state)
@@ -304,6 +355,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(Spin_turns_by_rate_times_dt_and_children_follow),
+        cmocka_unit_test(Spin_system_on_job_threads_equals_one_thread),
         cmocka_unit_test(Spin_json_loads_saves_and_reports_bad_values_with_their_place),
         cmocka_unit_test(Spin_demo_scene_moves_the_carousel_horses_in_the_world),
         cmocka_unit_test(Spin_demo_runs_in_ecs_host_and_save_shows_the_turn),

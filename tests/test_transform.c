@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "fixture.h"
+#include "jobs.h"
 #include "log.h"
 #include "scene.h"
 #include "transform_api.h"
@@ -697,6 +698,129 @@ static void Transform_recompute_all_reproduces_every_world(void **state)
     snap(c, &after);
     assert_memory_equal(&after, &before, sizeof after); /* bit for bit */
     assert_int_equal(c->tf->recompute_all(NULL), 0);
+}
+
+/* ---- the world pass on the host's job threads ---- */
+
+#define FOREST_TREES 100u
+#define FOREST_NODES 1000u /* BENCH.md's trees: 100,000 transforms, past the pass's cut-off */
+
+/* Parent (node number) of node k of a BENCH.md tree; UINT32_MAX for the root. */
+static uint32_t forest_parent(uint32_t k)
+{
+    return k == 0 ? UINT32_MAX : k <= 10 ? 0 : k <= 110 ? 1 + (k - 11) / 10 : 11 + (k - 111) / 10;
+}
+
+/* FOREST_TREES trees made tree by tree, or (interleaved) node k of every tree before node
+ * k + 1 of any: then most parents lie far before their children, across any cut. */
+static void forest(tctx *c, bool interleaved, ecs_entity *ents)
+{
+    uint32_t seed = 12345;
+    for (uint32_t n = 0; n < FOREST_TREES * FOREST_NODES; n++) {
+        uint32_t t = interleaved ? n % FOREST_TREES : n / FOREST_NODES,
+                 k = interleaved ? n / FOREST_TREES : n % FOREST_NODES;
+        float v[10];
+        for (int i = 0; i < 10; i++)
+            v[i] = (float)((seed = seed * 1664525u + 1013904223u) >> 8) / 16777216.0f;
+        ecs_transform_local l =
+            mk(v[0] * 2 - 1, v[1] * 2 - 1, v[2] * 2 - 1, v[3] - 0.5f, v[4] - 0.5f, v[5] - 0.5f,
+               v[6] + 0.5f, 0.9f + 0.2f * v[7], 0.9f + 0.2f * v[8], 0.9f + 0.2f * v[9]);
+        uint32_t p = forest_parent(k);
+        ents[t * FOREST_NODES + k] =
+            add(c, l, p == UINT32_MAX ? ecs_entity_null() : ents[t * FOREST_NODES + p]);
+    }
+}
+
+/* recompute_all with `threads` job threads (a pool in the world, as --threads): every world
+ * matrix into out, in instance order. */
+static void pass_with(tctx *c, uint32_t threads, ecs_mat4 *out)
+{
+    host_jobs *pool = threads > 1 ? host_jobs_start(threads) : NULL;
+    c->f.w->jobs = pool;
+    const ecs_mat4 *world = NULL;
+    assert_int_equal(c->tf->instances(c->tf->self, NULL, &world), FOREST_TREES * FOREST_NODES);
+    /* poisoned first (NaN): a matrix read before the pass made it shows in every child */
+    memset((void *)(uintptr_t)world, 0xff, FOREST_TREES * FOREST_NODES * sizeof *world);
+    assert_int_equal(c->tf->recompute_all(c->tf->self), FOREST_TREES * FOREST_NODES);
+    memcpy(out, world, FOREST_TREES * FOREST_NODES * sizeof *out);
+    c->f.w->jobs = NULL;
+    host_jobs_stop(pool);
+}
+
+/* set_local_many of every transform in dense order (the run path: checked and stored on
+ * the job threads too), with locals turned a little, on `threads` threads: every world
+ * matrix into out. The locals go back after. */
+static void run_with(tctx *c, uint32_t threads, ecs_mat4 *out)
+{
+    const uint32_t n = FOREST_TREES * FOREST_NODES;
+    const ecs_entity *dense = NULL;
+    const ecs_mat4 *world = NULL;
+    assert_int_equal(c->tf->instances(c->tf->self, &dense, &world), n);
+    ecs_entity *ents = malloc(n * sizeof *ents);
+    ecs_transform_local *old = malloc(n * sizeof *old), *turned = malloc(n * sizeof *turned);
+    assert_true(ents && old && turned);
+    memcpy(ents, dense, n * sizeof *ents);
+    for (uint32_t i = 0; i < n; i++) {
+        assert_int_equal(c->tf->get_local(c->tf->self, ents[i], &old[i]), ECS_OK);
+        turned[i] = old[i];
+        turned[i].position.y += 0.25f;
+        turned[i].rotation.w *= 1.5f; /* not unit: the store normalizes it */
+    }
+    host_jobs *pool = threads > 1 ? host_jobs_start(threads) : NULL;
+    c->f.w->jobs = pool;
+    memset((void *)(uintptr_t)world, 0xff, n * sizeof *world); /* poisoned first */
+    assert_int_equal(c->tf->set_local_many(c->tf->self, ents, turned, n, NULL), ECS_OK);
+    memcpy(out, world, n * sizeof *out);
+    c->f.w->jobs = NULL;
+    host_jobs_stop(pool);
+    assert_int_equal(c->tf->set_local_many(c->tf->self, ents, old, n, NULL), ECS_OK);
+    free(ents);
+    free(old);
+    free(turned);
+}
+
+static void check_pass_on_threads(tctx *c, bool interleaved)
+{
+    const size_t n = FOREST_TREES * FOREST_NODES;
+    ecs_entity *ents = malloc(n * sizeof *ents);
+    ecs_mat4 *one = malloc(n * sizeof *one), *many = malloc(n * sizeof *many);
+    assert_true(ents && one && many);
+    forest(c, interleaved, ents);
+    pass_with(c, 1, one);
+    static const uint32_t threads[] = {2, 3, 64};
+    for (size_t k = 0; k < 3; k++) {
+        memset(many, 0, n * sizeof *many);
+        pass_with(c, threads[k], many);
+        if (memcmp(one, many, n * sizeof *one) != 0)
+            fail_msg("%s trees, %u threads: world matrices differ from one thread's",
+                     interleaved ? "interleaved" : "consecutive", threads[k]);
+    }
+    run_with(c, 1, one);
+    for (size_t k = 0; k < 3; k++) {
+        memset(many, 0, n * sizeof *many);
+        run_with(c, threads[k], many);
+        if (memcmp(one, many, n * sizeof *one) != 0)
+            fail_msg("%s trees, set_local_many, %u threads: world matrices differ from one "
+                     "thread's",
+                     interleaved ? "interleaved" : "consecutive", threads[k]);
+    }
+    free(ents);
+    free(one);
+    free(many);
+}
+
+/* The world pass on job threads gives one thread's matrices bit for bit (the W6 checksum
+ * is over them): trees made one after the other (segments of whole trees), and trees
+ * made interleaved (every segment meets parents before it: the pass finishes on one
+ * thread from the first such instance). */
+static void Transform_world_pass_on_job_threads_equals_one_thread(void **state)
+{
+    check_pass_on_threads(*state, false);
+}
+
+static void Transform_world_pass_on_job_threads_with_interleaved_trees(void **state)
+{
+    check_pass_on_threads(*state, true);
 }
 
 /* Two transforms (a root r and its child): the start of both reserve tests. */
@@ -1469,6 +1593,8 @@ int main(void)
         TEST(Transform_remove_makes_children_roots_keeping_their_world),
         TEST(Transform_destroying_a_parent_destroys_its_descendants),
         TEST(Transform_recompute_all_reproduces_every_world),
+        TEST(Transform_world_pass_on_job_threads_equals_one_thread),
+        TEST(Transform_world_pass_on_job_threads_with_interleaved_trees),
         TEST(Transform_reserve_makes_room_that_adding_then_fills_in_place),
         TEST(Transform_manager_reserve_hint_makes_room_for_more_than_held),
         TEST(Transform_random_hierarchies_match_the_reference),

@@ -460,18 +460,30 @@ static uint32_t mesh_entities(void *self, const ecs_entity **out)
 
 /* ---- the manager ---- */
 
-/* [frame] World bounds of every mesh: one get_world per entity, at its head; the other
- * meshes of the entity are done with it. */
-static void mesh_update(void *state, const ecs_frame_info *frame)
+#define UPDATE_GRAIN 8192u /* meshes per chunk of the update's parallel_for */
+
+/* [job] The heads among instances [begin, end) and their lists: each mesh is in exactly
+ * one list, so chunks write disjoint bounds; get_world only reads. */
+static void update_range(void *ctx, uint32_t begin, uint32_t end, uint32_t thread)
 {
-    mesh_state *s = (mesh_state *)state;
+    (void)thread;
+    mesh_state *s = (mesh_state *)ctx;
     const uint32_t *next = nexts(s), *prev = prevs(s);
     const ecs_entity *ent = ents(s);
-    for (uint32_t i = 0, n = s->soa.count; i < n; i++) {
+    for (uint32_t i = begin; i < end; i++) {
         if (next[prev[i]] == i) continue; /* not a head: done with its head */
         ecs_mat4 m;
         update_list(s, i, world_of(s, ent[i], &m) ? &m : NULL);
     }
+}
+
+/* [frame] World bounds of every mesh: one get_world per entity, at its head; the other
+ * meshes of the entity are done with it. Spread over the host's job threads. */
+static void mesh_update(void *state, const ecs_frame_info *frame)
+{
+    (void)frame;
+    mesh_state *s = (mesh_state *)state;
+    ecs_parallel_for(s->host, s->soa.count, UPDATE_GRAIN, update_range, s);
 }
 
 /* [frame] Drop the meshes of destroyed entities (their ids are already dead). */

@@ -17,6 +17,7 @@
  * set exactly for the entities with an instance (reported on add and remove).
  */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,7 +185,55 @@ static void set_each(spin_state *s, uint32_t n)
         tf->set_local(tf->self, s->batch_entities[k], &s->batch_locals[k]);
 }
 
-/* [frame] The system: turn every entity of {transform, spin} by rate * dt. */
+#define TURN_GRAIN 4096u /* entities per chunk of the system's parallel_for */
+
+typedef struct turn_job {
+    spin_state *s;
+    const ecs_entity *entities;
+    float dt;
+    _Atomic(uint32_t) gone; /* entities that died this frame: their slots hold null */
+} turn_job;
+
+/* [job] Entities [begin, end) of the collection turned into batch slots begin..end (slot k
+ * for entity k: chunks write disjoint slots; get_local only reads). A dead one's slot gets
+ * the null entity. */
+static void turn_range(void *ctx, uint32_t begin, uint32_t end, uint32_t thread)
+{
+    (void)thread;
+    turn_job *j = (turn_job *)ctx;
+    spin_state *s = j->s;
+    const ecs_transform_api *tf = s->tf;
+    float dt = j->dt;
+    for (uint32_t k = begin; k < end; k++) {
+        ecs_entity e = j->entities[k];
+        uint32_t i = lookup(s, e);
+        ecs_transform_local *l = &s->batch_locals[k];
+        if (i == NONE || tf->get_local(tf->self, e, l) != ECS_OK) { /* died this frame */
+            s->batch_entities[k] = ecs_entity_null();
+            atomic_fetch_add(&j->gone, 1);
+            continue;
+        }
+        ecs_vec3 r = rates(s)[i];
+        l->rotation = ecs_quat_normalize(
+            ecs_quat_mul(l->rotation, rotation_of(ecs_vec3_make(r.x * dt, r.y * dt, r.z * dt))));
+        s->batch_entities[k] = e;
+    }
+}
+
+/* Close the gaps the dead left in the batch; how many entries remain. */
+static uint32_t batch_compact(spin_state *s, uint32_t count)
+{
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < count; k++) {
+        if (ecs_entity_is_null(s->batch_entities[k])) continue;
+        s->batch_entities[n] = s->batch_entities[k];
+        s->batch_locals[n++] = s->batch_locals[k];
+    }
+    return n;
+}
+
+/* [frame] The system: turn every entity of {transform, spin} by rate * dt (the rotations
+ * spread over the host's job threads), then hand them to transform in one batch. */
 static void spin_rotate(void *state, const ecs_entity *entities, uint32_t count,
                         const ecs_frame_info *frame)
 {
@@ -196,17 +245,9 @@ static void spin_rotate(void *state, const ecs_entity *entities, uint32_t count,
         s->host->log(s->host, ECS_LOG_ERROR, "%s: out of memory: no entity turned", SYSTEM_NAME);
         return;
     }
-    uint32_t n = 0;
-    for (uint32_t k = 0; k < count; k++) {
-        ecs_entity e = entities[k];
-        uint32_t i = lookup(s, e);
-        ecs_transform_local *l = &s->batch_locals[n];
-        if (i == NONE || tf->get_local(tf->self, e, l) != ECS_OK) continue; /* died this frame */
-        ecs_vec3 r = rates(s)[i];
-        l->rotation = ecs_quat_normalize(
-            ecs_quat_mul(l->rotation, rotation_of(ecs_vec3_make(r.x * dt, r.y * dt, r.z * dt))));
-        s->batch_entities[n++] = e;
-    }
+    turn_job j = {s, entities, dt, 0};
+    if (ecs_parallel_for(s->host, count, TURN_GRAIN, turn_range, &j) != ECS_OK) return;
+    uint32_t n = atomic_load(&j.gone) ? batch_compact(s, count) : count;
     uint32_t bad = 0;
     if (n && tf->set_local_many(tf->self, s->batch_entities, s->batch_locals, n, &bad) != ECS_OK)
         set_each(s, n);

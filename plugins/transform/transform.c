@@ -48,6 +48,7 @@
  * offers them (add_instance, remove_instance: the only places the set of entities changes).
  */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -257,14 +258,78 @@ static void update_subtree(tf_state *t, uint32_t root)
     }
 }
 
+/* ---- the pass over the host's job threads ----
+ *
+ * [from, count) is cut into segments, each starting where a root is (looked for a little
+ * way past an even cut), and the segments run at once (ecs_parallel_for). A segment whose
+ * instances all have their parents inside it (or none) needs nothing from the others: by
+ * invariant 1 its own linear pass is the serial pass's. Trees made one after the other are
+ * such segments. A segment meets an instance whose parent lies before it, it stops there
+ * (that parent may not be final yet) and the lowest such instance is noted: the pass then
+ * goes on from it on one thread, over everything after it, as recompute_from always did.
+ * Every world is computed by the same operations either way: the same bits as one thread. */
+
+#define PAR_MIN 65536u /* instances below which the pass stays on one thread */
+#define PAR_SEGMENTS                                                                               \
+    64u                 /* segments at most: sixteen a thread, so that a CPU slowed by             \
+                           another guest leaves the segments it cannot reach to the others */
+#define ROOT_LOOK 4096u /* how far past a cut a root is looked for */
+
+typedef struct pass_job {
+    tf_state *t;
+    uint32_t bound[PAR_SEGMENTS + 1]; /* segment k: [bound[k], bound[k + 1]) */
+    _Atomic(uint32_t) stopped;        /* the lowest instance a segment stopped at */
+} pass_job;
+
+static void pass_segments(void *ctx, uint32_t begin, uint32_t end, uint32_t thread)
+{
+    (void)thread;
+    pass_job *j = (pass_job *)ctx;
+    ecs_mat4 *w = worlds(j->t);
+    const ecs_transform_local *l = locals(j->t);
+    const uint32_t *par = parents(j->t);
+    for (uint32_t k = begin; k < end; k++) {
+        uint32_t lo = j->bound[k], hi = j->bound[k + 1], i = lo;
+        for (; i < hi && (par[i] == NONE || par[i] >= lo); i++) compute_world(w, l, par, i);
+        uint32_t was = atomic_load(&j->stopped);
+        while (i < hi && i < was && !atomic_compare_exchange_weak(&j->stopped, &was, i)) {
+        }
+    }
+}
+
+/* Cut [from, n) into at most `segments` pieces at roots near even cuts; how many. */
+static uint32_t pass_cut(const tf_state *t, pass_job *j, uint32_t from, uint32_t n,
+                         uint32_t segments)
+{
+    const uint32_t *par = parents(t);
+    uint32_t k = 0, step = (n - from) / segments;
+    j->bound[k++] = from;
+    for (uint32_t s = 1; s < segments; s++) {
+        uint32_t at = from + s * step, stop = n - at > ROOT_LOOK ? at + ROOT_LOOK : n;
+        while (at < stop && par[at] != NONE) at++; /* a root: its tree starts here */
+        if (at < n && at > j->bound[k - 1]) j->bound[k++] = at;
+    }
+    j->bound[k] = n;
+    return k;
+}
+
 /* Recompute every instance from `from` on, in order (invariant 1 makes each parent final
- * before its children are read). */
+ * before its children are read): on the host's job threads when there are many. */
 static void recompute_from(tf_state *t, uint32_t from)
 {
+    uint32_t n = t->soa.count, threads = ecs_job_threads(t->host);
+    if (n > from && n - from >= PAR_MIN && threads > 1) {
+        pass_job j = {.t = t};
+        atomic_init(&j.stopped, n);
+        uint32_t segments = threads * 16 < PAR_SEGMENTS ? threads * 16 : PAR_SEGMENTS;
+        segments = pass_cut(t, &j, from, n, segments);
+        if (ecs_parallel_for(t->host, segments, 1, pass_segments, &j) == ECS_OK)
+            from = atomic_load(&j.stopped); /* the rest on this thread (n: nothing left) */
+    }
     ecs_mat4 *w = worlds(t);
     const ecs_transform_local *l = locals(t);
     const uint32_t *par = parents(t);
-    for (uint32_t i = from, n = t->soa.count; i < n; i++) compute_world(w, l, par, i);
+    for (uint32_t i = from; i < n; i++) compute_world(w, l, par, i);
 }
 
 /* Bit i - lo of marks: is instance i (>= lo) marked? */
@@ -645,6 +710,42 @@ static ecs_status api_set_local(void *self, ecs_entity e, const ecs_transform_lo
     return ECS_OK;
 }
 
+/* A large batch that may be a run: its entries checked on the host's job threads. */
+typedef struct run_check {
+    const tf_state *t;
+    const ecs_entity *entities;
+    const ecs_transform_local *in;
+    uint32_t lo;
+    _Atomic(uint32_t) misses; /* entries that are not the run's, dead or bad */
+} run_check;
+
+/* [job] Are entries [begin, end) the instances lo + k, alive, with good values? */
+static void check_run_range(void *ctx, uint32_t begin, uint32_t end, uint32_t thread)
+{
+    (void)thread;
+    run_check *c = (run_check *)ctx;
+    const ecs_entity *ent = ents(c->t);
+    uint32_t misses = 0;
+    for (uint32_t k = begin; k < end; k++)
+        misses += ent[c->lo + k].id != c->entities[k].id ||
+                  !ecs_alive(c->t->host, c->entities[k]) || local_check(&c->in[k]) == LOCAL_BAD;
+    if (misses) atomic_fetch_add(&c->misses, misses);
+}
+
+/* Is entries[0..n) (n >= PAR_MIN) the run of instances from entries[0]'s, every entry alive
+ * and good? Checked on the job threads; false sends the batch to check_many's own loop,
+ * which finds what is wrong, if anything. */
+static bool is_good_run(const tf_state *t, const ecs_entity *entities,
+                        const ecs_transform_local *in, uint32_t n, uint32_t *lo)
+{
+    if (n < PAR_MIN || ecs_job_threads(t->host) < 2 || find(t, entities[0], lo) != ECS_OK ||
+        t->soa.count - *lo < n)
+        return false;
+    run_check c = {t, entities, in, *lo, 0};
+    return ecs_parallel_for(t->host, n, 16384, check_run_range, &c) == ECS_OK &&
+           atomic_load(&c.misses) == 0;
+}
+
 /* Check entries[0..n) before anything changes (all or nothing). ECS_OK with *run = true
  * when they are the instances *lo, *lo + 1, ... in that order; else *lo is meaningless. On
  * error *bad (may be NULL) is the index of the first bad entry. */
@@ -652,6 +753,7 @@ static ecs_status check_many(const tf_state *t, const ecs_entity *entities,
                              const ecs_transform_local *in, uint32_t n, uint32_t *bad, uint32_t *lo,
                              bool *run)
 {
+    if (is_good_run(t, entities, in, n, lo)) return *run = true, ECS_OK;
     const ecs_entity *ent = ents(t);
     uint32_t i = NONE, count = t->soa.count;
     *run = true;
@@ -691,8 +793,30 @@ static uint64_t *marks_for(tf_state *t, uint32_t lo, size_t skip)
  * parent is final already (before lo and unchanged, or earlier in the run). The run is
  * marked only when instances follow it, for the pass that carries the change to their
  * descendants. */
+typedef struct run_store {
+    tf_state *t;
+    const ecs_transform_local *in;
+    uint32_t lo;
+} run_store;
+
+/* [job] Store the locals of entries [begin, end) of a run. */
+static void store_run_range(void *ctx, uint32_t begin, uint32_t end, uint32_t thread)
+{
+    (void)thread;
+    run_store *r = (run_store *)ctx;
+    ecs_transform_local *l = locals(r->t);
+    for (uint32_t k = begin; k < end; k++)
+        local_put(&l[r->lo + k], &r->in[k], local_check(&r->in[k]));
+}
+
 static void store_run(tf_state *t, uint32_t lo, const ecs_transform_local *in, uint32_t n)
 {
+    run_store r = {t, in, lo};
+    if (lo + n == t->soa.count && n >= PAR_MIN && ecs_job_threads(t->host) > 1 &&
+        ecs_parallel_for(t->host, n, 16384, store_run_range, &r) == ECS_OK) {
+        recompute_from(t, lo); /* the same worlds as below, on the job threads too */
+        return;
+    }
     ecs_mat4 *w = worlds(t);
     ecs_transform_local *l = locals(t);
     const uint32_t *par = parents(t);
