@@ -383,6 +383,65 @@ static void fault_unguarded(void)
     _exit(3);
 }
 
+/* ---- a job the owner leaves by a jump ---- */
+
+static sigjmp_buf out_of_join;
+static _Atomic(int) worker_hangs, release_worker, owner_left;
+
+/* Two chunks: a worker's hangs until released; the owner's waits until that one started. */
+static void hang_on_worker(void *ctx, uint32_t begin, uint32_t end, uint32_t thread)
+{
+    (void)ctx, (void)begin, (void)end;
+    if (thread != 0) atomic_store(&worker_hangs, 1); /* the owner's waits for it (10 s) */
+    for (int i = 0; i < 10000 && !atomic_load(thread ? &release_worker : &worker_hangs); i++)
+        nanosleep(&(struct timespec){0, 1000 * 1000}, NULL); /* a deadline: 10 s */
+}
+
+/* SIGUSR1 on the owner: leave the job as the guard's abandon does, from the owner's wait
+ * (not from inside a chunk: then it lets the sender try again). */
+static void leave_job(int sig)
+{
+    (void)sig;
+    if (!host_jobs_in_job()) siglongjmp(out_of_join, 1);
+}
+
+static void *send_leave(void *owner)
+{
+    for (int i = 0; i < 10000 && !atomic_load(&owner_left); i++) {
+        if (atomic_load(&worker_hangs)) pthread_kill(*(pthread_t *)owner, SIGUSR1);
+        nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
+    }
+    return NULL;
+}
+
+/* The owner jumps out of a job while a worker still runs a chunk of it (the second SIGINT
+ * under --safe abandons a hung plugin call so): the next jobs run inline and right, and
+ * the pool stops cleanly once the worker is let go. */
+static void Jobs_a_job_left_by_a_jump_makes_the_pool_run_inline(void **state)
+{
+    (void)state;
+    host_jobs *j = host_jobs_start(2);
+    struct sigaction sa = {.sa_handler = leave_job}, old;
+    sigemptyset(&sa.sa_mask);
+    assert_int_equal(sigaction(SIGUSR1, &sa, &old), 0);
+    pthread_t self = pthread_self(), sender;
+    assert_int_equal(pthread_create(&sender, NULL, send_leave, &self), 0);
+    if (sigsetjmp(out_of_join, 1) == 0) {
+        host_jobs_for(j, 2, 1, hang_on_worker, NULL);
+        fail_msg("the job ended without the worker's chunk");
+    }
+    atomic_store(&owner_left, 1);
+    pthread_join(sender, NULL);
+    sigaction(SIGUSR1, &old, NULL);
+    marks m = {calloc(1000, sizeof *m.hits), 0, 0, 2};
+    assert_int_equal(host_jobs_for(j, 1000, 10, mark, &m), ECS_OK);
+    assert_int_equal(atomic_load(&m.calls), 1); /* inline: one call */
+    for (int i = 0; i < 1000; i++) assert_int_equal(atomic_load(&m.hits[i]), 1);
+    free(m.hits);
+    atomic_store(&release_worker, 1);
+    host_jobs_stop(j);
+}
+
 static void Jobs_fault_without_safe_ends_the_process(void **state)
 {
     (void)state;
@@ -409,6 +468,7 @@ int main(void)
 #if !defined(UNDER_TSAN)
         cmocka_unit_test(Jobs_fault_in_a_chunk_is_caught_on_its_thread),
         cmocka_unit_test(Jobs_fault_without_safe_ends_the_process),
+        cmocka_unit_test(Jobs_a_job_left_by_a_jump_makes_the_pool_run_inline),
 #endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

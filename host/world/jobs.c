@@ -67,6 +67,8 @@ struct host_jobs {
     host_jobs_span_fn span_fn;
     void *span_ctx;
     uint32_t threads; /* owner + started workers */
+    bool in_flight;   /* a job was published and not yet joined */
+    bool abandoned;   /* one never was (the owner jumped out of it): inline from then on */
     bool spin;        /* every thread has a CPU: spin before sleeping */
     pthread_t owner;
     uint64_t start_ns; /* when the pool started: busy shares are of the time since */
@@ -348,8 +350,15 @@ ecs_status host_jobs_for(host_jobs *j, uint32_t count, uint32_t grain, host_job_
     if (count / grain >= HOST_JOBS_MAX_CHUNKS) /* the chunk count must fit its field */
         grain = count / HOST_JOBS_MAX_CHUNKS + 1u;
     uint32_t chunks = count / grain + (count % grain != 0);
-    if (threads == 1 || chunks == 1 || my_in_job) return run_inline(j, count, fn, ctx);
+    if (j && j->in_flight && !my_in_job && !j->abandoned) { /* see host_jobs.h: abandoned */
+        j->abandoned = true;
+        host_warn("jobs", "a job was abandoned while its chunks ran (the second SIGINT or "
+                          "SIGTERM under --safe): jobs run on the main thread from now on");
+    }
+    if (threads == 1 || chunks == 1 || my_in_job || j->abandoned)
+        return run_inline(j, count, fn, ctx);
     j->fn = fn, j->ctx = ctx, j->count = count, j->grain = grain;
+    j->in_flight = true;
     atomic_store_explicit(&j->failed, false, memory_order_relaxed);
     atomic_store_explicit(&j->done, 0, memory_order_relaxed);
     uint64_t epoch = (atomic_load_explicit(&j->claim, memory_order_relaxed) >> EPOCH_SHIFT) + 1u;
@@ -359,6 +368,7 @@ ecs_status host_jobs_for(host_jobs *j, uint32_t count, uint32_t grain, host_job_
     if (sleeping) futex_wake(&j->wake, (int)(sleeping < chunks - 1 ? sleeping : chunks - 1));
     work(j, 0);
     join(j, chunks);
+    j->in_flight = false;
     report_spans(j);
     return atomic_load_explicit(&j->failed, memory_order_relaxed) ? ECS_ERR_PLUGIN : ECS_OK;
 }

@@ -18,6 +18,11 @@
  * its own thread; a chunk that faulted makes the remaining chunks be skipped, the call
  * return ECS_ERR_PLUGIN, and host_jobs_take_crash report the signal once.
  *
+ * Abandoned: when the owner leaves a job by a jump (the second SIGINT under --safe while a
+ * chunk hangs), a worker may still hold a chunk of it. The next call sees the job never
+ * joined, says so once, and from then on runs every job inline: the hung worker is left
+ * alone, and a chunk it may still finish cannot be counted in a later job.
+ *
  * Knows only the SDK's types and the log: it is part of the core (host/world).
  */
 #ifndef HOST_JOBS_H
