@@ -9,9 +9,9 @@
  * entity_alive (allowed: [job]) and a nested parallel_for (runs inline); the update logs
  * what they got. -DJOBBER_CRASH: on update 1 one chunk of 64 writes to an unmapped address;
  * the update logs what parallel_for returned (under --safe it returns, and the plugin then
- * goes as after a crash in its update). -DJOBBER_WAIT: frame 0's job is two chunks, and the
- * one the main thread runs waits until a worker ran the other (so both tracks of a
- * --trace show it). */
+ * goes as after a crash in its update). -DJOBBER_WAIT: the jobs are two chunks, and on the
+ * first update each waits until the other started on the other kind of thread (the main
+ * thread, a worker), so both tracks of a --trace show a slice. */
 #include <stdatomic.h>
 #include <time.h>
 
@@ -61,9 +61,13 @@ static void chunk(void *ctx, uint32_t begin, uint32_t end, uint32_t thread)
     if (begin == 37 && j->updates == 1) *nowhere = 1;
 #endif
 #ifdef JOBBER_WAIT
-    if (thread != 0) atomic_store(&j->alive_ok, 1); /* a worker ran this one */
+    /* Each of the two chunks waits for the other to start on another kind of thread: one
+     * thread cannot take both (its first waits until the other thread took the second). */
+    _Atomic(uint32_t) *mine = thread ? &j->alive_ok : &j->nested_ok;
+    _Atomic(uint32_t) *other = thread ? &j->nested_ok : &j->alive_ok;
+    atomic_store(mine, 1);
     struct timespec ms = {0, 1000000};
-    for (int i = 0; thread == 0 && i < 10000 && !atomic_load(&j->alive_ok); i++)
+    for (int i = 0; j->updates == 0 && i < 10000 && !atomic_load(other); i++)
         nanosleep(&ms, NULL); /* a deadline (10 s), not a timing */
 #endif
 }
@@ -114,8 +118,14 @@ static void jobber_unload(const ecs_host *h, void *state, ecs_unload_reason reas
 }
 
 static const ecs_plugin_desc jobber_plugin = {
-    ECS_PLUGIN_DESC_HEADER, JOBBER_NAME,    "1.0.0", 1, NULL, jobber_load,
-    jobber_unload,          ECS_STATE_NONE,
+    ECS_PLUGIN_DESC_HEADER,
+    JOBBER_NAME,
+    "1.0.0",
+    1,
+    NULL,
+    jobber_load,
+    jobber_unload,
+    ECS_STATE_LAYOUT(jobber, host, partial, items, updates),
 };
 
 ECS_PLUGIN_EXPORT(jobber_plugin)
