@@ -594,18 +594,28 @@ def entities_and_components_are_made_and_taken_away_in_the_page(s):
     before = s.host.api("world")["entities"]
     s.driver.find_element("id", "new-entity").click()
     wait_until(lambda: s.host.api("world")["entities"] == before + 1, "a new entity")
-    add = wait_until(lambda: [a for a in by_css(s, "#entity .add") if a.is_displayed()] or None,
-                     "the add row of the new entity")[0]
     from selenium.webdriver.support.ui import Select
-    Select(add.find_element("css selector", "select")).select_by_visible_text("transform")
-    add.find_element("css selector", "input").send_keys('{"position": [1, 2, 3]}')
-    add.find_element("css selector", "button").click()
-    tf = wait_until(lambda: by_css(s, "#entity .comp[data-manager=transform]"), "the transform")[0]
-    wait_until(lambda: field(tf, "position").get_attribute("value") == "[1, 2, 3]", "its position")
+
+    # The panel is drawn again as the entity's data arrives (live values): every action
+    # finds its element afresh and is tried again when the element went stale under it.
+    def add_transform():
+        add = [a for a in by_css(s, "#entity .add") if a.is_displayed()][0]
+        Select(add.find_element("css selector", "select")).select_by_visible_text("transform")
+        box = add.find_element("css selector", "input")
+        box.clear()  # a try before may have typed into it
+        box.send_keys('{"position": [1, 2, 3]}')
+        add.find_element("css selector", "button").click()
+        return True
+
+    wait_until(add_transform, "a transform added from the add row of the new entity")
+    wait_until(lambda: field(by_css(s, "#entity .comp[data-manager=transform]")[0],
+                             "position").get_attribute("value") == "[1, 2, 3]", "its position")
     s.shot("added")
-    tf.find_element("css selector", ".remove").click()
+    wait_until(lambda: by_css(s, "#entity .comp[data-manager=transform] .remove")[0].click()
+               or True, "a click on remove")
     wait_until(lambda: not by_css(s, "#entity .comp[data-manager=transform]"), "it removed")
-    s.driver.find_element("css selector", "#entity .destroy").click()
+    wait_until(lambda: s.driver.find_element("css selector", "#entity .destroy").click() or True,
+               "a click on destroy")
     wait_until(lambda: "destroyed 1 entity" in s.driver.find_element("id", "notice").text,
                "the notice of the destruction")
     assert s.host.api("world")["entities"] == before
