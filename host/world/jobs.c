@@ -47,6 +47,8 @@ typedef struct worker {
     struct host_jobs *pool;
     uint32_t index;
     pthread_t thread;
+    void *alt_stack; /* its signal stack: held here too, so a process that ends without
+                      * stopping the pool has it reachable (no leak reported) */
     bool started;
 } worker;
 
@@ -192,8 +194,9 @@ static uint32_t wait_for_job(host_jobs *j, uint32_t seen)
 }
 
 /* Faults are delivered on the worker that made them (so the guard can catch them there);
+ * returns the signal stack installed for them (NULL: none);
  * every other signal stays with the main thread. */
-static void worker_signals(void)
+static void *worker_signals(void)
 {
     static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
     sigset_t set;
@@ -201,7 +204,11 @@ static void worker_signals(void)
     for (size_t i = 0; i < sizeof faults / sizeof *faults; i++) sigaddset(&set, faults[i]);
     pthread_sigmask(SIG_UNBLOCK, &set, NULL);
     stack_t ss = {.ss_sp = malloc(ALT_STACK), .ss_size = ALT_STACK, .ss_flags = 0};
-    if (ss.ss_sp && sigaltstack(&ss, NULL) != 0) free(ss.ss_sp);
+    if (ss.ss_sp && sigaltstack(&ss, NULL) != 0) {
+        free(ss.ss_sp);
+        return NULL;
+    }
+    return ss.ss_sp;
 }
 
 static void worker_stack_free(void)
@@ -216,7 +223,7 @@ static void *worker_main(void *arg)
     host_jobs *j = me->pool;
     my_thread = me->index;
     my_is_worker = true;
-    worker_signals();
+    me->alt_stack = worker_signals();
     uint32_t seen = 0; /* wake starts at 0: the first job bumps it */
     for (;;) {
         seen = wait_for_job(j, seen);
@@ -224,6 +231,7 @@ static void *worker_main(void *arg)
         work(j, me->index);
     }
     worker_stack_free();
+    me->alt_stack = NULL;
     return NULL;
 }
 
